@@ -1,0 +1,69 @@
+#include "models/grad_checkpoint.h"
+
+namespace ws::models {
+namespace {
+
+// Keeps the recompute body alive for as long as the autograd node needs it.
+struct BodyHolder : torch::CustomClassHolder {
+  explicit BodyHolder(CheckpointBody b) : body(std::move(b)) {}
+  CheckpointBody body;
+};
+
+struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, c10::intrusive_ptr<BodyHolder> holder,
+                               const torch::Tensor& x, torch::TensorList params) {
+    const CheckpointBody* body = &holder->body;
+    ctx->saved_data["body"] = c10::IValue::make_capsule(holder);
+    std::vector<torch::Tensor> saved{x};
+    saved.insert(saved.end(), params.begin(), params.end());
+    ctx->save_for_backward(saved);
+    torch::NoGradGuard no_grad;
+    return (*body)(x);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto capsule = ctx->saved_data["body"].toCapsule();
+    const CheckpointBody* body = &static_cast<BodyHolder*>(capsule.get())->body;
+    auto saved = ctx->get_saved_variables();
+    torch::Tensor x = saved[0].detach().requires_grad_(saved[0].requires_grad());
+    std::vector<torch::Tensor> params(saved.begin() + 1, saved.end());
+
+    torch::Tensor y;
+    {
+      torch::AutoGradMode grad_on(true);
+      y = (*body)(x);
+    }
+    // Differentiate w.r.t. the input (when it needs grad) and every parameter.
+    std::vector<torch::Tensor> wrt;
+    if (x.requires_grad()) wrt.push_back(x);
+    for (auto& p : params) wrt.push_back(p);
+    auto grads = torch::autograd::grad({y}, wrt, {grad_out[0]}, /*retain_graph=*/false,
+                                       /*create_graph=*/false, /*allow_unused=*/true);
+
+    torch::autograd::variable_list out;
+    out.push_back(torch::Tensor());  // body pointer: not a tensor
+    size_t k = 0;
+    out.push_back(x.requires_grad() ? grads[k++] : torch::Tensor());
+    for (size_t i = 0; i < params.size(); ++i) out.push_back(grads[k++]);
+    return out;
+  }
+};
+
+}  // namespace
+
+torch::Tensor checkpoint(const CheckpointBody& body, const torch::Tensor& x, const std::vector<torch::Tensor>& params) {
+  bool needs = torch::GradMode::is_enabled() && x.requires_grad();
+  for (const auto& p : params) needs = needs || (torch::GradMode::is_enabled() && p.requires_grad());
+  if (!needs) return body(x);
+  return CheckpointFunction::apply(c10::make_intrusive<BodyHolder>(body), x, torch::TensorList(params));
+}
+
+std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& m) {
+  std::vector<torch::Tensor> out;
+  for (const auto& p : m.parameters())
+    if (p.requires_grad()) out.push_back(p);
+  return out;
+}
+
+}  // namespace ws::models

@@ -1,0 +1,22 @@
+// Activation recomputation ("gradient checkpointing"). LibTorch has no ready helper: the
+// wrapped function runs without building a graph in forward, and is run again with grad
+// enabled inside backward to get the gradients of its input and of `params`.
+// The function must be deterministic (no dropout/RNG), which holds for every model here.
+#pragma once
+#include <torch/torch.h>
+
+#include <functional>
+#include <vector>
+
+namespace ws::models {
+
+using CheckpointBody = std::function<torch::Tensor(const torch::Tensor&)>;
+
+// Returns body(x). When grad mode is on and x or any param requires grad, the activations
+// inside `body` are not kept; they are recomputed in backward.
+torch::Tensor checkpoint(const CheckpointBody& body, const torch::Tensor& x, const std::vector<torch::Tensor>& params);
+
+// All parameters of a module that require grad (what `checkpoint` must route gradients to).
+std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& m);
+
+}  // namespace ws::models

@@ -1,0 +1,60 @@
+// The event stream [contract, architecture.md]: one JSON object per line on stdout and
+// appended to <run>/events.jsonl. Thread-safe; every line gets "type" and "time".
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <atomic>
+#include <cstdio>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <condition_variable>
+
+namespace ws::run {
+
+using json = nlohmann::json;
+
+class EventStream {
+ public:
+  static EventStream& global();
+
+  // Start appending to `path` (events.jsonl). A torn last line left by a crash is
+  // terminated first so the next event starts on its own line.
+  void open_file(const std::string& path);
+  void close_file();
+  // Lines go to stdout too unless switched off (e.g. verbs whose stdout is a report).
+  void set_stdout(bool on);
+  void set_stdout_stream(std::FILE* f);
+
+  void emit(const std::string& type, json fields = json::object());
+  void log(const std::string& level, const std::string& message);
+  void error(const std::string& message, const std::string& hint = {});
+  void finished(const std::string& status, int64_t step);
+
+ private:
+  std::mutex mu_;
+  std::FILE* file_ = nullptr;
+  std::FILE* out_ = stdout;
+  bool to_stdout_ = true;
+};
+
+double unix_time();
+int64_t current_rss_bytes();
+int64_t peak_rss_bytes();
+
+// Emits `heartbeat` every `interval_s` from its own thread while alive.
+class Heartbeat {
+ public:
+  explicit Heartbeat(double interval_s = 5.0);
+  ~Heartbeat();
+  Heartbeat(const Heartbeat&) = delete;
+  Heartbeat& operator=(const Heartbeat&) = delete;
+
+ private:
+  std::thread thread_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+};
+
+}  // namespace ws::run

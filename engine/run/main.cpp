@@ -1,0 +1,55 @@
+// wanstudio-engine: the worker process. Dispatches to a verb; every error the user can
+// cause becomes one line on stderr and exit code 1.
+#include <c10/util/Exception.h>
+
+#include <cstdio>
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include "core/error.h"
+#include "run/verb.h"
+
+namespace {
+
+void print_help() {
+  std::printf("usage: wanstudio-engine <verb> [options]\n\n"
+              "The Wan Studio worker: trains the Wan2.2 latent upsampler and the dual DiT experts,\n"
+              "checks parity with the reference, and inspects weights and datasets.\n\nverbs:\n");
+  for (const auto& v : ws::run::verbs()) std::printf("  %-18s %s\n", v.name.c_str(), v.summary.c_str());
+  std::printf("\n`wanstudio-engine <verb> --help` describes a verb.\n"
+              "Exit codes: 0 success, 1 failure, 130 cancelled.\n");
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
+    print_help();
+    return argc < 2 ? 1 : 0;
+  }
+  if (!std::strcmp(argv[1], "--version")) {
+    std::printf("wanstudio-engine 0.1.0\n");
+    return 0;
+  }
+  const ws::run::Verb* verb = ws::run::find_verb(argv[1]);
+  if (!verb) {
+    std::fprintf(stderr, "error: unknown verb '%s' (see wanstudio-engine --help)\n", argv[1]);
+    return 1;
+  }
+  std::vector<std::string> args(argv + 2, argv + argc);
+  try {
+    return verb->fn(args);
+  } catch (const ws::UsageError& e) {
+    std::fprintf(stderr, "error: %s (see wanstudio-engine %s --help)\n", e.what(), argv[1]);
+  } catch (const ws::Error& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  } catch (const c10::Error& e) {
+    // LibTorch messages carry a backtrace after the first line: keep the first.
+    std::string msg = e.what_without_backtrace();
+    std::fprintf(stderr, "error: %s\n", msg.substr(0, msg.find('\n')).c_str());
+  } catch (const std::exception& e) {
+    std::fprintf(stderr, "error: %s\n", e.what());
+  }
+  return 1;
+}

@@ -1,0 +1,51 @@
+#include "train/grad_clip.h"
+
+#include <algorithm>
+
+namespace ws::train {
+
+double linear_decay(double m0, double m1, double S, double s) {
+  if (s >= S) return m1;
+  return m0 + (m1 - m0) / S * s;
+}
+
+ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOptions& opts, int64_t global_step) {
+  torch::NoGradGuard no_grad;
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  ClipResult r;
+  if (grads.empty()) return r;
+  // torch.nn.utils.clip_grad_norm_: the norm of the per-tensor norms, in fp32.
+  std::vector<torch::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const auto& g : grads) norms.push_back(torch::norm(g.detach().to(torch::kFloat), 2));
+  torch::Tensor total = torch::norm(torch::stack(norms), 2);
+  r.grad_norm = total.item<double>();
+  if (!(opts.max_grad_norm > 0)) return r;
+
+  const double m1 = opts.max_grad_norm;
+  const double m = linear_decay(m1 * opts.initial_grad_norm_ratio, m1, opts.abnormal_norm_clip_start,
+                                static_cast<double>(global_step));
+  r.threshold = m;
+  torch::Tensor ratio = total / m;
+  torch::Tensor clip = torch::full({}, m, torch::kDouble);
+  double ratio_d = ratio.item<double>();
+  if (ratio_d > 5.0 && static_cast<double>(global_step) > opts.abnormal_norm_clip_start) {
+    r.abnormal = true;
+    // The reference evaluates `m / min(g/m, 10)`: a tensor reciprocal times m when g/m ≤ 10.
+    if (ratio_d > 10.0)
+      r.max_norm = m / 10.0;
+    else
+      r.max_norm = (ratio.reciprocal() * m).item<double>();
+  } else {
+    r.max_norm = m;
+  }
+  // `max_norm / (total + 1e-6)` in Python is (total + 1e-6).reciprocal() * max_norm, clamped to 1.
+  torch::Tensor coef = torch::clamp_max((total + 1e-6).reciprocal() * r.max_norm, 1.0);
+  r.coef = coef.item<double>();
+  for (auto& g : grads) g.mul_(coef.to(g.dtype()));
+  return r;
+}
+
+}  // namespace ws::train

@@ -1,0 +1,77 @@
+// The optimisation core of the upsampler trainer: forward + loss on one micro-batch,
+// gradient accumulation, clipping with the abnormal-norm rule, AdamW with the LR schedule
+// and the EMA, in the reference's order (fixtures/train/README.md §A.3). The trainer feeds
+// it batches made from videos; `parity upsampler-train` feeds it stored batches — the
+// same code path.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "models/latent_upsampler.h"
+#include "train/adamw.h"
+#include "train/ema.h"
+#include "train/grad_clip.h"
+#include "train/lr_schedule.h"
+
+namespace ws::train {
+
+struct UpsamplerUpdateOptions {
+  double learning_rate = 2e-5;
+  AdamWOptions adam{0.9, 0.999, 1e-10, 3e-2};
+  LrSchedule schedule;  // base_lr / training_steps filled by the caller
+  ClipOptions clip;
+  int64_t gradient_accumulation_steps = 1;
+  std::vector<std::string> trainable_modules{"."};
+  std::vector<std::string> trainable_modules_low_learning_rate;
+  bool use_ema = false;
+  EmaOptions ema;
+};
+
+// What one optimizer update did (the `step` event's numbers and the parity quantities).
+struct UpdateRecord {
+  int64_t global_step = 0;  // after this update
+  double loss = 0;          // Σ micro-batch loss / A, in double
+  double lr = 0;            // of the main group, as used by this update
+  ClipResult clip;
+  double ema_decay = 0;
+};
+
+class UpsamplerUpdater {
+ public:
+  UpsamplerUpdater(models::LatentUpsampler model, UpsamplerUpdateOptions opts);
+
+  // Forward, loss = mean((model(z_lr) − z_hr)²) in fp32, backward(loss / A). Returns the
+  // micro-batch loss, and fills `record` when this micro-step completed an update.
+  double micro_step(const torch::Tensor& z_lr, const torch::Tensor& z_hr, std::optional<UpdateRecord>* record);
+  // For losses computed elsewhere (pixel loss): accumulate and maybe update.
+  double accumulate(const torch::Tensor& loss, std::optional<UpdateRecord>* record);
+
+  int64_t global_step() const { return global_step_; }
+  void set_global_step(int64_t s) { global_step_ = s; }
+  models::LatentUpsampler& model() { return model_; }
+  AdamW& optimizer() { return *optimizer_; }
+  Ema* ema() { return ema_.get(); }
+  const UpsamplerUpdateOptions& options() const { return opts_; }
+  std::vector<torch::Tensor> trainable_params() const;
+
+ private:
+  UpdateRecord update();
+  models::LatentUpsampler model_;
+  UpsamplerUpdateOptions opts_;
+  std::unique_ptr<AdamW> optimizer_;
+  std::unique_ptr<Ema> ema_;
+  int64_t global_step_ = 0;
+  int64_t micro_ = 0;
+  double train_loss_ = 0;
+};
+
+// Splits named parameters into the main and the low-LR group by substring match, marks the
+// rest frozen (requires_grad false). Names matching neither list are frozen.
+std::vector<AdamWGroup> make_param_groups(torch::nn::Module& module, const std::vector<std::string>& trainable,
+                                          const std::vector<std::string>& low_lr);
+
+}  // namespace ws::train

@@ -1,0 +1,22 @@
+#!/usr/bin/env bash
+# Installs the Debian packages Wan Studio builds and runs with; skips what is present.
+set -euo pipefail
+pkgs=(
+  build-essential cmake ninja-build pkg-config
+  libtorch-dev libopenblas0-pthread
+  qt6-base-dev libqcustomplot-dev
+  libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
+  libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
+  libgloo-dev xvfb xauth
+)
+missing=()
+for p in "${pkgs[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if [ ${#missing[@]} -eq 0 ]; then exit 0; fi
+echo "installing: ${missing[*]}" >&2
+SUDO=""
+[ "$(id -u)" -ne 0 ] && SUDO=sudo
+export DEBIAN_FRONTEND=noninteractive
+$SUDO apt-get update -qq
+$SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
