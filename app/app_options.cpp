@@ -1,0 +1,117 @@
+#include "app_options.h"
+
+#include "jobs/worker_job.h"
+
+namespace ws {
+namespace {
+
+// "--name value" or "--name=value"; advances i past the value.
+bool takeValue(const QStringList& args, int& i, const QString& name, QString* value, QString* error) {
+  const QString& a = args.at(i);
+  if (a.startsWith(name + QLatin1Char('='))) {
+    *value = a.mid(name.size() + 1);
+    return true;
+  }
+  if (a != name) return false;
+  if (i + 1 >= args.size()) {
+    *error = QStringLiteral("%1 needs a value").arg(name);
+    return true;
+  }
+  *value = args.at(++i);
+  return true;
+}
+
+}  // namespace
+
+bool AppOptions::wantsNoDisplay(const QStringList& args) {
+  for (int i = 1; i < args.size(); ++i) {
+    const QString& a = args.at(i);
+    if (a == QLatin1String("--batch") || a == QLatin1String("--help") || a == QLatin1String("-h") ||
+        a == QLatin1String("--version"))
+      return true;
+  }
+  return false;
+}
+
+AppOptions AppOptions::parse(const QStringList& args) {
+  AppOptions o;
+  auto fail = [&o](const QString& msg) {
+    o.mode = Mode::Error;
+    o.error = msg;
+    return o;
+  };
+  for (int i = 1; i < args.size(); ++i) {
+    const QString& a = args.at(i);
+    QString value, error;
+    if (a == QLatin1String("--help") || a == QLatin1String("-h")) {
+      o.mode = Mode::Help;
+      return o;
+    }
+    if (a == QLatin1String("--version")) {
+      o.mode = Mode::Version;
+      return o;
+    }
+    if (a == QLatin1String("--batch")) {
+      if (i + 1 >= args.size() || args.at(i + 1).startsWith(QLatin1String("--")))
+        return fail(QStringLiteral("--batch needs a run YAML file: wanstudio --batch RUN.yaml [worker flags]"));
+      o.mode = Mode::Batch;
+      o.runYaml = args.at(i + 1);
+      o.workerArgs = args.mid(i + 2);
+      return o;
+    }
+    if (takeValue(args, i, QStringLiteral("--workspace"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.workspace = value;
+    } else if (takeValue(args, i, QStringLiteral("--quit-after-ms"), &value, &error)) {
+      bool ok = false;
+      o.quitAfterMs = value.toInt(&ok);
+      if (!error.isEmpty() || !ok || o.quitAfterMs < 0)
+        return fail(error.isEmpty() ? QStringLiteral("--quit-after-ms: not a number: %1").arg(value) : error);
+    } else if (takeValue(args, i, QStringLiteral("--heartbeat-timeout"), &value, &error)) {
+      bool ok = false;
+      const double s = value.toDouble(&ok);
+      if (!error.isEmpty() || !ok || s < 0)
+        return fail(error.isEmpty() ? QStringLiteral("--heartbeat-timeout: not a number of seconds: %1").arg(value) : error);
+      o.heartbeatTimeoutMs = int(s * 1000);
+    } else if (a.startsWith(QLatin1Char('-'))) {
+      return fail(QStringLiteral("unknown option %1 (see wanstudio --help)").arg(a));
+    } else if (o.workspace.isEmpty()) {
+      o.workspace = a;
+    } else {
+      return fail(QStringLiteral("unexpected argument %1 (see wanstudio --help)").arg(a));
+    }
+  }
+  return o;
+}
+
+int AppOptions::effectiveHeartbeatTimeoutMs() const {
+  if (heartbeatTimeoutMs >= 0) return heartbeatTimeoutMs;
+  bool ok = false;
+  const double s = qEnvironmentVariable("WANSTUDIO_HEARTBEAT_TIMEOUT").toDouble(&ok);
+  if (ok && s >= 0) return int(s * 1000);
+  return WorkerJob::kDefaultHeartbeatTimeoutMs;
+}
+
+QString AppOptions::helpText() {
+  return QStringLiteral(
+      "usage: wanstudio [WORKSPACE] [--workspace DIR] [--heartbeat-timeout S]\n"
+      "       wanstudio [--heartbeat-timeout S] --batch RUN.yaml [WORKER FLAGS...]\n"
+      "\n"
+      "Wan Studio: trains the Wan 2.2 latent upsampler and the dual DiT experts.\n"
+      "\n"
+      "  WORKSPACE, --workspace DIR  folder whose run directories (folders with events.jsonl\n"
+      "                              or run.yaml) are listed; default: the last one used\n"
+      "  --batch RUN.yaml            run the job of RUN.yaml (`job: upsampler|experts|vae`)\n"
+      "                              without a display; the flags after RUN.yaml go to the\n"
+      "                              worker, e.g. --max_train_steps 5. Ctrl-C cancels after\n"
+      "                              the current step, a second Ctrl-C kills the worker.\n"
+      "                              Exit code 0 completed, 1 failed, 130 cancelled.\n"
+      "  --heartbeat-timeout S       kill a worker silent for S seconds (default 60;\n"
+      "                              also $WANSTUDIO_HEARTBEAT_TIMEOUT, 0 = never)\n"
+      "  --quit-after-ms N           quit the window after N ms (smoke tests)\n"
+      "  --help, --version\n"
+      "\n"
+      "The worker is $WANSTUDIO_ENGINE, else wanstudio-engine next to wanstudio.\n");
+}
+
+}  // namespace ws

@@ -1,0 +1,27 @@
+// The command line of `wanstudio`. Parsed without a QApplication so --help, --version and
+// --batch never need a display.
+#pragma once
+
+#include <QString>
+#include <QStringList>
+
+namespace ws {
+
+struct AppOptions {
+  enum class Mode { Gui, Batch, Help, Version, Error };
+  Mode mode = Mode::Gui;
+  QString error;          // Mode::Error: one line
+  QString runYaml;        // Mode::Batch
+  QStringList workerArgs; // Mode::Batch: everything after RUN.yaml goes to the worker as is
+  QString workspace;      // Mode::Gui: folder whose run directories are listed
+  int quitAfterMs = -1;   // Mode::Gui: smoke tests quit on their own
+  int heartbeatTimeoutMs = -1;  // -1: $WANSTUDIO_HEARTBEAT_TIMEOUT (seconds) or 60 s
+
+  static AppOptions parse(const QStringList& args);  // args[0] is the program
+  static bool wantsNoDisplay(const QStringList& args);  // --help, --version or --batch
+  static QString helpText();
+  // The watchdog to use: the option, else $WANSTUDIO_HEARTBEAT_TIMEOUT, else 60 s.
+  int effectiveHeartbeatTimeoutMs() const;
+};
+
+}  // namespace ws

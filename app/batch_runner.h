@@ -1,0 +1,42 @@
+// `wanstudio --batch RUN.yaml [flags]`: runs the YAML's job in a worker without a display,
+// prints one line per event, and exits with the run's final state (0 / 1 / 130).
+#pragma once
+
+#include <QObject>
+#include <QStringList>
+
+#include "jobs/job_result.h"
+#include "models/run_event.h"
+
+namespace ws {
+
+class WorkerJob;
+
+class BatchRunner : public QObject {
+  Q_OBJECT
+ public:
+  BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs,
+              QObject* parent = nullptr);
+
+  // Starts the worker. Returns -1 while it runs (done() brings the exit code), or the exit
+  // code at once when the YAML cannot be used.
+  int start();
+  // SIGINT/SIGTERM/SIGHUP: the first cancels after the current step, the second kills.
+  void interrupt(int signo);
+
+ Q_SIGNALS:
+  void done(int exitCode);
+
+ private:
+  void onEvent(const RunEvent& ev);
+  void onEnded(const JobResult& result);
+
+  QString runYaml_;
+  QStringList workerArgs_;
+  int heartbeatMs_;
+  WorkerJob* job_ = nullptr;
+  int interrupts_ = 0;
+  qint64 maxSteps_ = 0;
+};
+
+}  // namespace ws

@@ -1,0 +1,21 @@
+#include "jobs/engine_locator.h"
+
+#include <QCoreApplication>
+#include <QDir>
+#include <QFileInfo>
+
+namespace ws {
+
+QString engineExecutable() {
+  const QString env = qEnvironmentVariable("WANSTUDIO_ENGINE");
+  if (!env.isEmpty()) return env;
+  const QString name = QStringLiteral("wanstudio-engine");
+  const QDir appDir(QCoreApplication::applicationDirPath());
+  for (const QString& candidate : {appDir.filePath(name), appDir.filePath(QStringLiteral("../engine/") + name)}) {
+    const QFileInfo fi(candidate);
+    if (fi.isFile() && fi.isExecutable()) return QDir::cleanPath(fi.absoluteFilePath());
+  }
+  return name;
+}
+
+}  // namespace ws

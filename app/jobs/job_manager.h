@@ -1,0 +1,56 @@
+// The workers this studio supervises, by run directory (cf. Shotcut's JobQueue). The runs
+// list and the run page ask it whether a live worker owns a run and how a finished one ended.
+#pragma once
+
+#include <QList>
+#include <QObject>
+#include <QPointer>
+#include <QStringList>
+
+#include <optional>
+
+#include "models/run_status.h"
+
+namespace ws {
+
+struct RunSummary;
+class WorkerJob;
+
+class JobManager : public QObject {
+  Q_OBJECT
+ public:
+  explicit JobManager(QObject* parent = nullptr);
+
+  void setHeartbeatTimeout(int ms) { heartbeatMs_ = ms; }
+  int heartbeatTimeout() const { return heartbeatMs_; }
+  // Events newer than this (seconds) without a live worker of ours: someone else runs it.
+  void setStaleAfter(double seconds) { staleAfterS_ = seconds; }
+  double staleAfter() const { return staleAfterS_; }
+
+  // Starts `wanstudio-engine <verb> --config RUN.yaml [extra]` for the YAML's job.
+  // nullptr with a one-line *error when the YAML cannot be used.
+  WorkerJob* startRun(const QString& runYaml, const QStringList& extraArgs, QString* error);
+  // Tracks (and owns) a job configured elsewhere, then starts it.
+  WorkerJob* addJob(WorkerJob* job);
+
+  WorkerJob* liveJobForRun(const QString& runDir) const;
+  WorkerJob* lastJobForRun(const QString& runDir) const;  // live or ended this session
+  std::optional<RunStatus> outcomeForRun(const QString& runDir) const;
+  QList<WorkerJob*> liveJobs() const;
+  // The one rule for a run's state (deriveRunStatus) with this manager's knowledge.
+  RunStatus statusFor(const QString& runDir, const RunSummary& summary) const;
+
+  static QString normalizedPath(const QString& dir);
+
+ Q_SIGNALS:
+  void jobStarted(ws::WorkerJob* job);
+  void jobEnded(ws::WorkerJob* job);
+  void changed();
+
+ private:
+  QList<WorkerJob*> jobs_;
+  int heartbeatMs_;
+  double staleAfterS_ = 30;
+};
+
+}  // namespace ws

@@ -1,0 +1,98 @@
+// Supervises one `wanstudio-engine` process (cf. Shotcut's AbstractJob): starts it in its own
+// process group, parses stdout as the event stream and keeps stderr as log text, cancels and
+// kills it, watches its heartbeat, and turns however it ended into one JobResult.
+#pragma once
+
+#include <QElapsedTimer>
+#include <QObject>
+#include <QProcess>
+#include <QStringList>
+#include <QTimer>
+
+#include "jobs/job_result.h"
+#include "models/run_event.h"
+
+namespace ws {
+
+class WorkerJob : public QObject {
+  Q_OBJECT
+ public:
+  enum class Phase { NotStarted, Running, Ended };
+
+  static constexpr int kDefaultHeartbeatTimeoutMs = 60'000;
+
+  explicit WorkerJob(QObject* parent = nullptr);
+  ~WorkerJob() override;
+
+  void setProgram(const QString& program);  // default: engineExecutable()
+  void setArguments(const QStringList& args);
+  void setWorkingDirectory(const QString& dir);
+  void setRunDirectory(const QString& dir);  // the run folder it writes, when known
+  void setHeartbeatTimeout(int ms);          // 0 switches the watchdog off
+  void setStderrLineLimit(int lines);
+
+  QString program() const { return program_; }
+  QStringList arguments() const { return arguments_; }
+  QString runDirectory() const { return runDir_; }
+  int heartbeatTimeout() const { return heartbeatMs_; }
+
+  void start();
+  // Asks the worker to stop after the current step: one `cancel` line on stdin (SIGTERM to
+  // its group when stdin is gone). Repeating it does nothing: a second signal would make
+  // the worker exit at once, which is kill()'s job.
+  void cancel();
+  void kill();  // SIGKILL to the worker's process group
+
+  Phase phase() const { return phase_; }
+  bool isRunning() const { return phase_ == Phase::Running; }
+  bool cancelRequested() const { return cancelRequested_; }
+  qint64 processId() const { return pid_; }
+  qint64 lastStep() const { return lastStep_; }
+  const JobResult& result() const { return result_; }  // valid once ended()
+  QStringList stderrTail() const { return stderrTail_; }
+
+ Q_SIGNALS:
+  void started();
+  void eventReceived(const ws::RunEvent& ev);
+  void stdoutText(const QString& line);  // a stdout line that is not an event
+  void stderrLine(const QString& line);
+  void ended(const ws::JobResult& result);
+
+ private:
+  void onStdout();
+  void onStderr();
+  void onFinished(int exitCode, QProcess::ExitStatus status);
+  void onError(QProcess::ProcessError error);
+  void onWatchdog();
+  void handleStdoutLine(QByteArrayView line);
+  void handleEvent(const RunEvent& ev);
+  void keepStderr(const QString& line);
+  void signalGroup(int signo);
+  void finish(JobResult result);
+
+  QProcess* process_ = nullptr;
+  QTimer watchdog_;
+  QString program_;
+  QStringList arguments_;
+  QString workingDir_;
+  QString runDir_;
+  int heartbeatMs_ = kDefaultHeartbeatTimeoutMs;
+  int stderrLimit_ = 200;
+
+  Phase phase_ = Phase::NotStarted;
+  qint64 pid_ = 0;
+  QByteArray stdoutBuf_;
+  QByteArray stderrBuf_;
+  QStringList stderrTail_;
+  QStringList errors_;  // messages of `error` events
+  bool sawFinished_ = false;
+  QString finishedStatus_;
+  qint64 finishedStep_ = -1;
+  qint64 lastStep_ = -1;
+  bool cancelRequested_ = false;
+  bool killRequested_ = false;
+  bool watchdogFired_ = false;
+  JobResult result_;
+};
+
+}  // namespace ws

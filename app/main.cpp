@@ -1,0 +1,75 @@
+// wanstudio: the studio window, or `--batch RUN.yaml` without any display.
+#include <QApplication>
+#include <QCoreApplication>
+#include <QTimer>
+
+#include <signal.h>
+
+#include <cstdio>
+
+#include "app_options.h"
+#include "app_resources.h"
+#include "batch_runner.h"
+#include "jobs/unix_signal_notifier.h"
+#include "main_window.h"
+
+namespace {
+
+void setIdentity() {
+  QCoreApplication::setOrganizationName(QStringLiteral("WanStudio"));
+  QCoreApplication::setApplicationName(QStringLiteral("wanstudio"));
+  QCoreApplication::setApplicationVersion(QStringLiteral(WANSTUDIO_VERSION));
+}
+
+int runHeadless(int argc, char** argv, const QStringList& raw) {
+  QCoreApplication app(argc, argv);
+  setIdentity();
+  const ws::AppOptions o = ws::AppOptions::parse(raw);
+  switch (o.mode) {
+    case ws::AppOptions::Mode::Help:
+      std::fputs(ws::AppOptions::helpText().toUtf8().constData(), stdout);
+      return 0;
+    case ws::AppOptions::Mode::Version:
+      std::printf("wanstudio %s\n", WANSTUDIO_VERSION);
+      return 0;
+    case ws::AppOptions::Mode::Error:
+      std::fprintf(stderr, "error: %s\n", o.error.toUtf8().constData());
+      return 1;
+    default:
+      break;
+  }
+  // A closed terminal or `| head` must not kill the supervisor: the worker keeps its run.
+  ::signal(SIGPIPE, SIG_IGN);
+  ws::BatchRunner runner(o.runYaml, o.workerArgs, o.effectiveHeartbeatTimeoutMs());
+  ws::UnixSignalNotifier signals_({SIGINT, SIGTERM, SIGHUP});
+  QObject::connect(&signals_, &ws::UnixSignalNotifier::received, &runner, &ws::BatchRunner::interrupt);
+  QObject::connect(&runner, &ws::BatchRunner::done, &app, [&app](int code) { app.exit(code); });
+  const int rc = runner.start();
+  return rc >= 0 ? rc : app.exec();
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+  QStringList raw;
+  for (int i = 0; i < argc; ++i) raw << QString::fromLocal8Bit(argv[i]);
+  if (ws::AppOptions::wantsNoDisplay(raw)) return runHeadless(argc, argv, raw);
+
+  QApplication app(argc, argv);
+  setIdentity();
+  const ws::AppOptions o = ws::AppOptions::parse(app.arguments());  // Qt's own options removed
+  if (o.mode == ws::AppOptions::Mode::Error) {
+    std::fprintf(stderr, "error: %s\n", o.error.toUtf8().constData());
+    return 1;
+  }
+  ws::applyStyle(app);
+  ws::MainWindow window(o.workspace, o.effectiveHeartbeatTimeoutMs());
+  window.show();
+  // Ctrl-C in the terminal that started us: cancel our workers and quit; again: kill them.
+  ws::UnixSignalNotifier signals_({SIGINT, SIGTERM});
+  int interrupts = 0;
+  QObject::connect(&signals_, &ws::UnixSignalNotifier::received, &window,
+                   [&window, &interrupts] { window.quitStoppingWorkers(++interrupts > 1); });
+  if (o.quitAfterMs >= 0) QTimer::singleShot(o.quitAfterMs, &window, &QWidget::close);
+  return app.exec();
+}

@@ -1,0 +1,179 @@
+#include "main_window.h"
+
+#include <QAction>
+#include <QApplication>
+#include <QCloseEvent>
+#include <QFileDialog>
+#include <QMenuBar>
+#include <QMessageBox>
+#include <QSettings>
+#include <QStatusBar>
+#include <QTabWidget>
+
+#include "app_resources.h"
+#include "docks/runs_dock.h"
+#include "jobs/engine_locator.h"
+#include "jobs/job_manager.h"
+#include "jobs/worker_job.h"
+#include "models/runs_model.h"
+#include "pages/dataset_page.h"
+#include "pages/run_page.h"
+
+namespace ws {
+
+MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget* parent) : QMainWindow(parent) {
+  setObjectName(QStringLiteral("mainWindow"));
+  setWindowTitle(tr("Wan Studio"));
+  setWindowIcon(appIcon());
+  jobs_ = new JobManager(this);
+  jobs_->setHeartbeatTimeout(heartbeatTimeoutMs);
+  runs_ = new RunsModel(jobs_, this);
+  runs_->setRefreshInterval(2000);
+
+  pages_ = new QTabWidget(this);
+  pages_->setDocumentMode(true);
+  runPage_ = new RunPage(jobs_, pages_);
+  datasetPage_ = new DatasetPage(pages_);
+  pages_->addTab(runPage_, tr("Run"));
+  pages_->addTab(datasetPage_, tr("Dataset (coming)"));
+  setCentralWidget(pages_);
+
+  runsDock_ = new RunsDock(runs_, this);
+  addDockWidget(Qt::LeftDockWidgetArea, runsDock_);
+  connect(runsDock_, &RunsDock::runSelected, this, [this](const QString& dir) {
+    runPage_->showRun(dir);
+    pages_->setCurrentWidget(runPage_);
+  });
+  connect(runsDock_, &RunsDock::chooseWorkspaceRequested, this, &MainWindow::chooseWorkspace);
+  connect(runs_, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateStatusBar);
+  connect(runs_, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateStatusBar);
+  connect(jobs_, &JobManager::changed, this, &MainWindow::updateStatusBar);
+
+  createMenus();
+  resize(1320, 820);
+  resizeDocks({runsDock_}, {460}, Qt::Horizontal);  // room for the state column
+  QSettings settings;
+  restoreGeometry(settings.value(QStringLiteral("mainWindow/geometry")).toByteArray());
+  restoreState(settings.value(QStringLiteral("mainWindow/state")).toByteArray());
+  setWorkspace(workspace.isEmpty() ? settings.value(QStringLiteral("workspace")).toString() : workspace);
+}
+
+void MainWindow::createMenus() {
+  QMenu* file = menuBar()->addMenu(tr("&File"));
+  file->addAction(tr("Choose &Workspace…"), QKeySequence::Open, this, &MainWindow::chooseWorkspace);
+  file->addAction(tr("Open &Run Folder…"), this, &MainWindow::openRunFolder);
+  file->addSeparator();
+  file->addAction(tr("&Start Run from YAML…"), this, &MainWindow::startRunFromYaml);
+  file->addSeparator();
+  file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Cancel Run"), runPage_, &RunPage::cancelRun);
+  run->addAction(tr("&Kill Worker"), runPage_, &RunPage::killRun);
+  run->addAction(tr("Open Run &Folder in File Manager"), runPage_, &RunPage::openFolder);
+  run->addAction(tr("&Refresh Runs"), QKeySequence::Refresh, runs_, &RunsModel::refresh);
+
+  QMenu* view = menuBar()->addMenu(tr("&View"));
+  view->addAction(runsDock_->toggleViewAction());
+
+  QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&About Wan Studio"), this, [this] {
+    QMessageBox::about(this, tr("About Wan Studio"),
+                       tr("<b>Wan Studio %1</b><p>Training studio for Wan 2.2 video models: the latent "
+                          "upsampler and the dual-expert DiT.</p><p>Worker: %2</p>")
+                           .arg(QStringLiteral(WANSTUDIO_VERSION), engineExecutable().toHtmlEscaped()));
+  });
+}
+
+void MainWindow::setWorkspace(const QString& dir) {
+  runs_->setWorkspace(dir);
+  if (!dir.isEmpty()) QSettings().setValue(QStringLiteral("workspace"), runs_->workspace());
+  setWindowTitle(dir.isEmpty() ? tr("Wan Studio") : tr("%1 — Wan Studio").arg(runs_->workspace()));
+  // Show something useful at once: the newest run.
+  if (runs_->rowCount() > 0 && runPage_->runDir().isEmpty()) {
+    int newest = 0;
+    for (int r = 1; r < runs_->rowCount(); ++r)
+      if (runs_->summary(r).lastTime > runs_->summary(newest).lastTime) newest = r;
+    openRun(runs_->runDir(newest));
+  }
+  updateStatusBar();
+}
+
+void MainWindow::openRun(const QString& runDir) {
+  runsDock_->selectRun(runDir);
+  runPage_->showRun(runDir);  // also for runs outside the workspace
+  pages_->setCurrentWidget(runPage_);
+}
+
+void MainWindow::chooseWorkspace() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Choose Workspace"), runs_->workspace());
+  if (!dir.isEmpty()) setWorkspace(dir);
+}
+
+void MainWindow::openRunFolder() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("Open Run Folder"), runs_->workspace());
+  if (dir.isEmpty()) return;
+  if (!RunsModel::isRunDir(dir)) {
+    QMessageBox::warning(this, tr("Open Run Folder"), tr("%1 holds neither events.jsonl nor run.yaml.").arg(dir));
+    return;
+  }
+  openRun(dir);
+}
+
+void MainWindow::startRunFromYaml() {
+  const QString yaml = QFileDialog::getOpenFileName(this, tr("Start Run"), runs_->workspace(), tr("Run configs (*.yaml *.yml)"));
+  if (yaml.isEmpty()) return;
+  QString error;
+  WorkerJob* job = jobs_->startRun(yaml, {}, &error);
+  if (!job) {
+    QMessageBox::warning(this, tr("Start Run"), error);
+    return;
+  }
+  statusBar()->showMessage(tr("Started %1").arg(job->arguments().join(QLatin1Char(' '))), 5000);
+  if (!job->runDirectory().isEmpty()) openRun(job->runDirectory());
+}
+
+void MainWindow::updateStatusBar() {
+  const int live = int(jobs_->liveJobs().size());
+  QString text = runs_->workspace().isEmpty() ? tr("No workspace: File ▸ Choose Workspace…")
+                                              : tr("%n run(s) in the workspace", nullptr, runs_->rowCount());
+  if (live > 0) text += tr(", %n training here", nullptr, live);
+  statusBar()->showMessage(text);
+}
+
+void MainWindow::quitStoppingWorkers(bool kill) {
+  for (WorkerJob* job : jobs_->liveJobs()) kill ? job->kill() : job->cancel();
+  closeWhenWorkersStopped();
+}
+
+void MainWindow::closeWhenWorkersStopped() {
+  if (!closing_) {
+    closing_ = true;
+    connect(jobs_, &JobManager::changed, this, [this] {
+      if (jobs_->liveJobs().isEmpty()) close();
+    });
+    statusBar()->showMessage(tr("Waiting for the workers to stop…"));
+  }
+  if (jobs_->liveJobs().isEmpty()) close();
+}
+
+void MainWindow::closeEvent(QCloseEvent* event) {
+  const auto live = jobs_->liveJobs();
+  if (!live.isEmpty()) {
+    event->ignore();
+    if (closing_) return;  // already waiting for them
+    const auto answer = QMessageBox::question(
+        this, tr("Quit Wan Studio"),
+        tr("%n run(s) are training. Cancel them (each stops after its current step and writes a "
+           "checkpoint) and quit when they have stopped?", nullptr, int(live.size())),
+        QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+    if (answer == QMessageBox::Yes) quitStoppingWorkers(false);
+    return;
+  }
+  QSettings settings;
+  settings.setValue(QStringLiteral("mainWindow/geometry"), saveGeometry());
+  settings.setValue(QStringLiteral("mainWindow/state"), saveState());
+  event->accept();
+}
+
+}  // namespace ws

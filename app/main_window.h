@@ -1,0 +1,55 @@
+// The studio window: the runs dock on the left, pages (Run, Dataset) in the middle. It only
+// wires things together; the work lives in the pages, docks, models and jobs.
+#pragma once
+
+#include <QMainWindow>
+
+class QTabWidget;
+
+namespace ws {
+
+class DatasetPage;
+class JobManager;
+class RunPage;
+class RunsDock;
+class RunsModel;
+
+class MainWindow : public QMainWindow {
+  Q_OBJECT
+ public:
+  // An empty workspace means the last one used (QSettings).
+  explicit MainWindow(const QString& workspace = {}, int heartbeatTimeoutMs = 60'000, QWidget* parent = nullptr);
+
+  void setWorkspace(const QString& dir);
+  void openRun(const QString& runDir);
+  // Quit without asking (SIGINT/SIGTERM): cancel the live workers and close once they have
+  // stopped; with `kill`, kill them first.
+  void quitStoppingWorkers(bool kill);
+
+  JobManager* jobs() const { return jobs_; }
+  RunsModel* runsModel() const { return runs_; }
+  RunsDock* runsDock() const { return runsDock_; }
+  RunPage* runPage() const { return runPage_; }
+  QTabWidget* pages() const { return pages_; }
+
+ protected:
+  void closeEvent(QCloseEvent* event) override;
+
+ private:
+  void createMenus();
+  void chooseWorkspace();
+  void openRunFolder();
+  void startRunFromYaml();
+  void updateStatusBar();
+  void closeWhenWorkersStopped();
+
+  JobManager* jobs_;
+  RunsModel* runs_;
+  RunsDock* runsDock_;
+  QTabWidget* pages_;
+  RunPage* runPage_;
+  DatasetPage* datasetPage_;
+  bool closing_ = false;
+};
+
+}  // namespace ws

@@ -1,0 +1,72 @@
+#include "models/run_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <QDir>
+#include <QFileInfo>
+
+namespace ws {
+namespace {
+
+QString scalarText(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Scalar: return QString::fromStdString(n.Scalar());
+    case YAML::NodeType::Null: return QString();
+    case YAML::NodeType::Sequence: {
+      QStringList parts;
+      for (const auto& item : n) parts << scalarText(item);
+      return QStringLiteral("[%1]").arg(parts.join(QStringLiteral(", ")));
+    }
+    default: {
+      YAML::Emitter out;
+      out << YAML::Flow << n;
+      return QString::fromStdString(out.c_str());
+    }
+  }
+}
+
+}  // namespace
+
+std::optional<RunConfig> RunConfig::load(const QString& path, QString* error) {
+  const QFileInfo fi(path);
+  auto fail = [&](const QString& msg) {
+    if (error) *error = QStringLiteral("%1: %2").arg(path, msg);
+    return std::nullopt;
+  };
+  if (!fi.exists()) return fail(QStringLiteral("no such file"));
+  if (!fi.isFile()) return fail(QStringLiteral("not a file"));
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(fi.absoluteFilePath().toStdString());
+  } catch (const YAML::ParserException& e) {
+    if (error)
+      *error = QStringLiteral("%1:%2: %3").arg(path).arg(e.mark.line + 1).arg(QString::fromStdString(e.msg));
+    return std::nullopt;
+  } catch (const YAML::Exception& e) {
+    return fail(QString::fromStdString(e.what()));
+  }
+  if (!root.IsMap()) return fail(QStringLiteral("expected a mapping of options (key: value lines)"));
+
+  RunConfig cfg;
+  cfg.path = fi.absoluteFilePath();
+  for (const auto& kv : root) {
+    const QString key = QString::fromStdString(kv.first.as<std::string>(""));
+    const QString value = scalarText(kv.second);
+    cfg.options.append({key, value});
+    if (key == QLatin1String("job")) cfg.job = value.trimmed();
+    if (key == QLatin1String("output_dir") && !value.isEmpty())
+      cfg.outputDir = QDir::cleanPath(fi.absoluteDir().absoluteFilePath(value));
+  }
+  return cfg;
+}
+
+QString RunConfig::verbForJob(const QString& job) {
+  if (job == QLatin1String("upsampler")) return QStringLiteral("train-upsampler");
+  if (job == QLatin1String("experts")) return QStringLiteral("train-experts");
+  if (job == QLatin1String("vae")) return QStringLiteral("train-vae");
+  return {};
+}
+
+QString RunConfig::knownJobs() { return QStringLiteral("upsampler, experts or vae"); }
+
+}  // namespace ws

@@ -1,0 +1,251 @@
+// `wanstudio --batch RUN.yaml`: the real executable against fake workers (WANSTUDIO_ENGINE).
+// Exit codes 0/1/130, errors before any worker, flags passed through, Ctrl-C handling.
+#include <QProcess>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <signal.h>
+#include <unistd.h>
+
+#include "app/fake_worker.h"
+#include "app_options.h"
+#include "test_paths.h"
+
+using namespace ws;
+
+namespace {
+
+struct Outcome {
+  int code = -1;
+  QProcess::ExitStatus status = QProcess::NormalExit;
+  QString out, err;
+};
+
+bool alive(qint64 pid) {
+  if (pid <= 0 || ::kill(pid_t(pid), 0) != 0) return false;
+  QFile stat(QStringLiteral("/proc/%1/stat").arg(pid));
+  if (!stat.open(QIODevice::ReadOnly)) return false;
+  const QByteArray s = stat.readAll();
+  return s.mid(s.lastIndexOf(')') + 2, 1) != "Z";
+}
+
+}  // namespace
+
+class TestBatch : public QObject {
+  Q_OBJECT
+  QTemporaryDir dir_;
+  int n_ = 0;
+
+  QString yaml(const QString& body) {
+    const QString path = dir_.filePath(QStringLiteral("run%1.yaml").arg(n_++));
+    QFile f(path);
+    f.open(QIODevice::WriteOnly);
+    f.write(body.toUtf8());
+    return path;
+  }
+  QString worker(const QString& body) {
+    return fake::writeScript(dir_.path(), QStringLiteral("worker%1.sh").arg(n_++), body);
+  }
+  // Starts wanstudio in its own process group, as a shell would for a foreground job.
+  void setup(QProcess& p, const QString& engine, const QStringList& args, const QMap<QString, QString>& env = {}) {
+    QProcessEnvironment e = QProcessEnvironment::systemEnvironment();
+    e.insert(QStringLiteral("WANSTUDIO_ENGINE"), engine);
+    e.remove(QStringLiteral("DISPLAY"));
+    e.remove(QStringLiteral("WAYLAND_DISPLAY"));
+    e.remove(QStringLiteral("QT_QPA_PLATFORM"));  // --batch needs no display at all
+    for (auto it = env.begin(); it != env.end(); ++it) e.insert(it.key(), it.value());
+    p.setProcessEnvironment(e);
+    p.setProgram(QStringLiteral(WS_APP_EXE));
+    p.setArguments(args);
+    p.setChildProcessModifier([] { ::setpgid(0, 0); });
+  }
+  Outcome run(const QString& engine, const QStringList& args, const QMap<QString, QString>& env = {}) {
+    QProcess p;
+    setup(p, engine, args, env);
+    p.start();
+    Outcome o;
+    if (!p.waitForFinished(30'000)) {
+      p.kill();
+      p.waitForFinished();
+      o.err = QStringLiteral("timed out");
+      return o;
+    }
+    o.code = p.exitCode();
+    o.status = p.exitStatus();
+    o.out = QString::fromUtf8(p.readAllStandardOutput());
+    o.err = QString::fromUtf8(p.readAllStandardError());
+    return o;
+  }
+  Outcome batch(const QString& workerBody, const QStringList& extra = {}, const QString& job = QStringLiteral("upsampler")) {
+    return run(worker(workerBody), QStringList{QStringLiteral("--batch"), yaml(QStringLiteral("job: %1\n").arg(job))} + extra);
+  }
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(dir_.isValid());
+    if (!QFileInfo::exists(QStringLiteral(WS_APP_EXE))) QSKIP("wanstudio is not built");
+  }
+
+  void optionsParse() {
+    auto parse = [](const QStringList& a) { return AppOptions::parse(QStringList{QStringLiteral("wanstudio")} + a); };
+    AppOptions o = parse({QStringLiteral("--batch"), QStringLiteral("r.yaml"), QStringLiteral("--max_train_steps"), QStringLiteral("5")});
+    QCOMPARE(o.mode, AppOptions::Mode::Batch);
+    QCOMPARE(o.runYaml, QStringLiteral("r.yaml"));
+    QCOMPARE(o.workerArgs, (QStringList{QStringLiteral("--max_train_steps"), QStringLiteral("5")}));
+    QCOMPARE(parse({QStringLiteral("--batch")}).mode, AppOptions::Mode::Error);
+    QCOMPARE(parse({QStringLiteral("--bogus")}).mode, AppOptions::Mode::Error);
+    QCOMPARE(parse({QStringLiteral("--version")}).mode, AppOptions::Mode::Version);
+    o = parse({QStringLiteral("/ws"), QStringLiteral("--quit-after-ms=50"), QStringLiteral("--heartbeat-timeout"), QStringLiteral("2.5")});
+    QCOMPARE(o.mode, AppOptions::Mode::Gui);
+    QCOMPARE(o.workspace, QStringLiteral("/ws"));
+    QCOMPARE(o.quitAfterMs, 50);
+    QCOMPARE(o.effectiveHeartbeatTimeoutMs(), 2500);
+    QCOMPARE(parse({}).effectiveHeartbeatTimeoutMs(), 60'000);
+    QVERIFY(AppOptions::wantsNoDisplay({QStringLiteral("wanstudio"), QStringLiteral("--help")}));
+    QVERIFY(!AppOptions::wantsNoDisplay({QStringLiteral("wanstudio"), QStringLiteral("/ws")}));
+  }
+
+  void helpAndVersionNeedNoDisplay() {
+    Outcome o = run(QStringLiteral("/nonexistent"), {QStringLiteral("--help")});
+    QCOMPARE(o.code, 0);
+    QVERIFY(o.out.startsWith(QStringLiteral("usage: wanstudio")));
+    o = run(QStringLiteral("/nonexistent"), {QStringLiteral("--version")});
+    QCOMPARE(o.code, 0);
+    QCOMPARE(o.out.trimmed(), QStringLiteral("wanstudio " WANSTUDIO_VERSION));
+  }
+
+  void completedExitsZero() {
+    const Outcome o = batch(QStringLiteral("started 3; step 1; step 2; step 3; ev checkpoint '\"step\":3,\"path\":\"checkpoint-3\"'; "
+                                           "ev heartbeat '\"rss_bytes\":1'; finished completed 3; exit 0"));
+    QCOMPARE(o.status, QProcess::NormalExit);
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.contains(QStringLiteral("started upsampler run, 3 steps")), qPrintable(o.out));
+    QVERIFY2(o.out.contains(QStringLiteral("step 2/3  loss 0.48")), qPrintable(o.out));
+    QVERIFY(o.out.contains(QStringLiteral("checkpoint step 3 -> checkpoint-3")));
+    QVERIFY(o.out.contains(QStringLiteral("finished: completed at step 3")));
+    QVERIFY(!o.out.contains(QStringLiteral("heartbeat")));
+    QVERIFY(o.out.trimmed().endsWith(QStringLiteral("wanstudio: run completed at step 3")));
+  }
+
+  void failedExitsOne() {
+    const Outcome o = batch(QStringLiteral("echo 'loading' >&2; ev error '\"message\":\"run.yaml: train_data_meta: no such file\"'; "
+                                           "finished failed 0; exit 1"));
+    QCOMPARE(o.code, 1);
+    QVERIFY(o.out.contains(QStringLiteral("error: run.yaml: train_data_meta: no such file")));
+    QVERIFY2(o.err.contains(QStringLiteral("loading")), qPrintable(o.err));  // the worker's stderr goes through
+    QVERIFY2(o.err.contains(QStringLiteral("error: run failed at step 0: run.yaml: train_data_meta: no such file")), qPrintable(o.err));
+  }
+
+  void cancelledExits130() {
+    const Outcome o = batch(QStringLiteral("started 3; step 1; finished cancelled 1; exit 130"));
+    QCOMPARE(o.code, 130);
+    QVERIFY(o.out.contains(QStringLiteral("run cancelled at step 1")));
+  }
+
+  void endWithoutFinishedExitsOne() {
+    Outcome o = batch(QStringLiteral("started 3; step 1; exit 0"));
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains(QStringLiteral("exited with code 0 without a finished event")), qPrintable(o.err));
+    o = batch(QStringLiteral("started 3; step 1; exit 130"));
+    QCOMPARE(o.code, 1);
+    o = batch(QStringLiteral("started 3; step 1; kill -9 $$"));
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains(QStringLiteral("signal 9 (SIGKILL)")), qPrintable(o.err));
+    QVERIFY(o.err.contains(QStringLiteral("out of memory")));
+  }
+
+  void heartbeatTimeout() {
+    const QString w = worker(QStringLiteral("started 3; sleep 30"));
+    const QString y = yaml(QStringLiteral("job: upsampler\n"));
+    Outcome o = run(w, {QStringLiteral("--batch"), y}, {{QStringLiteral("WANSTUDIO_HEARTBEAT_TIMEOUT"), QStringLiteral("0.5")}});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains(QStringLiteral("no heartbeat for 0.5 s")), qPrintable(o.err));
+    o = run(w, {QStringLiteral("--heartbeat-timeout"), QStringLiteral("0.4"), QStringLiteral("--batch"), y});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains(QStringLiteral("no heartbeat for 0.4 s")), qPrintable(o.err));
+  }
+
+  void verbAndFlagsReachTheWorker() {
+    const QString args = dir_.filePath(QStringLiteral("args.txt"));
+    const QString w = worker(QStringLiteral("echo \"$@\" > '%1'; finished completed 0").arg(args));
+    const QString y = yaml(QStringLiteral("job: experts\nlearning_rate: 1e-4\n"));
+    Outcome o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--max_train_steps"), QStringLiteral("5"), QStringLiteral("--use_ema=false")});
+    QCOMPARE(o.code, 0);
+    QCOMPARE(QString::fromUtf8(fake::readAll(args)).trimmed(),
+             QStringLiteral("train-experts --config %1 --max_train_steps 5 --use_ema=false").arg(y));
+    o = run(w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n"))});
+    QVERIFY(fake::readAll(args).startsWith("train-upsampler --config "));
+    o = run(w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: vae\n"))});
+    QVERIFY(fake::readAll(args).startsWith("train-vae --config "));
+  }
+
+  void badYamlIsOneLineErrorWithoutWorker() {
+    const QString marker = dir_.filePath(QStringLiteral("ran.txt"));
+    const QString w = worker(QStringLiteral("touch '%1'; finished completed 0").arg(marker));
+    const QList<QPair<QStringList, QString>> cases = {
+        {{QStringLiteral("--batch"), dir_.filePath(QStringLiteral("missing.yaml"))}, QStringLiteral("no such file")},
+        {{QStringLiteral("--batch"), yaml(QStringLiteral("learning_rate: 1\n"))}, QStringLiteral("no `job:` key")},
+        {{QStringLiteral("--batch"), yaml(QStringLiteral("job: painter\n"))}, QStringLiteral("unknown job 'painter'")},
+        {{QStringLiteral("--batch"), yaml(QStringLiteral("job: [upsampler\n"))}, QStringLiteral(".yaml:")},
+        {{QStringLiteral("--batch")}, QStringLiteral("--batch needs a run YAML file")},
+    };
+    for (const auto& c : cases) {
+      const Outcome o = run(w, c.first);
+      QCOMPARE(o.code, 1);
+      QVERIFY2(o.err.startsWith(QStringLiteral("error: ")) && o.err.count(QLatin1Char('\n')) == 1, qPrintable(o.err));
+      QVERIFY2(o.err.contains(c.second), qPrintable(o.err));
+    }
+    QVERIFY(!QFileInfo::exists(marker));
+  }
+
+  void ctrlCReachesOnlyTheSupervisorWhichCancelsOnce() {
+    const QString got = dir_.filePath(QStringLiteral("got.txt"));
+    const QString w = worker(QStringLiteral(R"(
+trap 'echo SIGINT >> "%1"' INT
+started 100; step 1
+while read -r line; do
+  echo "$line" >> "%1"
+  if [ "$line" = cancel ]; then step 2; finished cancelled 2; exit 130; fi
+done)").arg(got));
+    QProcess p;
+    setup(p, w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n"))});
+    p.start();
+    QVERIFY(p.waitForStarted());
+    QByteArray seen;  // QTRY evaluates its expression more than once: accumulate
+    QTRY_VERIFY_WITH_TIMEOUT((seen += p.readAllStandardOutput()).contains("step 1"), 10'000);
+    // A terminal's Ctrl-C goes to the foreground process group: wanstudio's, not the worker's.
+    QCOMPARE(::kill(-pid_t(p.processId()), SIGINT), 0);
+    QVERIFY(p.waitForFinished(10'000));
+    QCOMPARE(p.exitCode(), 130);
+    QCOMPARE(fake::readAll(got), QByteArray("cancel\n"));
+  }
+
+  void secondCtrlCKillsTheWorker() {
+    const QString pidFile = dir_.filePath(QStringLiteral("stubborn.pid"));
+    const QString w = worker(QStringLiteral(R"(
+trap '' INT TERM
+echo $$ > "%1"
+started 100; step 1
+while read -r line; do :; done
+sleep 60)").arg(pidFile));
+    QProcess p;
+    setup(p, w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n"))});
+    p.start();
+    QVERIFY(p.waitForStarted());
+    QByteArray seen;
+    QTRY_VERIFY_WITH_TIMEOUT((seen += p.readAllStandardOutput()).contains("step 1"), 10'000);
+    const qint64 workerPid = fake::readAll(pidFile).trimmed().toLongLong();
+    QVERIFY(alive(workerPid));
+    ::kill(pid_t(p.processId()), SIGINT);
+    QTest::qWait(300);
+    QCOMPARE(p.state(), QProcess::Running);  // the worker ignores the cancel
+    ::kill(pid_t(p.processId()), SIGINT);
+    QVERIFY(p.waitForFinished(10'000));
+    QCOMPARE(p.exitCode(), 130);  // killed on request: cancelled, the last checkpoint stays
+    QVERIFY(QString::fromUtf8(p.readAllStandardError()).contains(QStringLiteral("killing the worker")));
+    QTRY_VERIFY(!alive(workerPid));
+  }
+};
+
+QTEST_GUILESS_MAIN(TestBatch)
+#include "test_batch.moc"
