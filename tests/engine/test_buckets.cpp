@@ -1,0 +1,98 @@
+// Bucket sizes and frame sampling against the spec's worked example and full table
+// (upsampler-training.md §3.3, §4.4, §4.5).
+#include <QtTest/QtTest>
+
+#include "data/buckets.h"
+#include "data/frame_sampling.h"
+
+using namespace ws::data;
+
+class TestBuckets : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void worked_example() {
+    auto b = bucket_size(1080, 1920, 640, 1.5);
+    QCOMPARE(b.key, 0.57);
+    QCOMPARE(b.H, int64_t{480});
+    QCOMPARE(b.W, int64_t{816});
+    QCOMPARE(b.h_lr, int64_t{320});
+    QCOMPARE(b.w_lr, int64_t{544});
+  }
+
+  void full_table_at_640() {
+    // key -> HR H x W | LR h x w, from §4.5.
+    struct Row { double key; int64_t H, W, h, w; };
+    const Row rows[] = {{0.25, 288, 1248, 192, 832}, {0.27, 288, 1200, 192, 800}, {0.32, 336, 1104, 224, 736},
+                        {0.42, 384, 960, 256, 640},  {0.5, 432, 864, 288, 576},   {0.72, 480, 720, 320, 480},
+                        {0.94, 576, 624, 384, 416},  {1.0, 624, 624, 416, 416},   {1.46, 720, 480, 480, 320},
+                        {1.75, 816, 480, 544, 320},  {2.5, 960, 384, 640, 256},   {3.88, 1200, 288, 800, 192},
+                        {4.0, 1248, 288, 832, 192}};
+    for (const auto& r : rows) {
+      // A clip whose ratio is exactly the key lands in that bucket.
+      auto b = bucket_size(static_cast<int64_t>(r.key * 10000), 10000, 640, 1.5);
+      QCOMPARE(b.key, r.key);
+      QCOMPARE(b.H, r.H);
+      QCOMPARE(b.W, r.W);
+      QCOMPARE(b.h_lr, r.h);
+      QCOMPARE(b.w_lr, r.w);
+      // The exact 3:2 latent relation the upsampler needs.
+      QCOMPARE(b.H / 16 * 2, b.h_lr / 16 * 3);
+    }
+  }
+
+  void alignment_and_square_bucket() {
+    QCOMPARE(bucket_alignment(1.5), int64_t{48});
+    QCOMPARE(bucket_alignment(2.0), int64_t{32});
+    QCOMPARE(bucket_alignment(0.75), int64_t{48});
+    QCOMPARE(bucket_alignment(4.0), int64_t{64});
+    auto b = bucket_size(1080, 1920, 256, 1.5, 1.0, false);  // the bench's 240×240 -> 160×160
+    QCOMPARE(b.H, int64_t{240});
+    QCOMPARE(b.W, int64_t{240});
+    QCOMPARE(b.h_lr, int64_t{160});
+  }
+
+  void ties_take_the_first_key() { QCOMPARE(aspect_ratio_512()[nearest_bucket(0.255)].key, 0.25); }
+
+  void frame_sampling() {
+    auto s = plan_clip(100, 81, 2);  // n = min(81, 50) = 50
+    QCOMPARE(s.n, int64_t{50});
+    QCOMPARE(s.clip_len, int64_t{99});
+    QCOMPARE(s.max_start, int64_t{1});
+    auto idx = clip_indices(s, 1);
+    QCOMPARE(idx.front(), int64_t{1});
+    QCOMPARE(idx[1], int64_t{3});
+    QCOMPARE(idx.back(), int64_t{99});
+    s = plan_clip(200, 17, 4);
+    QCOMPARE(s.n, int64_t{17});
+    QCOMPARE(s.clip_len, int64_t{65});
+    idx = clip_indices(s, 10);
+    for (int64_t i = 0; i < 17; ++i) QCOMPARE(idx[i], 10 + 4 * i);
+    QCOMPARE(plan_clip(1, 17, 2).n, int64_t{0});  // too short: dropped
+    QCOMPARE(plan_clip(1, 17, 1).n, int64_t{1});  // an image row
+  }
+
+  void batch_frames_is_4k_plus_1() {
+    QCOMPARE(batch_frames(81, 200), int64_t{85});
+    QCOMPARE(batch_frames(81, 81), int64_t{81});
+    QCOMPARE(batch_frames(81, 50), int64_t{49});
+    QCOMPARE(batch_frames(17, 1), int64_t{1});
+    QCOMPARE(batch_frames(17, 4), int64_t{1});
+  }
+
+  void hw_adapt() {
+    QCOMPARE(hw_adapt_choices(640).first.size(), size_t{1});
+    QCOMPARE(hw_adapt_choices(768).first.size(), size_t{3});
+    QCOMPARE(hw_adapt_choices(2048).second.front(), 0.75);
+    auto b = bucket_size(1080, 1920, 1024, 1.5, 2.0);  // r divides the size
+    QCOMPARE(b.H, bucket_size(1080, 1920, 512, 1.5).H);
+  }
+
+  void python_rounding() {
+    QCOMPARE(round_half_even(0.5), int64_t{0});
+    QCOMPARE(round_half_even(1.5), int64_t{2});
+    QCOMPARE(round_half_even(2.5), int64_t{2});
+  }
+};
+
+QTEST_APPLESS_MAIN(TestBuckets)
+#include "test_buckets.moc"
