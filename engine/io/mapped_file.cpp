@@ -1,0 +1,55 @@
+#include "io/mapped_file.h"
+
+#include <fcntl.h>
+#include <sys/mman.h>
+#include <sys/stat.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstring>
+
+#include "core/error.h"
+
+namespace ws::io {
+
+void* map_file(const std::string& path, size_t* size) {
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw Error(path + ": cannot stat (" + std::strerror(e) + ")");
+  }
+  if (S_ISDIR(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + ": is a folder, not a file");
+  }
+  *size = static_cast<size_t>(st.st_size);
+  if (*size == 0) {
+    ::close(fd);
+    return nullptr;
+  }
+  // NORESERVE: a multi-GB shard must not count against the commit limit up front.
+  void* m = ::mmap(nullptr, *size, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_NORESERVE, fd, 0);
+  if (m == MAP_FAILED) m = ::mmap(nullptr, *size, PROT_READ, MAP_PRIVATE, fd, 0);
+  int e = errno;
+  ::close(fd);
+  if (m == MAP_FAILED) throw Error(path + ": cannot map (" + std::strerror(e) + ")");
+  return m;
+}
+
+void unmap_file(void* map, size_t size) {
+  if (map) ::munmap(map, size);
+}
+
+std::shared_ptr<MappedFile> MappedFile::open(const std::string& path) {
+  std::shared_ptr<MappedFile> f(new MappedFile());
+  f->path_ = path;
+  f->map_ = map_file(path, &f->size_);
+  return f;
+}
+
+MappedFile::~MappedFile() { unmap_file(map_, size_); }
+
+}  // namespace ws::io

@@ -1,0 +1,125 @@
+// `wanstudio-engine buckets --config RUN.yaml`: which bucket, sizes and frames every row of
+// the dataset trains at, or why it is dropped — the answer to "what does my data train on?".
+#include <cstdio>
+#include <map>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "data/buckets.h"
+#include "data/demo_data.h"
+#include "data/frame_sampling.h"
+#include "data/metadata.h"
+#include "data/row_check.h"
+#include "io/model_yaml.h"
+#include "run/verb.h"
+#include "train/upsampler_options.h"
+
+namespace ws::run {
+namespace {
+using nlohmann::json;
+
+int run_buckets(const std::vector<std::string>& argv) {
+  for (const auto& a : argv)
+    if (a == "--help" || a == "-h") {
+      std::printf("usage: wanstudio-engine buckets --config RUN.yaml [any train-upsampler option]\n\n"
+                  "Prints a JSON report: per metadata row its bucket, high-res and low-res sizes,\n"
+                  "latent sizes and frames, or why it is dropped; then counts per status and bucket.\n");
+      return 0;
+    }
+  io::Config cfg = io::load_config(train::upsampler_option_schema(), argv);
+  if (!cfg.ok()) {
+    for (const auto& e : cfg.errors()) std::fprintf(stderr, "error: %s\n", e.c_str());
+    return 1;
+  }
+  double scale = 1.5;
+  if (cfg.is_set("config_path")) {
+    auto kw = io::read_model_yaml(cfg.str("config_path")).section("latent_upsampler_kwargs");
+    if (kw.contains("rational_spatial_scale")) {
+      if (!kw["rational_spatial_scale"].is_number())
+        throw Error(cfg.str("config_path") + ": latent_upsampler_kwargs.rational_spatial_scale must be a number");
+      scale = kw["rational_spatial_scale"].get<double>();
+    }
+  }
+  const std::string meta_path = cfg.str("train_data_meta");
+  const std::string data_dir = cfg.opt_str("train_data_dir").value_or("");
+  if (!fs::exists(meta_path) && cfg.opt_str("demo_data").value_or("") == "auto")
+    data::write_demo_dataset(data_dir.empty() ? fs::dirname(meta_path) : data_dir, static_cast<uint64_t>(cfg.integer("seed")));
+  data::Metadata meta = data::read_metadata(meta_path, data_dir);
+
+  const int64_t S = cfg.integer("video_sample_size"), N = cfg.integer("video_sample_n_frames"),
+                stride = cfg.integer("video_sample_stride");
+  const bool enable_bucket = cfg.boolean("enable_bucket");
+  auto reports = data::check_rows(meta);
+  json rows = json::array();
+  std::map<std::string, int64_t> status_counts, bucket_counts;
+  for (const auto& r : reports) {
+    const auto& row = meta.rows[r.index];
+    json o = {{"index", r.index}, {"file_path", row.file_path}, {"type", row.type}};
+    std::vector<std::string> problems = row.problems;
+    problems.insert(problems.end(), r.problems.begin(), r.problems.end());
+    std::string status = "ok";
+    if (!problems.empty()) {
+      status = "dropped";
+      o["reason"] = problems.front();
+      if (problems.size() > 1) o["problems"] = problems;
+    } else {
+      o["width"] = r.width;
+      o["height"] = r.height;
+      o["frames_in_file"] = r.frames;
+      int64_t n = 1;
+      if (!row.is_image()) {
+        auto plan = data::plan_clip(r.frames, N, stride);
+        n = plan.n;
+        if (n == 0) {
+          status = "dropped";
+          o["reason"] = "too short: " + std::to_string(r.frames) + " frames < stride " + std::to_string(stride);
+        } else {
+          o["frame_span"] = plan.clip_len;
+          o["start_range"] = {0, plan.max_start};
+          if (n < N) {
+            status = "short";
+            o["reason"] = "short (" + std::to_string(n) + " frames)";
+          }
+        }
+      }
+      if (status != "dropped") {
+        auto b = data::bucket_size(r.height, r.width, S, scale, 1.0, enable_bucket);
+        int64_t L = data::batch_frames(N, n);
+        int64_t F = 1 + (L - 1) / 4;
+        o["frames"] = n;
+        o["frames_trained"] = L;
+        o["bucket"] = b.key;
+        o["size_hr"] = {b.H, b.W};
+        o["size_lr"] = {b.h_lr, b.w_lr};
+        o["latent_hr"] = {F, b.H / 16, b.W / 16};
+        o["latent_lr"] = {F, b.h_lr / 16, b.w_lr / 16};
+        char key[32];
+        std::snprintf(key, sizeof key, "%s %g", row.type.c_str(), b.key);
+        ++bucket_counts[key];
+      }
+    }
+    o["status"] = status;
+    ++status_counts[status];
+    rows.push_back(o);
+  }
+  json counts = {{"rows", reports.size()}};
+  for (const auto& [k, v] : status_counts) counts[k] = v;
+  json report = {{"metadata", meta.path},
+                 {"video_sample_size", S},
+                 {"video_sample_n_frames", N},
+                 {"video_sample_stride", stride},
+                 {"rational_spatial_scale", scale},
+                 {"enable_bucket", enable_bucket},
+                 {"random_hw_adapt_ratios", cfg.boolean("random_hw_adapt") ? data::hw_adapt_choices(S).first : std::vector<double>{1.0}},
+                 {"rows", rows},
+                 {"counts", counts},
+                 {"buckets", bucket_counts}};
+  std::printf("%s\n", report.dump(2).c_str());
+  return 0;
+}
+
+}  // namespace
+
+WS_VERB("buckets", "JSON report: the bucket, sizes and frames of every dataset row, or why it is dropped", &run_buckets);
+
+}  // namespace ws::run
