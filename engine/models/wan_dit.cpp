@@ -1,0 +1,216 @@
+#include "models/wan_dit.h"
+
+#include <cmath>
+#include <sstream>
+
+#include "core/error.h"
+#include "models/grad_checkpoint.h"
+#include "models/wan_dit_ops.h"
+
+namespace ws::models {
+
+namespace {
+
+torch::Tensor layer_norm(const torch::Tensor& x, double eps) {
+  // WanLayerNorm: statistics in fp32, result back in x's dtype.
+  return torch::layer_norm(x.to(torch::kFloat), {x.size(-1)}, {}, {}, eps).to(x.scalar_type());
+}
+
+std::string sizes_str(const torch::Tensor& t) {
+  std::ostringstream o;
+  o << t.sizes();
+  return o.str();
+}
+
+}  // namespace
+
+WanMlpImpl::WanMlpImpl(int64_t in, int64_t hidden, int64_t out) {
+  l0 = register_module("0", torch::nn::Linear(in, hidden));
+  l2 = register_module("2", torch::nn::Linear(hidden, out));
+}
+
+torch::Tensor WanMlpImpl::forward(const torch::Tensor& x, bool gelu) {
+  auto h = l0(x);
+  return l2(gelu ? torch::gelu(h, "tanh") : torch::silu(h));
+}
+
+WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps)
+    : heads_(num_heads), eps_(eps) {
+  q = register_module("q", torch::nn::Linear(dim, dim));
+  k = register_module("k", torch::nn::Linear(dim, dim));
+  v = register_module("v", torch::nn::Linear(dim, dim));
+  o = register_module("o", torch::nn::Linear(dim, dim));
+  if (qk_norm) {
+    // WanRMSNorm modules hold only `weight`.
+    norm_q = register_module("norm_q", std::make_shared<torch::nn::Module>("WanRMSNorm"))
+                 ->register_parameter("weight", torch::ones({dim}));
+    norm_k = register_module("norm_k", std::make_shared<torch::nn::Module>("WanRMSNorm"))
+                 ->register_parameter("weight", torch::ones({dim}));
+  }
+}
+
+torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles) {
+  const int64_t Lq = x.size(0), Lk = kv.size(0), D = x.size(1), n = heads_, d = D / n;
+  auto qx = q(x), kx = k(kv), vx = v(kv);
+  if (norm_q.defined()) {
+    qx = wan_rms_norm(qx, norm_q, eps_);
+    kx = wan_rms_norm(kx, norm_k, eps_);
+  }
+  qx = qx.view({Lq, n, d});
+  kx = kx.view({Lk, n, d});
+  if (angles.defined()) {
+    qx = wan_rope_apply(qx, angles);
+    kx = wan_rope_apply(kx, angles);
+  }
+  auto out = wan_attention(qx.transpose(0, 1), kx.transpose(0, 1), vx.view({Lk, n, d}).transpose(0, 1),
+                           1.0 / std::sqrt(static_cast<double>(d)));
+  return o(out.transpose(0, 1).reshape({Lq, D}));
+}
+
+WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) {
+  self_attn = register_module("self_attn", WanAttention(cfg.dim, cfg.num_heads, cfg.qk_norm, cfg.eps));
+  cross_attn = register_module("cross_attn", WanAttention(cfg.dim, cfg.num_heads, cfg.qk_norm, cfg.eps));
+  if (cfg.cross_attn_norm)
+    norm3 = register_module("norm3", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.dim}).eps(cfg.eps)));
+  ffn = register_module("ffn", WanMlp(cfg.dim, cfg.ffn_dim, cfg.dim));
+  modulation = register_parameter("modulation", torch::randn({1, 6, cfg.dim}) / std::sqrt(static_cast<double>(cfg.dim)));
+}
+
+torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
+                                    const torch::Tensor& angles) {
+  // Chunk order: shift_sa, scale_sa, gate_sa, shift_ff, scale_ff, gate_ff (fp32 AdaLN math).
+  auto m = modulation + e0;  // [L, 6, D]
+  auto c = [&](int64_t i) { return m.select(1, i); };
+  auto a = layer_norm(x, eps_) * (1 + c(1)) + c(0);
+  auto h = x + self_attn->forward(a, a, angles) * c(2);
+  // Cross-attention is neither modulated nor gated, and has no RoPE.
+  auto hn = norm3 ? norm3(h.to(torch::kFloat)).to(h.scalar_type()) : h;
+  h = h + cross_attn->forward(hn, context, torch::Tensor());
+  auto f = layer_norm(h, eps_) * (1 + c(4)) + c(3);
+  return h + ffn(f, /*gelu=*/true) * c(5);
+}
+
+WanHeadImpl::WanHeadImpl(int64_t dim, int64_t out_features, double eps) : eps_(eps) {
+  head = register_module("head", torch::nn::Linear(dim, out_features));
+  modulation = register_parameter("modulation", torch::randn({1, 2, dim}) / std::sqrt(static_cast<double>(dim)));
+}
+
+torch::Tensor WanHeadImpl::forward(const torch::Tensor& x, const torch::Tensor& e) {
+  // The head uses the un-projected time embedding e, without a SiLU.
+  auto m = modulation + e.unsqueeze(1);  // [L, 2, D]
+  return head(layer_norm(x, eps_) * (1 + m.select(1, 1)) + m.select(1, 0));
+}
+
+WanModelImpl::WanModelImpl(const WanConfig& cfg) : cfg_(cfg) {
+  cfg_.validate();
+  const int64_t D = cfg.dim;
+  patch_embedding = register_module(
+      "patch_embedding", torch::nn::Conv3d(torch::nn::Conv3dOptions(cfg.in_dim, D, {1, 2, 2}).stride({1, 2, 2})));
+  text_embedding = register_module("text_embedding", WanMlp(cfg.text_dim, D, D));
+  time_embedding = register_module("time_embedding", WanMlp(cfg.freq_dim, D, D));
+  time_projection = register_module("time_projection", std::make_shared<torch::nn::Module>("Sequential"));
+  time_projection_1 = time_projection->register_module("1", torch::nn::Linear(D, 6 * D));
+  blocks = register_module("blocks", torch::nn::ModuleList());
+  for (int64_t i = 0; i < cfg.num_layers; ++i) blocks->push_back(WanBlock(cfg));
+  head = register_module("head", WanHead(D, cfg.out_dim * 4, cfg.eps));
+  init_weights();
+}
+
+void WanModelImpl::init_weights() {
+  torch::NoGradGuard no_grad;
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* lin = m->as<torch::nn::Linear>()) {
+      torch::nn::init::xavier_uniform_(lin->weight);
+      lin->bias.zero_();
+    }
+  }
+  // Conv3d weight as [D, Cin·4]; the bias keeps PyTorch's default.
+  auto w = patch_embedding->weight;
+  torch::nn::init::xavier_uniform_(w.view({w.size(0), -1}));
+  for (auto* mlp : {text_embedding.get(), time_embedding.get()}) {
+    torch::nn::init::normal_(mlp->l0->weight, 0.0, 0.02);
+    torch::nn::init::normal_(mlp->l2->weight, 0.0, 0.02);
+  }
+  head->head->weight.zero_();
+  const double s = 1.0 / std::sqrt(static_cast<double>(cfg_.dim));
+  for (auto& b : *blocks) b->as<WanBlockImpl>()->modulation.copy_(torch::randn({1, 6, cfg_.dim}) * s);
+  head->modulation.copy_(torch::randn({1, 2, cfg_.dim}) * s);
+}
+
+torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,
+                                      const torch::Tensor& context, const torch::Tensor& angles) {
+  if (!checkpointing_ || !is_training()) return block.forward(x, e0, context, angles);
+  // e0 and the context carry gradients to the embeddings: route them like parameters.
+  auto params = trainable_parameters(block);
+  params.push_back(e0);
+  params.push_back(context);
+  auto* raw = &block;
+  return checkpoint([raw, e0, context, angles](const torch::Tensor& h) { return raw->forward(h, e0, context, angles); },
+                    x, params);
+}
+
+torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tensor& t, const torch::Tensor& context,
+                                    int64_t seq_len, const torch::Tensor& y, DitInter* inter) {
+  const int64_t D = cfg_.dim;
+  torch::Tensor x = x_in;
+  if (y.defined()) {
+    if (y.dim() != 4 || x.dim() != 4 || y.sizes().slice(1) != x.sizes().slice(1))
+      throw Error("WanModel: y " + sizes_str(y) + " does not match x " + sizes_str(x) + " in F, H, W");
+    x = torch::cat({x, y.to(x.scalar_type())}, 0);
+  }
+  if (x.dim() != 4 || x.size(0) != cfg_.in_dim || x.size(2) % 2 || x.size(3) % 2)
+    throw Error("WanModel: x must be [" + std::to_string(cfg_.in_dim) + ", F, H, W] with even H and W, got " +
+                sizes_str(x));
+  const int64_t F = x.size(1), Hp = x.size(2) / 2, Wp = x.size(3) / 2, L = F * Hp * Wp;
+  if (seq_len <= 0) seq_len = L;
+  if (seq_len < L)
+    throw Error("WanModel: seq_len " + std::to_string(seq_len) + " is smaller than the token count " + std::to_string(L));
+  if (context.dim() != 2 || context.size(1) != cfg_.text_dim || context.size(0) > cfg_.text_len)
+    throw Error("WanModel: context must be [<= " + std::to_string(cfg_.text_len) + ", " + std::to_string(cfg_.text_dim) +
+                "], got " + sizes_str(context));
+  auto tt = t.flatten();
+  if (tt.numel() != 1 && tt.numel() != seq_len)
+    throw Error("WanModel: t must have 1 or seq_len (" + std::to_string(seq_len) + ") entries, got " + sizes_str(t));
+
+  // Patch embedding: tokens ordered f, h, w.
+  auto tokens = patch_embedding(x.unsqueeze(0)).flatten(2).transpose(1, 2).squeeze(0);  // [L, D]
+  if (inter) (*inter)["inter.patch_tokens"] = tokens;
+
+  // Time embedding per token; one distinct row when t is a scalar (broadcast, same values).
+  auto emb = wan_sinusoidal_embedding(tt.numel() == 1 ? tt : tt.slice(0, 0, L), cfg_.freq_dim)
+                 .to(patch_embedding->weight.options());
+  auto e = time_embedding(emb, /*gelu=*/false);
+  auto e0 = time_projection_1(torch::silu(e)).view({-1, 6, D});
+  if (tt.numel() == 1) {
+    e = e.expand({L, D});
+    e0 = e0.expand({L, 6, D});
+  }
+  if (inter) {
+    (*inter)["inter.time_embedding"] = e;
+    (*inter)["inter.time_projection"] = e0;
+  }
+
+  // Text: zero-pad to text_len before the MLP; every row is attended.
+  auto ctx = context.to(tokens.scalar_type());
+  if (ctx.size(0) < cfg_.text_len)
+    ctx = torch::cat({ctx, torch::zeros({cfg_.text_len - ctx.size(0), ctx.size(1)}, ctx.options())}, 0);
+  auto c = text_embedding(ctx, /*gelu=*/true);
+  if (inter) (*inter)["inter.text_embedding"] = c;
+
+  auto angles = wan_rope_angles(cfg_.head_dim(), F, Hp, Wp);
+  auto h = tokens;
+  int64_t i = 0;
+  for (auto& m : *blocks) {
+    h = run_block(*m->as<WanBlockImpl>(), h, e0, c, angles);
+    if (inter) (*inter)["inter.block_" + std::to_string(i)] = h;
+    ++i;
+  }
+  auto out = head(h, e);  // [L, Cout·4]
+  if (inter) (*inter)["inter.head"] = out;
+
+  // Unpatchify: features ordered (pf, ph, pw, c), c fastest.
+  const int64_t C = cfg_.out_dim;
+  return out.view({F, Hp, Wp, 1, 2, 2, C}).permute({6, 0, 3, 1, 4, 2, 5}).reshape({C, F, 2 * Hp, 2 * Wp});
+}
+
+}  // namespace ws::models

@@ -1,0 +1,120 @@
+// WanModel, the Wan 2.x diffusion transformer (spec: wan-dit.md), for one sample at a time.
+// Parameter names are the official state-dict keys (`blocks.0.self_attn.q.weight`,
+// `head.head.weight`, ...); Sequential indices of the reference are reproduced
+// (`text_embedding.0/.2`, `time_projection.1`, `ffn.0/.2`).
+#pragma once
+#include <torch/torch.h>
+
+#include <map>
+#include <string>
+#include <vector>
+
+#include "io/state_dict.h"
+#include "models/wan_dit_config.h"
+
+namespace ws::models {
+
+using DitInter = std::map<std::string, torch::Tensor>;
+
+// Linear → act → Linear registered as "0" and "2" (index 1 is the parameter-free activation).
+class WanMlpImpl : public torch::nn::Module {
+ public:
+  WanMlpImpl(int64_t in, int64_t hidden, int64_t out);
+  torch::Tensor forward(const torch::Tensor& x, bool gelu);  // gelu: GELU(tanh), else SiLU
+  torch::nn::Linear l0{nullptr}, l2{nullptr};
+};
+TORCH_MODULE(WanMlp);
+
+// Self- or cross-attention: q, k, v, o and (qk_norm) norm_q/norm_k weights over the full width.
+class WanAttentionImpl : public torch::nn::Module {
+ public:
+  WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps);
+  // x [Lq, D], kv [Lk, D]; `angles` [Lq, d/2] applies RoPE to q and k (self-attention only).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles);
+  torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
+  torch::Tensor norm_q, norm_k;  // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
+
+ private:
+  int64_t heads_;
+  double eps_;
+};
+TORCH_MODULE(WanAttention);
+
+class WanBlockImpl : public torch::nn::Module {
+ public:
+  explicit WanBlockImpl(const WanConfig& cfg);
+  // x [L, D] residual stream, e0 [L, 6, D], context [text_len, D], angles [L, d/2].
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
+                        const torch::Tensor& angles);
+  WanAttention self_attn{nullptr}, cross_attn{nullptr};
+  torch::nn::LayerNorm norm3{nullptr};  // affine; null when cross_attn_norm is off (identity)
+  WanMlp ffn{nullptr};
+  torch::Tensor modulation;  // [1, 6, D]
+
+ private:
+  int64_t dim_;
+  double eps_;
+};
+TORCH_MODULE(WanBlock);
+
+class WanHeadImpl : public torch::nn::Module {
+ public:
+  WanHeadImpl(int64_t dim, int64_t out_features, double eps);
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& e);  // x, e [L, D]
+  torch::nn::Linear head{nullptr};
+  torch::Tensor modulation;  // [1, 2, D]
+
+ private:
+  double eps_;
+};
+TORCH_MODULE(WanHead);
+
+class WanModelImpl : public torch::nn::Module {
+ public:
+  explicit WanModelImpl(const WanConfig& cfg);
+
+  // x [C_in, F, H, W] (no batch axis); t [1], [L'] or [1, L'] on the 0–1000 scale (per token when
+  // it has more than one entry; only the first F·H/2·W/2 entries matter); context [L_txt, text_dim]
+  // unpadded (≤ text_len rows); seq_len ≥ the token count (0 = the token count); y (i2v only)
+  // [C_y, F, H, W] concatenated to x. Returns [out_dim, F, H, W]. Padding tokens are not
+  // computed: they are masked keys and dropped queries in the reference, so real tokens do not
+  // see them. `inter` receives the fixtures' intermediates (real tokens only).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& t, const torch::Tensor& context,
+                        int64_t seq_len = 0, const torch::Tensor& y = {}, DitInter* inter = nullptr);
+
+  const WanConfig& config() const { return cfg_; }
+  // Recompute each block in backward instead of keeping its activations.
+  void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
+  bool gradient_checkpointing() const { return checkpointing_; }
+  // The reference's init_weights (spec §2 "Fresh initialisation"); the constructor calls it.
+  void init_weights();
+
+  torch::nn::Conv3d patch_embedding{nullptr};
+  WanMlp text_embedding{nullptr}, time_embedding{nullptr};
+  std::shared_ptr<torch::nn::Module> time_projection;  // holds "1" (index 0 is the SiLU)
+  torch::nn::Linear time_projection_1{nullptr};
+  torch::nn::ModuleList blocks{nullptr};
+  WanHead head{nullptr};
+
+ private:
+  torch::Tensor run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,
+                          const torch::Tensor& context, const torch::Tensor& angles);
+  WanConfig cfg_;
+  bool checkpointing_ = false;
+};
+TORCH_MODULE(WanModel);
+
+// Diffusers (`WanTransformer3DModel`) key names -> official ones (spec §2). Keys already official
+// pass through; returns the input unchanged when it has no diffusers key.
+io::StateDict wan_official_keys(const io::StateDict& sd);
+bool wan_is_diffusers_state_dict(const io::StateDict& sd);
+
+// Builds the model from `cfg` and loads `weights_path` strictly (any format load_weights reads:
+// .safetensors, sharded *.safetensors.index.json, .pth, a model directory; official or
+// diffusers keys). Errors name the file and the first missing/unexpected/mis-shaped key.
+WanModel load_wan_model(const WanConfig& cfg, const std::string& weights_path);
+// A model directory (config.json official or diffusers + weights) or a weights file with a
+// config.json beside it.
+WanModel load_wan_model(const std::string& path);
+
+}  // namespace ws::models

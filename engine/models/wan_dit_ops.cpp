@@ -1,0 +1,109 @@
+#include "models/wan_dit_ops.h"
+
+#include <algorithm>
+#include <cmath>
+
+namespace ws::models {
+
+torch::Tensor wan_sinusoidal_embedding(const torch::Tensor& t, int64_t freq_dim) {
+  const int64_t half = freq_dim / 2;
+  auto pos = t.detach().to(torch::kDouble).flatten();
+  // ω_j = 10000^(−j/half), as torch.pow(10000, -arange(half)/half) in float64.
+  auto omega = torch::pow(10000.0, -torch::arange(half, torch::kDouble).div(static_cast<double>(half)));
+  auto s = torch::outer(pos, omega);
+  return torch::cat({torch::cos(s), torch::sin(s)}, 1).to(torch::kFloat);
+}
+
+namespace {
+// rope_params(1024, dim): angle[pos, j] = pos / θ^(2j/dim), in double.
+torch::Tensor rope_axis(int64_t len, int64_t axis_dim) {
+  auto inv = 1.0 / torch::pow(10000.0, torch::arange(0, axis_dim, 2, torch::kDouble).div(static_cast<double>(axis_dim)));
+  return torch::outer(torch::arange(len, torch::kDouble), inv);
+}
+}  // namespace
+
+torch::Tensor wan_rope_angles(int64_t head_dim, int64_t F, int64_t H, int64_t W) {
+  const int64_t d = head_dim;
+  // The reference's table widths: d − 4⌊d/6⌋ for time, 2⌊d/6⌋ for h and w.
+  auto at = rope_axis(F, d - 4 * (d / 6)), ah = rope_axis(H, 2 * (d / 6)), aw = rope_axis(W, 2 * (d / 6));
+  auto t = at.view({F, 1, 1, -1}).expand({F, H, W, at.size(1)});
+  auto h = ah.view({1, H, 1, -1}).expand({F, H, W, ah.size(1)});
+  auto w = aw.view({1, 1, W, -1}).expand({F, H, W, aw.size(1)});
+  return torch::cat({t, h, w}, -1).reshape({F * H * W, -1});
+}
+
+torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& angles) {
+  const int64_t L = x.size(0), n = x.size(1), c = x.size(2) / 2;
+  auto xd = x.to(torch::kDouble).reshape({L, n, c, 2});
+  auto a = xd.select(3, 0), b = xd.select(3, 1);
+  auto cs = torch::cos(angles).view({L, 1, c}), sn = torch::sin(angles).view({L, 1, c});
+  auto re = a * cs - b * sn, im = a * sn + b * cs;
+  return torch::stack({re, im}, 3).reshape({L, n, 2 * c}).to(x.scalar_type());
+}
+
+torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
+  auto xf = x.to(torch::kFloat);
+  auto y = xf * torch::rsqrt(xf.pow(2).mean(-1, true) + eps);
+  return y.to(x.scalar_type()) * w;
+}
+
+namespace {
+
+int64_t chunk_rows(int64_t n, int64_t Lk, int64_t max_scores) {
+  return std::max<int64_t>(1, max_scores / std::max<int64_t>(1, n * Lk));
+}
+
+// Attention with per-chunk recomputation in backward (the probabilities are never stored).
+struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
+                               const torch::Tensor& v, double scale, int64_t max_scores) {
+    ctx->save_for_backward({q, k, v});
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["max_scores"] = max_scores;
+    torch::NoGradGuard no_grad;
+    return wan_attention(q, k, v, scale, max_scores);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto saved = ctx->get_saved_variables();
+    const auto &q = saved[0], &k = saved[1], &v = saved[2];
+    const double scale = ctx->saved_data["scale"].toDouble();
+    const int64_t max_scores = ctx->saved_data["max_scores"].toInt();
+    auto go = grad_out[0];
+    const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);
+    auto dq = torch::empty_like(q), dk = torch::zeros_like(k), dv = torch::zeros_like(v);
+    auto kt = k.transpose(1, 2);
+    for (int64_t s = 0; s < Lq; s += step) {
+      const int64_t e = std::min(Lq, s + step);
+      auto qc = q.slice(1, s, e), goc = go.slice(1, s, e);
+      auto p = torch::softmax(torch::matmul(qc, kt) * scale, -1);
+      dv.add_(torch::matmul(p.transpose(1, 2), goc));
+      auto dp = torch::matmul(goc, v.transpose(1, 2));
+      // softmax backward: (dp − Σ dp·p) · p
+      auto ds = (dp - (dp * p).sum(-1, true)) * p;
+      dq.slice(1, s, e).copy_(torch::matmul(ds, k) * scale);
+      dk.add_(torch::matmul(ds.transpose(1, 2), qc) * scale);
+    }
+    return {dq, dk, dv, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
+                            int64_t max_scores) {
+  const bool grad = torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
+  if (grad) return ChunkedAttention::apply(q, k, v, scale, max_scores);
+  const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);
+  auto kt = k.transpose(1, 2);
+  if (step >= Lq) return torch::matmul(torch::softmax(torch::matmul(q, kt) * scale, -1), v);
+  auto out = torch::empty({q.size(0), Lq, v.size(2)}, q.options());
+  for (int64_t s = 0; s < Lq; s += step) {
+    const int64_t e = std::min(Lq, s + step);
+    out.slice(1, s, e).copy_(torch::matmul(torch::softmax(torch::matmul(q.slice(1, s, e), kt) * scale, -1), v));
+  }
+  return out;
+}
+
+}  // namespace ws::models

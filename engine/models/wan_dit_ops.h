@@ -1,0 +1,30 @@
+// Building blocks of the Wan DiT (spec: wan-dit.md §3–4): the float64 sinusoid and RoPE, the
+// RMSNorm over the full width and memory-bounded attention.
+#pragma once
+#include <torch/torch.h>
+
+#include <cstdint>
+
+namespace ws::models {
+
+// [N] timesteps (any float dtype) -> [N, freq_dim] fp32: [cos(t·ω), sin(t·ω)], computed in double.
+torch::Tensor wan_sinusoidal_embedding(const torch::Tensor& t, int64_t freq_dim);
+
+// Per-token RoPE angles [F·H·W, head_dim/2] (double) for a token grid, positions from 0,
+// split n_t = c − 2⌊c/3⌋, n_h = n_w = ⌊c/3⌋ (c = head_dim/2), θ = 10000.
+torch::Tensor wan_rope_angles(int64_t head_dim, int64_t F, int64_t H, int64_t W);
+
+// x [L, n, d] rotated pairwise (interleaved pairs, real = even) by `angles` [L, d/2] in double,
+// returned in x's dtype.
+torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& angles);
+
+// `x · rsqrt(mean(x²) + eps) · w` over the last axis, statistics in fp32.
+torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
+
+// softmax(q kᵀ · scale) v per head for q [n, Lq, d], k/v [n, Lk, d] -> [n, Lq, d]. Queries are
+// processed in chunks so at most ~`max_scores` score elements exist at once; with grad the
+// probabilities are recomputed chunk by chunk in backward instead of being stored.
+torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
+                            int64_t max_scores = int64_t{1} << 25);
+
+}  // namespace ws::models

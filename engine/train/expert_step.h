@@ -1,0 +1,70 @@
+// One DiT (expert) training step with flow matching (dual-expert-training.md §1,
+// fixtures/train/README.md §B.2): x_t = (1 − σ)·x0 + σ·ε, pred = model(x_t, t, context),
+// loss = mse(pred, ε − x0), backward, global gradient norm (optionally clipped), AdamW.
+// The dual-expert trainer owns one ExpertStep per expert; `parity dit-train` drives the same
+// class with stored steps.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "models/wan_dit.h"
+#include "train/adamw.h"
+#include "train/grad_clip.h"
+
+namespace ws::train {
+
+struct ExpertStepOptions {
+  double learning_rate = 1e-4;
+  AdamWOptions adam{0.9, 0.999, 1e-8, 1e-2};
+  ClipOptions clip{0.0, 5.0, 1000.0};  // max_grad_norm 0: measure the norm, do not clip
+};
+
+struct ExpertStepInput {
+  torch::Tensor x0;       // [C, F, H, W] clean normalised latent
+  torch::Tensor noise;    // same shape
+  float sigma = 0;        // noise level, already rounded to fp32
+  double t = 0;           // timestep on the 0–1000 scale, as given to the model
+  torch::Tensor context;  // [L_txt, text_dim], unpadded
+  int64_t seq_len = 0;    // 0 = the token count
+  torch::Tensor y;        // i2v conditioning, or undefined
+};
+
+struct ExpertStepRecord {
+  double loss = 0;       // fp32 loss as a double
+  ClipResult clip;       // clip.grad_norm: global L2 norm before clipping
+  torch::Tensor x_t;     // the noisy input the model saw
+};
+
+class ExpertStep {
+ public:
+  ExpertStep(models::WanModel model, ExpertStepOptions opts);
+
+  // x_t = (1 − σ)·x0 + σ·ε in fp32, element-wise (three rounded ops, as the reference).
+  static torch::Tensor noisy_latent(const torch::Tensor& x0, const torch::Tensor& noise, float sigma);
+
+  // Forward, loss, zero_grad, backward and the gradient norm (with clipping when enabled);
+  // the gradients stay on the parameters for inspection until update().
+  ExpertStepRecord forward_backward(const ExpertStepInput& in);
+  // The AdamW update with the current learning rate.
+  void update();
+  // forward_backward + update.
+  ExpertStepRecord step(const ExpertStepInput& in);
+
+  void set_learning_rate(double lr) { opts_.learning_rate = lr; }
+  int64_t global_step() const { return global_step_; }
+  models::WanModel& model() { return model_; }
+  AdamW& optimizer() { return *optimizer_; }
+  const std::vector<torch::Tensor>& parameters() const { return params_; }
+
+ private:
+  models::WanModel model_;
+  ExpertStepOptions opts_;
+  std::vector<torch::Tensor> params_;
+  std::unique_ptr<AdamW> optimizer_;
+  int64_t global_step_ = 0;
+};
+
+}  // namespace ws::train
