@@ -4,6 +4,9 @@
 #include <cmath>
 #include <cstdio>
 
+#include "core/error.h"
+#include "core/fs.h"
+
 namespace ws::run {
 
 GroupStats group_stats(const std::vector<torch::Tensor>& a, const std::vector<torch::Tensor>& b,
@@ -64,6 +67,20 @@ std::string fmt_num(double v) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.3g", v);
   return buf;
+}
+
+nlohmann::json read_case_json(const std::string& path) {
+  try {
+    return nlohmann::json::parse(fs::read_file(path));
+  } catch (const nlohmann::json::exception& e) {
+    throw Error(path + ": invalid JSON (" + std::string(e.what()) + ")");
+  }
+}
+
+torch::Tensor need_tensor(const io::StateDict& sd, const std::string& name, const std::string& file) {
+  auto it = sd.find(name);
+  if (it == sd.end()) throw Error(file + ": has no tensor '" + name + "'");
+  return it->second;
 }
 
 }  // namespace ws::run

@@ -1,10 +1,13 @@
 // Comparison helpers shared by the parity kinds: element-wise allclose, group statistics
 // (max, 99.9th percentile, mean of |a − b|) and relative scalar checks.
 #pragma once
+#include <nlohmann/json.hpp>
 #include <torch/torch.h>
 
 #include <string>
 #include <vector>
+
+#include "io/state_dict.h"
 
 namespace ws::run {
 
@@ -31,5 +34,10 @@ CloseResult close_check(const torch::Tensor& a, const torch::Tensor& ref, double
 double max_rel_error(const std::vector<double>& a, const std::vector<double>& b);
 
 std::string fmt_num(double v);
+
+// A case file's JSON; ws::Error naming the file when it is not JSON.
+nlohmann::json read_case_json(const std::string& path);
+// sd[name] as stored (no dtype change); ws::Error naming `file` when absent.
+torch::Tensor need_tensor(const io::StateDict& sd, const std::string& name, const std::string& file);
 
 }  // namespace ws::run

@@ -18,20 +18,6 @@ using nlohmann::json;
 
 namespace {
 
-json read_json(const std::string& path) {
-  try {
-    return json::parse(fs::read_file(path));
-  } catch (const json::exception& e) {
-    throw Error(path + ": invalid JSON (" + std::string(e.what()) + ")");
-  }
-}
-
-torch::Tensor need(const io::StateDict& sd, const std::string& name, const std::string& file) {
-  auto it = sd.find(name);
-  if (it == sd.end()) throw Error(file + ": has no tensor '" + name + "'");
-  return it->second;
-}
-
 double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b, const std::string& name) {
   if (a.sizes() != b.sizes())
     throw Error(name + ": shape " + io::shape_str(a.sizes().vec()) + " vs reference " + io::shape_str(b.sizes().vec()));
@@ -54,7 +40,7 @@ int parity_dit(const std::string& dir) {
   for (const auto& path : files) {
     std::string name = fs::basename(path);
     try {
-      json j = read_json(path);
+      json j = read_case_json(path);
       if (!j.is_object() || !j.contains("case")) {
         std::printf("skip %s: no 'case' key\n", path.c_str());
         continue;
@@ -71,7 +57,7 @@ int parity_dit(const std::string& dir) {
       auto model = models::load_wan_model(cfg, weights);
       model->eval();
       auto io = io::read_safetensors(case_file);
-      auto f32 = [&](const char* k) { return need(io, k, case_file).to(torch::kFloat); };
+      auto f32 = [&](const char* k) { return need_tensor(io, k, case_file).to(torch::kFloat); };
       models::DitInter inter;
       auto out = model->forward(f32("x"), f32("t"), f32("context"), seq_len, {}, &inter);
 
@@ -88,7 +74,7 @@ int parity_dit(const std::string& dir) {
         }
         std::printf("info %s %s max_abs=%s\n", name.c_str(), k.c_str(), e.c_str());
       }
-      const double err = max_abs_diff(out, need(io, "out", case_file), "out");
+      const double err = max_abs_diff(out, need_tensor(io, "out", case_file), "out");
       const bool ok = err <= tol;
       std::printf("%s %s worst=out max_abs=%s tol=%s\n", ok ? "PASS" : "FAIL", name.c_str(), fmt_num(err).c_str(),
                   fmt_num(tol).c_str());

@@ -21,12 +21,6 @@ using nlohmann::json;
 
 namespace {
 
-torch::Tensor need(const io::StateDict& sd, const std::string& name, const std::string& file) {
-  auto it = sd.find(name);
-  if (it == sd.end()) throw Error(file + ": has no tensor '" + name + "'");
-  return it->second;
-}
-
 struct Check {
   std::string group;
   bool ok;
@@ -82,8 +76,8 @@ std::vector<Check> run_case(const json& j, const std::string& base) {
 
   auto steps = io::read_safetensors(steps_file);
   auto expected = io::read_safetensors(expected_file);
-  auto t = need(steps, "t", steps_file).to(torch::kLong);
-  auto sigma = need(steps, "sigma", steps_file).to(torch::kFloat);
+  auto t = need_tensor(steps, "t", steps_file).to(torch::kLong);
+  auto sigma = need_tensor(steps, "sigma", steps_file).to(torch::kFloat);
   const int64_t N = t.numel(), seq_len = j.at("seq_len").get<int64_t>();
 
   std::vector<double> loss, grad_norm;
@@ -94,14 +88,14 @@ std::vector<Check> run_case(const json& j, const std::string& base) {
   for (int64_t k = 0; k < N; ++k) {
     const std::string s = std::to_string(k);
     train::ExpertStepInput in;
-    in.x0 = need(steps, "x0_" + s, steps_file);
-    in.noise = need(steps, "noise_" + s, steps_file);
-    in.context = need(steps, "context_" + s, steps_file);
+    in.x0 = need_tensor(steps, "x0_" + s, steps_file);
+    in.noise = need_tensor(steps, "noise_" + s, steps_file);
+    in.context = need_tensor(steps, "context_" + s, steps_file);
     in.sigma = sigma[k].item<float>();
     in.t = static_cast<double>(t[k].item<int64_t>());
     in.seq_len = seq_len;
     auto rec = step.forward_backward(in);
-    auto ref_xt = need(steps, "x_t_" + s, steps_file);
+    auto ref_xt = need_tensor(steps, "x_t_" + s, steps_file);
     if (ref_xt.sizes() != rec.x_t.sizes()) throw Error(steps_file + ": x_t_" + s + " has the wrong shape");
     xt_err = std::max(xt_err, (rec.x_t.to(torch::kDouble) - ref_xt.to(torch::kDouble)).abs().max().item<double>());
     loss.push_back(rec.loss);
@@ -125,7 +119,7 @@ std::vector<Check> run_case(const json& j, const std::string& base) {
 
   std::vector<Check> checks;
   auto scalar = [&](const std::string& group, const std::vector<double>& got, double rtol) {
-    auto ref = doubles(need(expected, group, expected_file));
+    auto ref = doubles(need_tensor(expected, group, expected_file));
     double err = max_rel_error(got, ref);
     checks.push_back({group, err <= rtol, group, err, rtol, " (max_rel)"});
   };
@@ -138,7 +132,7 @@ std::vector<Check> run_case(const json& j, const std::string& base) {
   for (const auto& kv : step.model()->named_parameters()) {
     names.push_back("model." + kv.key());
     a.push_back(kv.value().detach());
-    b.push_back(need(expected, "model." + kv.key(), expected_file));
+    b.push_back(need_tensor(expected, "model." + kv.key(), expected_file));
   }
   size_t n_model = 0;
   for (const auto& kv : expected) n_model += kv.first.compare(0, 6, "model.") == 0;

@@ -34,20 +34,6 @@ std::vector<std::string> case_files(const std::string& dir) {
   return out;
 }
 
-json read_json(const std::string& path) {
-  try {
-    return json::parse(fs::read_file(path));
-  } catch (const json::exception& e) {
-    throw Error(path + ": invalid JSON (" + std::string(e.what()) + ")");
-  }
-}
-
-torch::Tensor need(const io::StateDict& sd, const std::string& name, const std::string& file) {
-  auto it = sd.find(name);
-  if (it == sd.end()) throw Error(file + ": has no tensor '" + name + "'");
-  return it->second.to(torch::kFloat);
-}
-
 std::vector<double> doubles(const torch::Tensor& t) {
   auto d = t.to(torch::kDouble).contiguous();
   return std::vector<double>(d.data_ptr<double>(), d.data_ptr<double>() + d.numel());
@@ -76,7 +62,7 @@ int parity_upsampler(const std::string& dir) {
   for (const auto& path : cases) {
     std::string name = fs::basename(fs::dirname(path));
     try {
-      json j = read_json(path);
+      json j = read_case_json(path);
       if (!j.contains("case")) {
         std::printf("skip %s: no 'case' key\n", path.c_str());
         continue;
@@ -97,7 +83,7 @@ int parity_upsampler(const std::string& dir) {
       model->eval();
       auto io = io::read_safetensors(io_file);
       std::map<std::string, torch::Tensor> inter;
-      auto out = model->forward(need(io, "input", io_file), &inter);
+      auto out = model->forward(need_tensor(io, "input", io_file).to(torch::kFloat), &inter);
       inter["output"] = out;
 
       std::string worst = "output";
@@ -177,7 +163,7 @@ int parity_upsampler_train(const std::string& dir) {
     std::string name = fs::basename(fs::dirname(path));
     std::vector<GroupCheck> checks;
     try {
-      json j = read_json(path);
+      json j = read_case_json(path);
       if (!j.contains("case")) {
         std::printf("skip %s: no 'case' key\n", path.c_str());
         continue;
@@ -203,8 +189,8 @@ int parity_upsampler_train(const std::string& dir) {
       std::vector<double> micro_loss, loss, grad_norm, lr, thr, max_norm, coef, abnormal, ema_decay;
       for (int64_t i = 0; i < K; ++i) {
         std::optional<train::UpdateRecord> rec;
-        double l = updater.micro_step(need(batches, "z_lr_" + std::to_string(i), batches_file),
-                                      need(batches, "z_hr_" + std::to_string(i), batches_file), &rec);
+        double l = updater.micro_step(need_tensor(batches, "z_lr_" + std::to_string(i), batches_file).to(torch::kFloat),
+                                      need_tensor(batches, "z_hr_" + std::to_string(i), batches_file).to(torch::kFloat), &rec);
         micro_loss.push_back(static_cast<double>(static_cast<float>(l)));
         if (!rec) continue;
         loss.push_back(rec->loss);
@@ -218,7 +204,7 @@ int parity_upsampler_train(const std::string& dir) {
       }
 
       auto scalar = [&](const std::string& group, const std::string& key, const std::vector<double>& got, double rtol) {
-        auto it = expected.find(key);  // F64 in the file: read without the float cast of need()
+        auto it = expected.find(key);  // F64 in the file: read without the float cast of need_tensor()
         if (it == expected.end()) throw Error(expected_file + ": has no tensor '" + key + "'");
         auto ref = doubles(it->second);
         double err = max_rel_error(got, ref);
@@ -247,7 +233,7 @@ int parity_upsampler_train(const std::string& dir) {
         double gauge_err = 0;
         std::string gauge_worst = "-";
         for (const auto& [key, value] : got) {
-          auto ref = need(expected, prefix + key, expected_file);
+          auto ref = need_tensor(expected, prefix + key, expected_file).to(torch::kFloat);
           if (ref.sizes() != value.sizes()) throw Error(prefix + key + ": shape mismatch");
           if (gauge.count(key)) {
             double e = (value.to(torch::kDouble) - ref.to(torch::kDouble)).abs().max().item<double>();
