@@ -22,7 +22,8 @@ int run_parity(const std::vector<std::string>& argv) {
       "Runs every case of a parity fixture folder and compares against the stored reference\n"
       "tensors: one `PASS <case> ...` or `FAIL <case> <reason>` line per case. Exit 0 when all\n"
       "cases pass, 1 when any fails or none is found.\n\nkinds:\n";
-  for (const auto& k : ws::run::parity_kinds()) description += "  " + k.name + std::string(k.name.size() < 18 ? 18 - k.name.size() : 1, ' ') + k.summary + "\n";
+  for (const auto& k : ws::run::parity_kinds())
+    description += "  " + k.name + std::string(k.name.size() < 18 ? 18 - k.name.size() : 1, ' ') + k.summary + "\n";
   ws::run::Args args("parity", "parity KIND DIR", description);
   args.positional("kind", "model kind (" + kind_list() + ")");
   args.positional("dir", "fixture folder");

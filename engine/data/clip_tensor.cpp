@@ -1,0 +1,65 @@
+#include "data/clip_tensor.h"
+
+#include <cstring>
+
+#include "core/error.h"
+
+#ifdef WANSTUDIO_HAVE_VIDEO
+#include "io/video_decode.h"
+#endif
+
+namespace ws::data {
+
+torch::Tensor frames_to_tensor(const std::vector<io::RgbFrame>& frames) {
+  if (frames.empty()) throw Error("no frames to convert");
+  const int w = frames.front().width, h = frames.front().height;
+  const size_t bytes = static_cast<size_t>(w) * static_cast<size_t>(h) * 3;
+  auto u8 = torch::empty({static_cast<int64_t>(frames.size()), h, w, 3}, torch::kUInt8);
+  uint8_t* dst = u8.data_ptr<uint8_t>();
+  for (size_t i = 0; i < frames.size(); ++i) {
+    const auto& f = frames[i];
+    if (f.width != w || f.height != h || f.data.size() != bytes)
+      throw Error("frame " + std::to_string(i) + " is " + std::to_string(f.width) + "x" + std::to_string(f.height) +
+                  ", frame 0 is " + std::to_string(w) + "x" + std::to_string(h));
+    std::memcpy(dst + i * bytes, f.data.data(), bytes);
+  }
+  return u8.permute({0, 3, 1, 2}).to(torch::kFloat32).div_(255.0).contiguous();
+}
+
+torch::Tensor resize_cover_crop(const torch::Tensor& x, int64_t out_h, int64_t out_w, bool antialias) {
+  TORCH_CHECK(x.dim() == 4 && x.size(1) == 3, "resize_cover_crop expects [T, 3, H, W], got ", x.sizes());
+  TORCH_CHECK(out_h > 0 && out_w > 0, "resize_cover_crop: bad target size ", out_h, "x", out_w);
+  const int64_t h0 = x.size(2), w0 = x.size(3);
+  auto [rh, rw] = io::cover_size(h0, w0, out_h, out_w);
+  torch::Tensor r = x;
+  if (rh != h0 || rw != w0) {
+    namespace F = torch::nn::functional;
+    r = F::interpolate(x, F::InterpolateFuncOptions()
+                              .size(std::vector<int64_t>{rh, rw})
+                              .mode(torch::kBilinear)
+                              .align_corners(false)
+                              .antialias(antialias));
+  }
+  const int64_t top = io::center_crop_offset(rh, out_h), left = io::center_crop_offset(rw, out_w);
+  return r.narrow(2, top, out_h).narrow(3, left, out_w).contiguous();
+}
+
+torch::Tensor to_model_clip(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 4 && x.size(1) == 3, "to_model_clip expects [T, 3, H, W], got ", x.sizes());
+  return x.sub(0.5).div_(0.5).permute({1, 0, 2, 3}).contiguous();
+}
+
+#ifdef WANSTUDIO_HAVE_VIDEO
+torch::Tensor read_clip(const std::string& path, const std::vector<int64_t>& indices, int64_t out_h, int64_t out_w) {
+  io::VideoReader reader(path);
+  torch::Tensor x = frames_to_tensor(reader.read(indices));
+  if (out_h > 0 && out_w > 0) x = resize_cover_crop(x, out_h, out_w);
+  return to_model_clip(x);
+}
+#else
+torch::Tensor read_clip(const std::string&, const std::vector<int64_t>&, int64_t, int64_t) {
+  throw Error("video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON and FFmpeg)");
+}
+#endif
+
+}  // namespace ws::data

@@ -1,0 +1,49 @@
+// VideoX-Fun `metadata.json`: a JSON list of rows {file_path, text, type, width, height}
+// (upsampler-training.md §3.1, architecture.md "Formats"). Reading never drops a row: field
+// problems are recorded per row so `probe` can report all of them, and keys we do not know
+// are kept (in order) when the file is written back.
+#pragma once
+#include <nlohmann/json.hpp>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+namespace ws::data {
+
+struct MetaRow {
+  std::string file_path;
+  std::string text;
+  std::string type = "video";  // a missing type means "video" (§3.1 [D])
+  std::optional<int64_t> width, height;
+  nlohmann::ordered_json raw;          // the object as read
+  std::vector<std::string> problems;   // wrong or missing fields ("`width` must be ...")
+
+  bool is_image() const { return type == "image"; }
+};
+
+struct Metadata {
+  std::string path;      // the metadata.json
+  std::string data_dir;  // relative file_path values resolve against this
+  std::vector<MetaRow> rows;
+
+  // The file a row names: absolute as is, else joined to data_dir.
+  std::string resolve(const MetaRow& row) const;
+};
+
+// Throws ws::Error naming the file when it cannot be read, is not JSON or is not a list.
+// `train_data_dir` empty: paths resolve against the folder of the metadata.json.
+Metadata read_metadata(const std::string& path, const std::string& train_data_dir = {});
+Metadata parse_metadata(const std::string& text, const std::string& path, const std::string& train_data_dir = {});
+
+// Rows back to JSON text (raw objects with file_path/text/type/width/height updated).
+std::string metadata_to_json(const std::vector<MetaRow>& rows);
+// Atomic write; the previous file is kept as `path + ".bak"`.
+void write_metadata(const std::string& path, const std::vector<MetaRow>& rows);
+
+// A fresh row (for writers such as demo-data).
+MetaRow make_row(const std::string& file_path, const std::string& text, const std::string& type,
+                 std::optional<int64_t> width = std::nullopt, std::optional<int64_t> height = std::nullopt);
+
+}  // namespace ws::data

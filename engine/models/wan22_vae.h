@@ -1,0 +1,89 @@
+// Wan2.2 VAE for the rest of the engine (spec: wan22-vae.md): video [B, 3, T, H, W] in
+// [-1, 1] <-> normalised latent [B, 48, 1 + (T−1)/4, H/16, W/16]. The network itself is in
+// wan22_vae_net.h; this wrapper loads weights strictly by official key names, checks shapes,
+// applies the §9 normalisation, the decoder clamp, optional tiled decoding and device options.
+#pragma once
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "io/state_dict.h"
+#include "models/wan22_vae_config.h"
+#include "models/wan22_vae_net.h"
+
+namespace ws::models {
+
+struct Wan22VaeOptions {
+  std::string device = "cpu";  // "cuda" / "cuda:N" in CUDA builds
+  bool bf16 = false;           // CUDA only: bf16 weights and activations, fp32 outputs
+  bool low_vram = false;       // CUDA only: weights live on the CPU and visit the GPU per call
+  // §12 decode tiling: latent tiles of `tile`² positions overlapping by `tile_overlap`,
+  // each decoded over the whole clip and blended linearly in pixel space. Not exact.
+  bool tiled_decode = false;
+  int64_t tile = 32, tile_overlap = 8;
+  vae::Schedule schedule;  // chunking; the default is the reference's
+  // CPU fp32: conv weights live in oneDNN's blocked layout (no per-call reorder; the module's
+  // weight parameters become placeholders, state_dict() unpacks them).
+  bool pack_weights = true;
+};
+
+struct VaeEncodeOutput {
+  torch::Tensor enc_raw;      // Encoder3d output [B, 2z, N, h, w]
+  torch::Tensor mu, log_var;  // top-level conv1 output split; mu is un-normalised
+  torch::Tensor latent;       // (mu − mean) · (1/std): what the DiT and the upsampler see
+};
+
+class Wan22Vae {
+ public:
+  // Config precedence: `config` keys (a model YAML, a fixture), then the weights'
+  // `__metadata__` "config" entry (JSON), then the released widths. Loading is strict: a
+  // missing, unexpected or mis-shaped key is a ws::Error naming it.
+  static std::unique_ptr<Wan22Vae> load(const std::string& weights_path,
+                                        const nlohmann::json& config = nlohmann::json::object(),
+                                        const Wan22VaeOptions& opts = {});
+  static std::unique_ptr<Wan22Vae> from_state_dict(const io::StateDict& sd, const Wan22VaeConfig& config,
+                                                   const std::string& source, const Wan22VaeOptions& opts = {});
+  // Fresh initialisation (§12) from `seed`: tests, benchmarks, train-vae.
+  static std::unique_ptr<Wan22Vae> random(const Wan22VaeConfig& config, uint64_t seed,
+                                          const Wan22VaeOptions& opts = {});
+  static Wan22VaeConfig resolve_config(const std::string& weights_path, const nlohmann::json& config);
+
+  // x: [B, 3, T, H, W] in [-1, 1], T = 1 + 4k, H and W multiples of 16. Returns fp32 on x's device.
+  torch::Tensor encode(const torch::Tensor& x);
+  VaeEncodeOutput encode_full(const torch::Tensor& x);
+  // latent: normalised [B, z, N, h, w] -> [B, 3, 1 + 4(N−1), 16h, 16w] fp32, clamped to [-1, 1]
+  // when asked (what Wan2_2_VAE.decode returns).
+  torch::Tensor decode(const torch::Tensor& latent, bool clamp = true);
+
+  // Normalisation constants (default: §9 for z_dim 48). Throws unless both have z_dim entries.
+  void set_latent_stats(const std::vector<double>& mean, const std::vector<double>& std);
+  Wan22VaeOptions& options() { return opts_; }
+  const Wan22VaeConfig& config() const { return cfg_; }
+  int64_t parameter_count() const;
+  vae::WanVAEImpl& net() { return *net_; }
+  io::StateDict state_dict() const;
+
+  // Shape checks, also used by callers that want to fail before loading anything.
+  void check_video(const torch::Tensor& x, const std::string& what = "VAE encode") const;
+  void check_latent(const torch::Tensor& z, const std::string& what = "VAE decode") const;
+
+ private:
+  Wan22Vae(const Wan22VaeConfig& cfg, const Wan22VaeOptions& opts, bool initialise);
+  bool cpu_inference() const;  // false only for a usable CUDA device
+  void setup_device();
+  torch::Tensor decode_tiled(const torch::Tensor& z);
+
+  Wan22VaeConfig cfg_;
+  Wan22VaeOptions opts_;
+  std::shared_ptr<vae::WanVAEImpl> net_;
+  torch::Tensor mean_, inv_std_;  // fp32 [1, z, 1, 1, 1] on the CPU
+  torch::Device device_{torch::kCPU};
+  torch::Dtype dtype_ = torch::kFloat;
+  bool low_vram_ = false;
+  friend struct VaeCallScope;
+};
+
+}  // namespace ws::models

@@ -1,0 +1,275 @@
+#include "models/wan22_vae_config.h"
+
+#include <yaml-cpp/yaml.h>
+
+#include <sstream>
+
+#include "core/error.h"
+
+namespace ws::models {
+namespace {
+
+using json = nlohmann::json;
+
+int64_t get_int(const json& j, const char* key, const std::string& source) {
+  const auto& v = j.at(key);
+  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int64_t>();
+  // 4.0 is an integer written by a float-minded tool; 4.5 is not.
+  if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())))
+    return static_cast<int64_t>(v.get<double>());
+  throw Error(source + ": '" + key + "' must be an integer, got " + v.dump());
+}
+
+std::vector<int64_t> get_int_list(const json& j, const char* key, const std::string& source) {
+  const auto& v = j.at(key);
+  if (!v.is_array()) throw Error(source + ": '" + key + "' must be a list of integers, got " + v.dump());
+  std::vector<int64_t> out;
+  for (const auto& e : v) {
+    if (!e.is_number()) throw Error(source + ": '" + key + "' must be a list of integers, got " + v.dump());
+    out.push_back(e.is_number_float() ? static_cast<int64_t>(e.get<double>()) : e.get<int64_t>());
+  }
+  return out;
+}
+
+std::vector<bool> get_bool_list(const json& j, const char* key, const std::string& source) {
+  const auto& v = j.at(key);
+  if (!v.is_array()) throw Error(source + ": '" + key + "' must be a list of booleans, got " + v.dump());
+  std::vector<bool> out;
+  for (const auto& e : v) {
+    if (!e.is_boolean()) throw Error(source + ": '" + key + "' must be a list of booleans, got " + v.dump());
+    out.push_back(e.get<bool>());
+  }
+  return out;
+}
+
+// YAML scalars carry no type: try bool, int, float, then string, as the YAML 1.2 core schema does.
+json yaml_to_json(const YAML::Node& n) {
+  switch (n.Type()) {
+    case YAML::NodeType::Map: {
+      json o = json::object();
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
+      return o;
+    }
+    case YAML::NodeType::Sequence: {
+      json a = json::array();
+      for (const auto& e : n) a.push_back(yaml_to_json(e));
+      return a;
+    }
+    case YAML::NodeType::Scalar: {
+      const std::string s = n.Scalar();
+      if (n.Tag() == "!") return s;  // quoted
+      if (s == "true" || s == "True" || s == "TRUE") return true;
+      if (s == "false" || s == "False" || s == "FALSE") return false;
+      if (s == "null" || s == "~" || s.empty()) return nullptr;
+      try {
+        size_t used = 0;
+        long long i = std::stoll(s, &used);
+        if (used == s.size()) return i;
+      } catch (const std::exception&) {
+      }
+      try {
+        size_t used = 0;
+        double d = std::stod(s, &used);
+        if (used == s.size()) return d;
+      } catch (const std::exception&) {
+      }
+      return s;
+    }
+    default:
+      return nullptr;
+  }
+}
+
+const char* const kKeys[] = {
+    "dim", "dec_dim", "z_dim", "dim_mult", "num_res_blocks", "attn_scales", "temperal_downsample", "dropout"};
+
+}  // namespace
+
+std::vector<int64_t> Wan22VaeConfig::encoder_dims() const {
+  std::vector<int64_t> d{dim};
+  for (auto m : dim_mult) d.push_back(dim * m);
+  return d;
+}
+
+std::vector<int64_t> Wan22VaeConfig::decoder_dims() const {
+  std::vector<int64_t> d{dec_dim * dim_mult.back()};
+  for (auto it = dim_mult.rbegin(); it != dim_mult.rend(); ++it) d.push_back(dec_dim * *it);
+  return d;
+}
+
+bool Wan22VaeConfig::temporal_down(size_t stage) const {
+  return stage < temperal_downsample.size() && temperal_downsample[stage];
+}
+
+bool Wan22VaeConfig::temporal_up(size_t stage) const {
+  // The decoder uses the reversed flag list, indexed the same way.
+  const size_t n = temperal_downsample.size();
+  return stage < n && temperal_downsample[n - 1 - stage];
+}
+
+int64_t Wan22VaeConfig::spatial_factor() const { return int64_t{2} << (dim_mult.size() - 1); }
+
+int64_t Wan22VaeConfig::temporal_factor() const {
+  int64_t f = 1;
+  for (size_t i = 0; i + 1 < dim_mult.size(); ++i)
+    if (temporal_down(i)) f *= 2;
+  return f;
+}
+
+void Wan22VaeConfig::validate(const std::string& source) const {
+  std::vector<std::string> problems;
+  if (dim <= 0) problems.push_back("dim must be positive");
+  if (dec_dim <= 0) problems.push_back("dec_dim must be positive");
+  if (z_dim <= 0) problems.push_back("z_dim must be positive");
+  if (num_res_blocks < 1) problems.push_back("num_res_blocks must be at least 1");
+  if (dim_mult.empty() || dim_mult.size() > 6) problems.push_back("dim_mult must have 1 to 6 entries");
+  for (auto m : dim_mult)
+    if (m <= 0) problems.push_back("dim_mult entries must be positive");
+  if (problems.empty()) {
+    // The reference streams encoder chunks of 4 frames into one latent frame, so the layout
+    // must compress time by exactly 4 (two temporal stages), like every released Wan VAE.
+    if (temporal_factor() != 4)
+      problems.push_back("temperal_downsample must enable exactly two of the first " +
+                         std::to_string(dim_mult.size() - 1) + " stages (temporal factor 4)");
+    // The last stage has no resampler, so a temporal flag there would break its shortcut.
+    if (temporal_down(dim_mult.size() - 1)) problems.push_back("the last stage cannot downsample in time");
+    // The parameter-free shortcuts regroup channels; widths must divide evenly.
+    auto e = encoder_dims();
+    for (size_t i = 0; i + 1 < e.size(); ++i) {
+      int64_t f = (temporal_down(i) ? 2 : 1) * (i + 2 < e.size() ? 4 : 1);
+      if ((e[i] * f) % e[i + 1] || e[i] * f < e[i + 1])
+        problems.push_back("encoder stage " + std::to_string(i) + " widths do not divide");
+    }
+    auto d = decoder_dims();
+    for (size_t i = 0; i + 2 < d.size(); ++i) {
+      int64_t f = (temporal_up(i) ? 2 : 1) * 4;
+      if ((d[i + 1] * f) % d[i] || d[i + 1] * f < d[i])
+        problems.push_back("decoder stage " + std::to_string(i) + " widths do not divide");
+    }
+  }
+  if (!problems.empty()) {
+    std::ostringstream o;
+    o << source << ": invalid VAE config: ";
+    for (size_t i = 0; i < problems.size(); ++i) o << (i ? "; " : "") << problems[i];
+    throw Error(o.str());
+  }
+}
+
+int64_t Wan22VaeConfig::parameter_count() const {
+  auto conv = [](int64_t ci, int64_t co, int64_t k) { return co * ci * k + co; };
+  auto rb = [&](int64_t ci, int64_t co) {
+    return ci + conv(ci, co, 27) + co + conv(co, co, 27) + (ci != co ? conv(ci, co, 1) : 0);
+  };
+  auto attn = [&](int64_t c) { return c + conv(c, 3 * c, 1) + conv(c, c, 1); };
+  int64_t n = 0;
+  // Encoder.
+  auto e = encoder_dims();
+  n += conv(12, e[0], 27);
+  const size_t stages = dim_mult.size();
+  for (size_t i = 0; i < stages; ++i) {
+    int64_t ci = e[i], co = e[i + 1];
+    for (int64_t j = 0; j < num_res_blocks; ++j, ci = co) n += rb(ci, co);
+    if (i + 1 < stages) n += conv(co, co, 9) + (temporal_down(i) ? conv(co, co, 3) : 0);
+  }
+  n += 2 * rb(e.back(), e.back()) + attn(e.back());
+  n += e.back() + conv(e.back(), 2 * z_dim, 27);
+  // Top level 1×1×1 convs.
+  n += conv(2 * z_dim, 2 * z_dim, 1) + conv(z_dim, z_dim, 1);
+  // Decoder.
+  auto d = decoder_dims();
+  n += conv(z_dim, d[0], 27);
+  n += 2 * rb(d[0], d[0]) + attn(d[0]);
+  for (size_t i = 0; i < stages; ++i) {
+    int64_t ci = d[i], co = d[i + 1];
+    for (int64_t j = 0; j < num_res_blocks + 1; ++j, ci = co) n += rb(ci, co);
+    if (i + 1 < stages) n += conv(co, co, 9) + (temporal_up(i) ? conv(co, 2 * co, 3) : 0);
+  }
+  n += d.back() + conv(d.back(), 12, 27);
+  return n;
+}
+
+Wan22VaeConfig Wan22VaeConfig::from_json(const json& j, const std::string& source, const Wan22VaeConfig& base) {
+  if (!j.is_object()) throw Error(source + ": VAE config must be an object, got " + j.dump());
+  Wan22VaeConfig c = base;
+  auto has = [&](const char* k) { return j.contains(k) && !j.at(k).is_null(); };
+  if (has("dim")) c.dim = get_int(j, "dim", source);
+  if (has("dec_dim")) c.dec_dim = get_int(j, "dec_dim", source);
+  if (has("z_dim")) c.z_dim = get_int(j, "z_dim", source);
+  if (has("dim_mult")) c.dim_mult = get_int_list(j, "dim_mult", source);
+  if (has("num_res_blocks")) c.num_res_blocks = get_int(j, "num_res_blocks", source);
+  if (has("attn_scales")) {
+    const auto& v = j.at("attn_scales");
+    if (!v.is_array()) throw Error(source + ": 'attn_scales' must be a list, got " + v.dump());
+    c.attn_scales.clear();
+    for (const auto& e : v) {
+      if (!e.is_number()) throw Error(source + ": 'attn_scales' must be a list of numbers, got " + v.dump());
+      c.attn_scales.push_back(static_cast<int64_t>(e.get<double>()));
+    }
+  }
+  if (has("temperal_downsample")) c.temperal_downsample = get_bool_list(j, "temperal_downsample", source);
+  if (has("dropout")) {
+    if (!j.at("dropout").is_number())
+      throw Error(source + ": 'dropout' must be a number, got " + j.at("dropout").dump());
+    c.dropout = j.at("dropout").get<double>();
+  }
+  return c;
+}
+
+Wan22VaeConfig Wan22VaeConfig::from_json(const json& j, const std::string& source) {
+  return from_json(j, source, Wan22VaeConfig());
+}
+
+json Wan22VaeConfig::to_json() const {
+  return json{{"dim", dim},
+              {"dec_dim", dec_dim},
+              {"z_dim", z_dim},
+              {"dim_mult", dim_mult},
+              {"num_res_blocks", num_res_blocks},
+              {"attn_scales", attn_scales},
+              {"temperal_downsample", temperal_downsample},
+              {"dropout", dropout}};
+}
+
+json read_vae_config_yaml(const std::string& path) {
+  YAML::Node root;
+  try {
+    root = YAML::LoadFile(path);
+  } catch (const YAML::BadFile&) {
+    throw Error(path + ": cannot read the VAE config");
+  } catch (const YAML::Exception& e) {
+    throw Error(path + ": not valid YAML (line " + std::to_string(e.mark.line + 1) + "): " + e.msg);
+  }
+  if (root.IsNull()) return json::object();
+  if (!root.IsMap()) throw Error(path + ": the VAE config must be a mapping of WanVAE_ keys");
+  json all = yaml_to_json(root);
+  // A VideoX-Fun model YAML keeps VAE options in `vae_kwargs`; widths absent there mean the
+  // released ones, and keys the VAE does not use (vae_type, vae_subpath, ...) are ignored.
+  const json& src = all.contains("vae_kwargs") && all["vae_kwargs"].is_object() ? all["vae_kwargs"] : all;
+  json out = json::object();
+  for (const char* k : kKeys)
+    if (src.contains(k)) out[k] = src[k];
+  Wan22VaeConfig::from_json(out, path);  // type errors name the file now, not at load time
+  return out;
+}
+
+// §9 constants, written as the reference's Python literals (double, then rounded to fp32 by the
+// tensor, exactly as torch.tensor(list, dtype=float32) does).
+const std::vector<double>& wan22_latent_mean() {
+  static const std::vector<double> v{
+      -0.2289, -0.0052, -0.1323, -0.2339, -0.2799, 0.0174,  0.1838,  0.1557,  -0.1382, 0.0542,  0.2813,  0.0891,
+      0.1570,  -0.0098, 0.0375,  -0.1825, -0.2246, -0.1207, -0.0698, 0.5109,  0.2665,  -0.2108, -0.2158, 0.2502,
+      -0.2055, -0.0322, 0.1109,  0.1567,  -0.0729, 0.0899,  -0.2799, -0.1230, -0.0313, -0.1649, 0.0117,  0.0723,
+      -0.2839, -0.2083, -0.0520, 0.3748,  0.0152,  0.1957,  0.1433,  -0.2944, 0.3573,  -0.0548, -0.1681, -0.0667};
+  return v;
+}
+
+const std::vector<double>& wan22_latent_std() {
+  static const std::vector<double> v{0.4765, 1.0364, 0.4514, 1.1677, 0.5313, 0.4990, 0.4818, 0.5013, 0.8158, 1.0344,
+                                     0.5894, 1.0901, 0.6885, 0.6165, 0.8454, 0.4978, 0.5759, 0.3523, 0.7135, 0.6804,
+                                     0.5833, 1.4146, 0.8986, 0.5659, 0.7069, 0.5338, 0.4889, 0.4917, 0.4069, 0.4999,
+                                     0.6866, 0.4093, 0.5709, 0.6065, 0.6415, 0.4944, 0.5726, 1.2042, 0.5458, 1.6887,
+                                     0.3971, 1.0600, 0.3943, 0.5537, 0.5444, 0.4089, 0.7468, 0.7744};
+  return v;
+}
+
+}  // namespace ws::models

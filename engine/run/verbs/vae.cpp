@@ -1,0 +1,106 @@
+// `wanstudio-engine vae encode|decode`: the Wan2.2 VAE on tensors in .safetensors files.
+// encode: video [3, T, H, W] (or [1, 3, T, H, W]) in [-1, 1] -> `latents` [48, F, h, w] with
+// __metadata__ (VAE sha256, frame indices, pixel size). decode: the reverse, clamped.
+// Video files come through the data pipeline; --video is the seam for it.
+#include <ATen/Parallel.h>
+#include <spdlog/spdlog.h>
+
+#include <cstdio>
+#include <fstream>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "io/safetensors.h"
+#include "models/wan22_vae.h"
+#include "run/args.h"
+#include "run/verb.h"
+#include "run/vae_cli.h"
+
+namespace {
+
+using ws::models::Wan22Vae;
+
+void add_model_options(ws::run::Args& a) {
+  a.value("vae", "WEIGHTS", "VAE weights (.safetensors or .pth; Wan2.2_VAE.pth)");
+  a.value("config", "YAML", "model YAML with the VAE widths (default: the weights' metadata, else released)");
+  a.value("threads", "N", "CPU threads (default: all cores)");
+  a.value("device", "DEV", "cpu (default) or cuda[:N] in CUDA builds");
+  a.flag("bf16", "bf16 compute (CUDA builds; fp32 elsewhere, with a warning)");
+  a.flag("low_vram", "keep weights on the CPU between calls (CUDA builds)");
+}
+
+std::unique_ptr<Wan22Vae> open_vae(const ws::run::Args& a, ws::models::Wan22VaeOptions opts) {
+  if (!a.has("vae")) throw ws::UsageError("--vae WEIGHTS is required");
+  ws::run::vae_cli_threads(a.integer("threads", 0));
+  opts.device = a.str("device", "cpu");
+  opts.bf16 = a.boolean("bf16");
+  opts.low_vram = a.boolean("low_vram");
+  nlohmann::json cfg = a.has("config") ? ws::models::read_vae_config_yaml(a.str("config")) : nlohmann::json::object();
+  return Wan22Vae::load(a.str("vae"), cfg, opts);
+}
+
+int run_encode(const std::vector<std::string>& argv) {
+  ws::run::Args a("vae encode", "vae encode --vae WEIGHTS --input X.safetensors --out Z.safetensors",
+                  "Encodes one clip: the input's `video` (or `x`, or only) tensor [3, T, H, W] in [-1, 1],\n"
+                  "T = 1 + 4k, H and W multiples of 16, into normalised latents [48, F, h, w].");
+  add_model_options(a);
+  a.value("input", "X.safetensors", "input video tensor");
+  a.value("video", "FILE", "a video file (needs the data pipeline)");
+  a.value("out", "Z.safetensors", "output latents");
+  if (!a.parse(argv)) return 0;
+  if (a.has("video")) throw ws::Error("vae encode: video input needs the data pipeline; pass --input X.safetensors");
+  if (!a.has("input") || !a.has("out")) throw ws::UsageError("vae encode needs --input and --out");
+  const std::string in = a.str("input"), out = a.str("out");
+  torch::Tensor x = ws::run::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
+  auto vae = open_vae(a, {});
+  vae->check_video(x, in);  // before any work: the message names the file and its shape
+  spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
+  torch::Tensor z = vae->encode(x);
+  auto meta = ws::run::latent_metadata(a.str("vae"), vae->config(), x);
+  ws::io::write_safetensors(out, {{"latents", z.squeeze(0).contiguous()}}, meta);
+  std::printf("%s\n", nlohmann::json{{"out", out}, {"latents", z.squeeze(0).sizes().vec()}}.dump().c_str());
+  return 0;
+}
+
+int run_decode(const std::vector<std::string>& argv) {
+  ws::run::Args a("vae decode", "vae decode --vae WEIGHTS --latents Z.safetensors --out X.safetensors",
+                  "Decodes normalised latents [48, F, h, w] (`latents`) into a video tensor `video`\n"
+                  "[3, 1 + 4(F-1), 16h, 16w] clamped to [-1, 1].");
+  add_model_options(a);
+  a.value("latents", "Z.safetensors", "input latents");
+  a.value("out", "X.safetensors", "output video tensor");
+  a.flag("tiled", "decode in 32x32 latent tiles (overlap 8): less memory, not exact");
+  a.flag("no_clamp", "keep values outside [-1, 1]");
+  if (!a.parse(argv)) return 0;
+  if (!a.has("latents") || !a.has("out")) throw ws::UsageError("vae decode needs --latents and --out");
+  const std::string in = a.str("latents"), out = a.str("out");
+  torch::Tensor z = ws::run::read_clip_tensor(in, {"latents"}, -1);  // [1, C, F, h, w]
+  ws::models::Wan22VaeOptions opts;
+  opts.tiled_decode = a.boolean("tiled");
+  auto vae = open_vae(a, opts);
+  vae->check_latent(z, in);
+  spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
+  torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();
+  ws::io::write_safetensors(out, {{"video", x}},
+                            {{"format", "wanstudio-video"}, {"layout", "[C,T,H,W]"}, {"range", "[-1,1]"}});
+  std::printf("%s\n", nlohmann::json{{"out", out}, {"video", x.sizes().vec()}}.dump().c_str());
+  return 0;
+}
+
+int run_vae(const std::vector<std::string>& argv) {
+  if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
+    std::printf(
+        "usage: wanstudio-engine vae encode|decode [options]\n\n"
+        "  encode   video tensor (.safetensors) -> normalised latents\n"
+        "  decode   latents -> video tensor\n\n`wanstudio-engine vae encode --help` for options.\n");
+    return argv.empty() ? 1 : 0;
+  }
+  std::vector<std::string> rest(argv.begin() + 1, argv.end());
+  if (argv[0] == "encode") return run_encode(rest);
+  if (argv[0] == "decode") return run_decode(rest);
+  throw ws::UsageError("vae: unknown action '" + argv[0] + "' (encode or decode)");
+}
+
+}  // namespace
+
+WS_VERB("vae", "Wan2.2 VAE: encode a video tensor to latents, decode latents", &run_vae);

@@ -1,0 +1,288 @@
+// Wan2.2 VAE: parity with the official code on the tiny fixtures, identical results from the
+// .pth and the .safetensors, strict loading, shape errors, round-trip shapes, chunked vs
+// whole-sequence streaming, tiled decoding and the released parameter count.
+#include <QtTest/QtTest>
+#include <ATen/Parallel.h>
+#include <nlohmann/json.hpp>
+#include <torch/torch.h>
+
+#include <cmath>
+#include <fstream>
+#include <set>
+
+#include "core/error.h"
+#include "io/safetensors.h"
+#include "io/weights.h"
+#include "models/wan22_vae.h"
+#include "run/parity_vae.h"
+#include "test_paths.h"
+
+using ws::models::Wan22Vae;
+using ws::models::Wan22VaeConfig;
+
+namespace {
+
+const std::string kDir = std::string(WS_TEST_DATA) + "/vae";
+const std::string kWeights = kDir + "/vae_dev_weights.safetensors";
+const std::string kPth = kDir + "/vae_dev_weights.pth";
+const std::string kCaseA = kDir + "/vae_dev_a_t5_32x32";
+const std::string kCaseB = kDir + "/vae_dev_b_t9_64x64";
+const std::string kConfigs = std::string(WS_TEST_DATA) + "/../../configs";
+
+template <class F>
+QString error_of(F&& f) {
+  try {
+    f();
+  } catch (const ws::Error& e) {
+    return QString::fromStdString(e.what());
+  }
+  return {};
+}
+
+nlohmann::json read_json(const std::string& path) {
+  std::ifstream in(path);
+  return nlohmann::json::parse(in);
+}
+
+double tolerance(const std::string& case_base, const std::string& tensor) {
+  return read_json(case_base + ".json")["tolerance"][tensor]["suggested_atol"].get<double>();
+}
+
+double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
+  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
+}
+
+double psnr(const torch::Tensor& a, const torch::Tensor& b) {
+  // Signal range 2 (video in [-1, 1]).
+  double mse = (a.to(torch::kDouble) - b.to(torch::kDouble)).pow(2).mean().item<double>();
+  return 10.0 * std::log10(4.0 / std::max(mse, 1e-30));
+}
+
+Wan22VaeConfig tiny() {
+  Wan22VaeConfig c;
+  c.dim = 4;
+  c.dec_dim = 6;
+  return c;
+}
+
+std::vector<int64_t> shape(const torch::Tensor& t) { return t.sizes().vec(); }
+
+}  // namespace
+
+class TestVae : public QObject {
+  Q_OBJECT
+
+ private Q_SLOTS:
+  void initTestCase() { at::set_num_threads(1); }  // tests may run side by side
+
+  void parameterCounts() {
+    Wan22VaeConfig released;
+    QCOMPARE(released.parameter_count(), int64_t{704688668});
+    QCOMPARE(tiny().parameter_count(), int64_t{486082});
+    // The analytic count agrees with a real tiny instantiation...
+    auto t = Wan22Vae::random(tiny(), 0);
+    QCOMPARE(t->parameter_count(), tiny().parameter_count());
+    QCOMPARE(t->state_dict().size(), size_t{196});
+    // ...and the released structure, built on the meta device (nothing allocated), matches the
+    // spec's per-component table.
+    ws::models::vae::InitOptions meta;
+    meta.tensor = torch::TensorOptions().dtype(torch::kFloat).device(torch::kMeta);
+    meta.initialise = false;
+    ws::models::vae::WanVAEImpl net(released, meta);
+    std::map<std::string, int64_t> by_prefix;
+    int64_t total = 0, tensors = 0;
+    for (const auto& p : net.named_parameters(true)) {
+      total += p.value().numel();
+      ++tensors;
+      const std::string& k = p.key();
+      by_prefix[k.substr(0, k.find('.'))] += p.value().numel();
+      if (k.rfind("encoder.downsamples.", 0) == 0 || k.rfind("decoder.upsamples.", 0) == 0)
+        by_prefix[k.substr(0, k.find('.', k.find('.') + 1) + 2)] += p.value().numel();
+    }
+    QCOMPARE(total, int64_t{704688668});
+    QCOMPARE(tensors, int64_t{196});
+    QCOMPARE(by_prefix["encoder"], int64_t{149627776});
+    QCOMPARE(by_prefix["decoder"], int64_t{555049228});
+    QCOMPARE(by_prefix["conv1"], int64_t{9312});
+    QCOMPARE(by_prefix["conv2"], int64_t{2352});
+    QCOMPARE(by_prefix["encoder.downsamples.1"], int64_t{10960160});
+    QCOMPARE(by_prefix["decoder.upsamples.0"], int64_t{185613312});
+    QCOMPARE(by_prefix["decoder.upsamples.3"], int64_t{12520960});
+  }
+
+  void stateDictKeysMatchTheCheckpoint() {
+    auto file = ws::io::read_safetensors(kWeights);
+    auto mine = Wan22Vae::random(tiny(), 0)->state_dict();
+    QCOMPARE(mine.size(), file.size());
+    for (const auto& [k, t] : file) {
+      QVERIFY2(mine.count(k), k.c_str());
+      QCOMPARE(shape(mine.at(k)), shape(t));
+    }
+    QVERIFY(file.count("encoder.downsamples.1.downsamples.2.time_conv.weight"));
+    QCOMPARE(shape(file.at("decoder.upsamples.0.upsamples.3.time_conv.weight")),
+             (std::vector<int64_t>{48, 24, 3, 1, 1}));
+  }
+
+  void parityCases() {
+    for (const auto& base : {kCaseA, kCaseB}) {
+      auto c = ws::run::check_vae_parity_case(base + ".json");
+      QVERIFY2(c.pass, c.line().c_str());
+      QCOMPARE(c.tensors.size(), size_t{7});
+      QVERIFY(c.pth_checked);
+      for (const auto& t : c.tensors)
+        qInfo("%s %s max_abs=%.3g tol=%.3g", c.name.c_str(), t.name.c_str(), t.max_abs, t.tol);
+    }
+  }
+
+  void pthAndSafetensorsGiveIdenticalResults() {
+    auto a = Wan22Vae::load(kWeights);
+    auto b = Wan22Vae::load(kPth, tiny().to_json());  // a .pth has no metadata: widths given
+    auto x = ws::io::read_safetensors(kCaseA + ".case.safetensors").at("x");
+    auto za = a->encode(x), zb = b->encode(x);
+    QVERIFY(torch::equal(za, zb));
+    QVERIFY(torch::equal(a->decode(za, false), b->decode(za, false)));
+  }
+
+  void configPrecedence() {
+    // Nothing given: the weights' __metadata__ config (the tiny widths).
+    QCOMPARE(Wan22Vae::resolve_config(kWeights, nlohmann::json::object()).dim, int64_t{4});
+    // An explicit key wins over the metadata; the mismatch is a strict-load error naming a key.
+    QString err = error_of([] { Wan22Vae::load(kWeights, {{"dec_dim", 8}}); });
+    QVERIFY2(err.contains("decoder."), qPrintable(err));
+    // A .pth carries no metadata: the released widths, which do not fit the tiny file.
+    QCOMPARE(Wan22Vae::resolve_config(kPth, nlohmann::json::object()).dim, int64_t{160});
+    // The YAML configs.
+    auto tiny_yaml = ws::models::read_vae_config_yaml(kConfigs + "/tiny/vae.yaml");
+    auto c = Wan22VaeConfig::from_json(tiny_yaml, "tiny/vae.yaml");
+    QCOMPARE(c.dim, int64_t{4});
+    QCOMPARE(c.dec_dim, int64_t{6});
+    QCOMPARE(c.parameter_count(), int64_t{486082});
+    auto rel = Wan22VaeConfig::from_json(ws::models::read_vae_config_yaml(kConfigs + "/wan2.2/vae.yaml"), "vae.yaml");
+    QCOMPARE(rel.to_json(), Wan22VaeConfig().to_json());
+    QCOMPARE(rel.parameter_count(), int64_t{704688668});
+    // Wrong types name the key.
+    err = error_of([] { Wan22VaeConfig::from_json({{"dim_mult", "1,2,4,4"}}, "x.yaml"); });
+    QVERIFY2(err.contains("dim_mult") && err.contains("x.yaml"), qPrintable(err));
+  }
+
+  void shapeErrors() {
+    auto vae = Wan22Vae::load(kWeights);
+    QString err = error_of([&] { vae->encode(torch::zeros({1, 3, 6, 32, 32})); });
+    QVERIFY2(err.contains("T=6") && err.contains("[1,3,6,32,32]"), qPrintable(err));
+    err = error_of([&] { vae->encode(torch::zeros({1, 3, 4, 32, 32})); });
+    QVERIFY2(err.contains("T=4"), qPrintable(err));
+    err = error_of([&] { vae->encode(torch::zeros({1, 3, 5, 24, 32})); });
+    QVERIFY2(err.contains("24x32") && err.contains("16"), qPrintable(err));
+    err = error_of([&] { vae->encode(torch::zeros({1, 3, 5, 32, 40})); });
+    QVERIFY2(err.contains("32x40"), qPrintable(err));
+    err = error_of([&] { vae->encode(torch::zeros({3, 5, 32, 32})); });
+    QVERIFY2(err.contains("[3,5,32,32]"), qPrintable(err));
+    err = error_of([&] { vae->decode(torch::zeros({1, 16, 2, 2, 2})); });
+    QVERIFY2(err.contains("[1,16,2,2,2]"), qPrintable(err));
+  }
+
+  void strictLoadErrors() {
+    auto sd = ws::io::read_safetensors(kWeights);
+    const auto cfg = tiny();
+    auto missing = sd;
+    missing.erase("encoder.downsamples.1.downsamples.2.time_conv.weight");
+    QString err = error_of([&] { Wan22Vae::from_state_dict(missing, cfg, "w.safetensors"); });
+    QVERIFY2(err.contains("encoder.downsamples.1.downsamples.2.time_conv.weight") && err.contains("w.safetensors"),
+             qPrintable(err));
+    auto bad = sd;
+    bad["decoder.head.2.bias"] = torch::zeros({13});
+    err = error_of([&] { Wan22Vae::from_state_dict(bad, cfg, "w.safetensors"); });
+    QVERIFY2(err.contains("decoder.head.2.bias"), qPrintable(err));
+    auto extra = sd;
+    extra["decoder.head.3.weight"] = torch::zeros({1});
+    err = error_of([&] { Wan22Vae::from_state_dict(extra, cfg, "w.safetensors"); });
+    QVERIFY2(err.contains("decoder.head.3.weight"), qPrintable(err));
+    // BF16 weights are accepted and cast to the model's fp32.
+    auto half = sd;
+    for (auto& kv : half) kv.second = kv.second.to(torch::kBFloat16);
+    auto v = Wan22Vae::from_state_dict(half, cfg, "bf16");
+    QCOMPARE(v->state_dict().at("conv1.weight").scalar_type(), torch::kFloat);
+  }
+
+  void roundTripShapes() {
+    auto vae = Wan22Vae::load(kWeights);
+    torch::manual_seed(3);
+    for (int64_t t : {1, 5, 9, 13}) {
+      auto x = torch::rand({1, 3, t, 32, 48}) * 2 - 1;
+      auto z = vae->encode(x);
+      QCOMPARE(shape(z), (std::vector<int64_t>{1, 48, 1 + (t - 1) / 4, 2, 3}));
+      auto y = vae->decode(z);
+      QCOMPARE(shape(y), shape(x));
+      QVERIFY(y.abs().max().item<double>() <= 1.0);
+      QVERIFY(torch::isfinite(y).all().item<bool>());
+    }
+  }
+
+  void chunkedEqualsWholeSequence() {
+    auto vae = Wan22Vae::load(kWeights);
+    torch::manual_seed(4);
+    auto x = torch::rand({1, 3, 21, 32, 32}) * 2 - 1;  // 6 latent frames
+    // Encoder: the reference schedule (1, then 4) against one chunk and chunks of 8.
+    auto z_ref = vae->encode(x);
+    vae->options().schedule.encode_frames = 0;
+    auto z_whole = vae->encode(x);
+    vae->options().schedule.encode_frames = 8;
+    auto z_8 = vae->encode(x);
+    vae->options().schedule.encode_frames = 4;
+    const double tol_latent = tolerance(kCaseA, "latent"), tol_decoded = tolerance(kCaseA, "decoded");
+    qInfo("encode: whole vs chunked %.3g, 8-frame vs chunked %.3g", max_abs(z_whole, z_ref), max_abs(z_8, z_ref));
+    QVERIFY(max_abs(z_whole, z_ref) <= tol_latent);
+    QVERIFY(max_abs(z_8, z_ref) <= tol_latent);
+    // Decoder: one latent frame at a time against the whole sequence and pairs of frames.
+    auto y_ref = vae->decode(z_ref, false);
+    vae->options().schedule.decode_frames = 0;
+    auto y_whole = vae->decode(z_ref, false);
+    vae->options().schedule.decode_frames = 2;
+    auto y_2 = vae->decode(z_ref, false);
+    vae->options().schedule.decode_frames = 1;
+    qInfo("decode: whole vs chunked %.3g, 2-frame vs chunked %.3g", max_abs(y_whole, y_ref), max_abs(y_2, y_ref));
+    QCOMPARE(shape(y_ref), shape(x));
+    QVERIFY(max_abs(y_whole, y_ref) <= tol_decoded);
+    QVERIFY(max_abs(y_2, y_ref) <= tol_decoded);
+    // Streaming state never leaks between calls: the same call twice is bit-identical.
+    QVERIFY(torch::equal(vae->decode(z_ref, false), y_ref));
+  }
+
+  void tiledDecode() {
+    auto vae = Wan22Vae::load(kWeights);
+    torch::manual_seed(5);
+    // 40×40 latent: 2×2 default tiles (32, overlap 8), the last one flush with the border.
+    auto z = torch::randn({1, 48, 2, 40, 40}) * 0.5;
+    auto ref = vae->decode(z);
+    vae->options().tiled_decode = true;
+    auto tiled = vae->decode(z);
+    QCOMPARE(shape(tiled), shape(ref));
+    const double p = psnr(tiled, ref);
+    qInfo("tiled (32/8) vs untiled: PSNR %.1f dB, max_abs %.3g", p, max_abs(tiled, ref));
+    QVERIFY2(p >= 30.0, qPrintable(QString::number(p)));
+    // Smaller tiles (more seams) stay close too; a clip that fits one tile is exact.
+    vae->options().tile = 16;
+    vae->options().tile_overlap = 4;
+    const double p_small = psnr(vae->decode(z), ref);
+    qInfo("tiled (16/4) vs untiled: PSNR %.1f dB", p_small);
+    QVERIFY2(p_small >= 25.0, qPrintable(QString::number(p_small)));
+    vae->options().tile = 32;
+    auto small = z.narrow(3, 0, 8).narrow(4, 0, 8).contiguous();
+    auto small_tiled = vae->decode(small);
+    vae->options().tiled_decode = false;
+    QVERIFY(torch::equal(small_tiled, vae->decode(small)));
+  }
+
+  void gpuOptionsFallBackOnCpu() {
+    ws::models::Wan22VaeOptions o;
+    o.bf16 = true;
+    o.low_vram = true;
+    auto vae = Wan22Vae::load(kWeights, nlohmann::json::object(), o);
+    auto x = ws::io::read_safetensors(kCaseA + ".case.safetensors").at("x");
+    auto ref = Wan22Vae::load(kWeights)->encode(x);
+    QVERIFY(torch::equal(vae->encode(x), ref));  // fp32 on the CPU, same result
+  }
+};
+
+QTEST_APPLESS_MAIN(TestVae)
+#include "test_vae.moc"
