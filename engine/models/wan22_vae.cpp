@@ -2,8 +2,6 @@
 
 #include <spdlog/spdlog.h>
 
-#include <sstream>
-
 #include "core/error.h"
 #include "io/weights.h"
 
@@ -171,11 +169,15 @@ io::StateDict Wan22Vae::state_dict() const {
   return sd;
 }
 
-void Wan22Vae::check_video(const torch::Tensor& x, const std::string& what) const {
+void Wan22Vae::check_video(const torch::Tensor& x, const std::string& what) const { check_video(cfg_, x, what); }
+
+void Wan22Vae::check_latent(const torch::Tensor& z, const std::string& what) const { check_latent(cfg_, z, what); }
+
+void Wan22Vae::check_video(const Wan22VaeConfig& cfg, const torch::Tensor& x, const std::string& what) {
   if (!x.defined() || x.dim() != 5 || x.size(1) != 3)
     throw Error(what + ": video must be [B, 3, T, H, W], got " + (x.defined() ? shape_of(x) : "nothing"));
-  const int64_t t = x.size(2), h = x.size(3), w = x.size(4), f = cfg_.spatial_factor();
-  const int64_t tf = cfg_.temporal_factor();
+  const int64_t t = x.size(2), h = x.size(3), w = x.size(4), f = cfg.spatial_factor();
+  const int64_t tf = cfg.temporal_factor();
   if (x.size(0) < 1 || t < 1 || (t - 1) % tf)
     throw Error(what + ": video " + shape_of(x) + " has T=" + std::to_string(t) + " frames; T must be 1 + " +
                 std::to_string(tf) + "k (1, 5, 9, 13, ...)");
@@ -184,10 +186,10 @@ void Wan22Vae::check_video(const torch::Tensor& x, const std::string& what) cons
                 " (HxW); height and width must be positive multiples of " + std::to_string(f));
 }
 
-void Wan22Vae::check_latent(const torch::Tensor& z, const std::string& what) const {
-  if (!z.defined() || z.dim() != 5 || z.size(1) != cfg_.z_dim || z.size(0) < 1 || z.size(2) < 1 || z.size(3) < 1 ||
+void Wan22Vae::check_latent(const Wan22VaeConfig& cfg, const torch::Tensor& z, const std::string& what) {
+  if (!z.defined() || z.dim() != 5 || z.size(1) != cfg.z_dim || z.size(0) < 1 || z.size(2) < 1 || z.size(3) < 1 ||
       z.size(4) < 1)
-    throw Error(what + ": latent must be [B, " + std::to_string(cfg_.z_dim) + ", N, h, w], got " +
+    throw Error(what + ": latent must be [B, " + std::to_string(cfg.z_dim) + ", N, h, w], got " +
                 (z.defined() ? shape_of(z) : "nothing"));
 }
 

@@ -60,15 +60,20 @@ class Wan22Vae {
 
   // Normalisation constants (default: §9 for z_dim 48). Throws unless both have z_dim entries.
   void set_latent_stats(const std::vector<double>& mean, const std::vector<double>& std);
+  // Schedule and tiling may change between calls; device, dtype and packing are fixed at load.
   Wan22VaeOptions& options() { return opts_; }
   const Wan22VaeConfig& config() const { return cfg_; }
   int64_t parameter_count() const;
+  // The network; on the CPU its packed conv weights are placeholders (use state_dict()).
   vae::WanVAEImpl& net() { return *net_; }
   io::StateDict state_dict() const;
 
-  // Shape checks, also used by callers that want to fail before loading anything.
+  // Shape checks (a ws::Error naming `what` and the shape); the static forms let callers
+  // fail before loading anything.
   void check_video(const torch::Tensor& x, const std::string& what = "VAE encode") const;
   void check_latent(const torch::Tensor& z, const std::string& what = "VAE decode") const;
+  static void check_video(const Wan22VaeConfig& cfg, const torch::Tensor& x, const std::string& what);
+  static void check_latent(const Wan22VaeConfig& cfg, const torch::Tensor& z, const std::string& what);
 
  private:
   Wan22Vae(const Wan22VaeConfig& cfg, const Wan22VaeOptions& opts, bool initialise);

@@ -1,6 +1,7 @@
 #include "models/wan22_vae_blocks.h"
 
 #include <cmath>
+#include <set>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -328,23 +329,41 @@ void reset_streaming(torch::nn::Module& root) {
   }
 }
 
-void initialise_parameters(torch::nn::Module& root, bool pack) {
-  // Leaf by leaf, each conv packed right after its init: with uninitialised (untouched)
-  // storage underneath, peak memory stays one model plus one kernel.
-  const auto mods = root.modules(/*include_self=*/false);
-  for (const auto& m : mods) {
-    if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) {
-      c->init();
-      if (pack) c->pack();
-    } else if (auto cv = std::dynamic_pointer_cast<ConvImpl>(m)) {
-      cv->init();
-    } else if (auto n = std::dynamic_pointer_cast<RMSNormImpl>(m)) {
-      n->init();
-    }
+namespace {
+
+void init_leaf(const std::shared_ptr<torch::nn::Module>& m, bool pack) {
+  if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) {
+    c->init();
+    if (pack) c->pack();
+  } else if (auto cv = std::dynamic_pointer_cast<ConvImpl>(m)) {
+    cv->init();
+  } else if (auto n = std::dynamic_pointer_cast<RMSNormImpl>(m)) {
+    n->init();
   }
-  for (const auto& m : mods) {
-    if (auto a = std::dynamic_pointer_cast<AttentionBlockImpl>(m)) a->zero_proj();
-    if (auto r = std::dynamic_pointer_cast<ResampleImpl>(m); r && pack) r->pack();
+}
+
+}  // namespace
+
+void initialise_parameters(torch::nn::Module& root, bool pack) {
+  // In module order, each conv packed right after its init: with uninitialised (untouched)
+  // storage underneath, memory grows by one packed kernel at a time and the later layers are
+  // not yet resident while the early ones pack.
+  std::set<const torch::nn::Module*> done;
+  for (const auto& m : root.modules(/*include_self=*/false)) {
+    if (done.count(m.get())) continue;
+    // Blocks whose init or packing needs their children finished: do the children first.
+    const bool resample = static_cast<bool>(std::dynamic_pointer_cast<ResampleImpl>(m));
+    auto attn = std::dynamic_pointer_cast<AttentionBlockImpl>(m);
+    if (resample || attn) {
+      for (const auto& child : m->modules(/*include_self=*/false)) {
+        init_leaf(child, pack);
+        done.insert(child.get());
+      }
+      if (attn) attn->zero_proj();
+      if (resample && pack) std::dynamic_pointer_cast<ResampleImpl>(m)->pack();
+      continue;
+    }
+    init_leaf(m, pack);
   }
 }
 

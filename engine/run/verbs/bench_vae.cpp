@@ -35,6 +35,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   a.value("seed", "S", "weights seed (default 0)");
   a.value("decode_chunk", "N", "latent frames per decoder chunk (default 1, the reference; 0 = all)");
   a.flag("tiled", "tiled decode (32x32 latent tiles)");
+  a.flag("no_pack", "keep conv weights dense (oneDNN reorders them on every call)");
   *help = !a.parse(argv);
   VaeBench b;
   if (*help) return b;
@@ -48,6 +49,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   ws::models::Wan22VaeOptions opts;
   opts.tiled_decode = a.boolean("tiled");
   opts.schedule.decode_frames = a.integer("decode_chunk", 1);
+  opts.pack_weights = !a.boolean("no_pack");
   const double t0 = ws::run::bench_now_ms();
   if (a.has("weights")) {
     nlohmann::json cfg = nlohmann::json::object();
@@ -69,11 +71,10 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
 
 nlohmann::json common(const std::string& kind, const VaeBench& b) {
   const auto& c = b.vae->config();
-  return {{"kind", kind},         {"params", b.vae->parameter_count()},
-          {"threads", b.threads}, {"dim", c.dim},
-          {"dec_dim", c.dec_dim}, {"frames", b.frames},
-          {"height", b.height},   {"width", b.width},
-          {"reps", b.reps},       {"init_ms", b.init_ms}};
+  nlohmann::json j = {{"kind", kind}, {"params", b.vae->parameter_count()}, {"threads", b.threads}};
+  j.update({{"dim", c.dim}, {"dec_dim", c.dec_dim}, {"frames", b.frames}, {"height", b.height}, {"width", b.width}});
+  j.update({{"reps", b.reps}, {"init_ms", b.init_ms}, {"packed", b.vae->options().pack_weights}});
+  return j;
 }
 
 int bench_encode(const std::vector<std::string>& argv) {

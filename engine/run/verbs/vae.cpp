@@ -6,10 +6,8 @@
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
-#include <fstream>
 
 #include "core/error.h"
-#include "core/fs.h"
 #include "io/safetensors.h"
 #include "models/wan22_vae.h"
 #include "run/args.h"
@@ -29,14 +27,21 @@ void add_model_options(ws::run::Args& a) {
   a.flag("low_vram", "keep weights on the CPU between calls (CUDA builds)");
 }
 
-std::unique_ptr<Wan22Vae> open_vae(const ws::run::Args& a, ws::models::Wan22VaeOptions opts) {
+// Threads, then the config (flag YAML > weights metadata > released) without loading weights,
+// so a clip of the wrong shape fails before the 2.8 GB load.
+ws::models::Wan22VaeConfig vae_config(const ws::run::Args& a, nlohmann::json* keys) {
   if (!a.has("vae")) throw ws::UsageError("--vae WEIGHTS is required");
   ws::run::vae_cli_threads(a.integer("threads", 0));
+  *keys = a.has("config") ? ws::models::read_vae_config_yaml(a.str("config")) : nlohmann::json::object();
+  return Wan22Vae::resolve_config(a.str("vae"), *keys);
+}
+
+std::unique_ptr<Wan22Vae> open_vae(const ws::run::Args& a, const nlohmann::json& keys,
+                                   ws::models::Wan22VaeOptions opts) {
   opts.device = a.str("device", "cpu");
   opts.bf16 = a.boolean("bf16");
   opts.low_vram = a.boolean("low_vram");
-  nlohmann::json cfg = a.has("config") ? ws::models::read_vae_config_yaml(a.str("config")) : nlohmann::json::object();
-  return Wan22Vae::load(a.str("vae"), cfg, opts);
+  return Wan22Vae::load(a.str("vae"), keys, opts);
 }
 
 int run_encode(const std::vector<std::string>& argv) {
@@ -52,8 +57,9 @@ int run_encode(const std::vector<std::string>& argv) {
   if (!a.has("input") || !a.has("out")) throw ws::UsageError("vae encode needs --input and --out");
   const std::string in = a.str("input"), out = a.str("out");
   torch::Tensor x = ws::run::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
-  auto vae = open_vae(a, {});
-  vae->check_video(x, in);  // before any work: the message names the file and its shape
+  nlohmann::json keys;
+  Wan22Vae::check_video(vae_config(a, &keys), x, in);
+  auto vae = open_vae(a, keys, {});
   spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
   torch::Tensor z = vae->encode(x);
   auto meta = ws::run::latent_metadata(a.str("vae"), vae->config(), x);
@@ -75,10 +81,11 @@ int run_decode(const std::vector<std::string>& argv) {
   if (!a.has("latents") || !a.has("out")) throw ws::UsageError("vae decode needs --latents and --out");
   const std::string in = a.str("latents"), out = a.str("out");
   torch::Tensor z = ws::run::read_clip_tensor(in, {"latents"}, -1);  // [1, C, F, h, w]
+  nlohmann::json keys;
+  Wan22Vae::check_latent(vae_config(a, &keys), z, in);
   ws::models::Wan22VaeOptions opts;
   opts.tiled_decode = a.boolean("tiled");
-  auto vae = open_vae(a, opts);
-  vae->check_latent(z, in);
+  auto vae = open_vae(a, keys, opts);
   spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
   torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();
   ws::io::write_safetensors(out, {{"video", x}},
