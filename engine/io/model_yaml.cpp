@@ -8,19 +8,19 @@
 namespace ws::io {
 namespace {
 
-nlohmann::json to_json(const YAML::Node& n) {
+nlohmann::json node_to_json(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null:
     case YAML::NodeType::Undefined:
       return nullptr;
     case YAML::NodeType::Sequence: {
       auto a = nlohmann::json::array();
-      for (const auto& item : n) a.push_back(to_json(item));
+      for (const auto& item : n) a.push_back(node_to_json(item));
       return a;
     }
     case YAML::NodeType::Map: {
       auto o = nlohmann::json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = to_json(kv.second);
+      for (const auto& kv : n) o[kv.first.as<std::string>()] = node_to_json(kv.second);
       return o;
     }
     case YAML::NodeType::Scalar:
@@ -48,6 +48,8 @@ nlohmann::json to_json(const YAML::Node& n) {
 
 }  // namespace
 
+nlohmann::json yaml_node_to_json(const YAML::Node& node) { return node_to_json(node); }
+
 nlohmann::json ModelYaml::section(const std::string& name) const {
   if (doc.is_object() && doc.contains(name) && doc[name].is_object()) return doc[name];
   return nlohmann::json::object();
@@ -55,7 +57,7 @@ nlohmann::json ModelYaml::section(const std::string& name) const {
 
 nlohmann::json yaml_text_to_json(const std::string& text, const std::string& source) {
   try {
-    return to_json(YAML::Load(text));
+    return node_to_json(YAML::Load(text));
   } catch (const YAML::Exception& e) {
     throw Error(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML (" + e.msg + ")");
   }

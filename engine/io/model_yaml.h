@@ -6,6 +6,10 @@
 
 #include <string>
 
+namespace YAML {
+class Node;
+}
+
 namespace ws::io {
 
 struct ModelYaml {
@@ -20,5 +24,7 @@ struct ModelYaml {
 ModelYaml read_model_yaml(const std::string& path);
 // A YAML document as JSON: integers, floats, booleans and null typed; everything else a string.
 nlohmann::json yaml_text_to_json(const std::string& text, const std::string& source);
+// The same for a parsed node (quoted scalars stay strings).
+nlohmann::json yaml_node_to_json(const YAML::Node& node);
 
 }  // namespace ws::io

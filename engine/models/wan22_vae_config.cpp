@@ -5,6 +5,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/model_yaml.h"
 
 namespace ws::models {
 namespace {
@@ -40,44 +41,6 @@ std::vector<bool> get_bool_list(const json& j, const char* key, const std::strin
     out.push_back(e.get<bool>());
   }
   return out;
-}
-
-// YAML scalars carry no type: try bool, int, float, then string, as the YAML 1.2 core schema does.
-json yaml_to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      for (const auto& e : n) a.push_back(yaml_to_json(e));
-      return a;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted
-      if (s == "true" || s == "True" || s == "TRUE") return true;
-      if (s == "false" || s == "False" || s == "FALSE") return false;
-      if (s == "null" || s == "~" || s.empty()) return nullptr;
-      try {
-        size_t used = 0;
-        long long i = std::stoll(s, &used);
-        if (used == s.size()) return i;
-      } catch (const std::exception&) {
-      }
-      try {
-        size_t used = 0;
-        double d = std::stod(s, &used);
-        if (used == s.size()) return d;
-      } catch (const std::exception&) {
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
 }
 
 const char* const kKeys[] = {
@@ -241,7 +204,7 @@ json read_vae_config_yaml(const std::string& path) {
   }
   if (root.IsNull()) return json::object();
   if (!root.IsMap()) throw Error(path + ": the VAE config must be a mapping of WanVAE_ keys");
-  json all = yaml_to_json(root);
+  json all = io::yaml_node_to_json(root);
   // A VideoX-Fun model YAML keeps VAE options in `vae_kwargs`; widths absent there mean the
   // released ones, and keys the VAE does not use (vae_type, vae_subpath, ...) are ignored.
   const json& src = all.contains("vae_kwargs") && all["vae_kwargs"].is_object() ? all["vae_kwargs"] : all;

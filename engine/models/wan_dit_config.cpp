@@ -3,50 +3,13 @@
 #include <yaml-cpp/yaml.h>
 
 #include "core/error.h"
+#include "io/model_yaml.h"
 #include "core/fs.h"
 
 namespace ws::models {
 using nlohmann::json;
 
 namespace {
-
-// YAML scalars become numbers/bools where they parse as such (yaml-cpp keeps them as text).
-json yaml_to_json(const YAML::Node& n) {
-  switch (n.Type()) {
-    case YAML::NodeType::Map: {
-      json o = json::object();
-      for (const auto& kv : n) o[kv.first.as<std::string>()] = yaml_to_json(kv.second);
-      return o;
-    }
-    case YAML::NodeType::Sequence: {
-      json a = json::array();
-      for (const auto& e : n) a.push_back(yaml_to_json(e));
-      return a;
-    }
-    case YAML::NodeType::Scalar: {
-      const std::string s = n.Scalar();
-      if (n.Tag() == "!") return s;  // quoted
-      if (s == "true" || s == "True") return true;
-      if (s == "false" || s == "False") return false;
-      if (s == "null" || s == "~") return nullptr;
-      try {
-        size_t pos = 0;
-        long long v = std::stoll(s, &pos);
-        if (pos == s.size()) return static_cast<int64_t>(v);
-      } catch (...) {
-      }
-      try {
-        size_t pos = 0;
-        double v = std::stod(s, &pos);
-        if (pos == s.size()) return v;
-      } catch (...) {
-      }
-      return s;
-    }
-    default:
-      return nullptr;
-  }
-}
 
 // The spec's diffusers -> official config mapping; keys that keep their names pass through.
 json from_diffusers(const json& j, const std::string& source) {
@@ -185,7 +148,7 @@ WanConfig load_wan_config(const std::string& path) {
   json j;
   if (yaml) {
     try {
-      j = yaml_to_json(YAML::Load(text));
+      j = io::yaml_node_to_json(YAML::Load(text));
     } catch (const YAML::Exception& e) {
       throw Error(path + ": not valid YAML (line " + std::to_string(e.mark.line + 1) + "): " + e.msg);
     }
