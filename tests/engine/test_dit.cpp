@@ -13,9 +13,14 @@
 #include "models/wan_dit_ops.h"
 #include "run/parity_dit.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 using ws::models::WanConfig;
 using ws::models::WanModel;
+
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
 
 namespace {
 
@@ -26,16 +31,6 @@ const std::string kCaseB = kDir + "/dit_dev_b_low_t_pad";
 WanConfig tiny_config() { return ws::models::load_wan_config(kCaseA + ".json"); }
 
 WanModel tiny_model() { return ws::models::load_wan_model(tiny_config(), kCaseA + ".weights.safetensors"); }
-
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const ws::Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 double max_diff(const torch::Tensor& a, const torch::Tensor& b) {
   return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();

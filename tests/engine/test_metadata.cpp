@@ -15,22 +15,16 @@
 #include "io/video_encode.h"
 #endif
 #include "test_paths.h"
+#include "test_util.h"
 
 using namespace ws;
 namespace stdfs = std::filesystem;
 
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
+
 namespace {
-
-void write_text(const std::string& path, const std::string& text) {
-  stdfs::create_directories(stdfs::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 bool has_problem(const std::vector<std::string>& problems, const std::string& needle) {
   for (const auto& p : problems)
@@ -50,7 +44,7 @@ class TestMetadata : public QObject {
 
   void readRowsAndResolve() {
     std::string meta = dir() + "/ds/metadata.json";
-    write_text(meta, R"([
+    write_bytes(meta, R"([
       {"file_path": "videos/a.mp4", "text": "a cat", "type": "video", "width": 640, "height": 360},
       {"file_path": "/abs/b.mp4", "text": "b"},
       {"file_path": "images/c.png", "type": "image", "width": 512.0, "height": 512, "extra": [1, 2]}
@@ -73,7 +67,7 @@ class TestMetadata : public QObject {
 
   void fieldProblems() {
     std::string meta = dir() + "/bad/metadata.json";
-    write_text(meta, R"([
+    write_bytes(meta, R"([
       {"file_path": 3, "text": "x"},
       {"text": "no path"},
       {"file_path": "a.mp4", "type": "movie"},
@@ -109,23 +103,23 @@ class TestMetadata : public QObject {
       QFAIL(("no error for " + path).c_str());
     };
     expect(dir() + "/nope.json", "no such file");
-    write_text(dir() + "/broken.json", "[{\"file_path\": \"a.mp4\",]");
+    write_bytes(dir() + "/broken.json", "[{\"file_path\": \"a.mp4\",]");
     expect(dir() + "/broken.json", "not valid JSON");
-    write_text(dir() + "/object.json", "{\"file_path\": \"a.mp4\"}");
+    write_bytes(dir() + "/object.json", "{\"file_path\": \"a.mp4\"}");
     expect(dir() + "/object.json", "expected a JSON list");
   }
 
   void writeWithBackup() {
     std::string meta = dir() + "/w/metadata.json";
-    write_text(meta, R"([{"text": "keep order", "file_path": "a.mp4", "zeta": 1, "alpha": {"x": 2}}])");
-    std::string before = read_text(meta);
+    write_bytes(meta, R"([{"text": "keep order", "file_path": "a.mp4", "zeta": 1, "alpha": {"x": 2}}])");
+    std::string before = read_bytes(meta);
     data::Metadata m = data::read_metadata(meta);
     m.rows[0].width = 320;
     m.rows[0].height = 240;
     m.rows.push_back(data::make_row("b.png", "a still", "image", 64, 32));
     data::write_metadata(meta, m.rows);
-    QCOMPARE(read_text(meta + ".bak"), before);  // the previous version is kept
-    auto doc = nlohmann::ordered_json::parse(read_text(meta));
+    QCOMPARE(read_bytes(meta + ".bak"), before);  // the previous version is kept
+    auto doc = nlohmann::ordered_json::parse(read_bytes(meta));
     QCOMPARE(doc.size(), size_t(2));
     // Unknown keys survive, in their original order; new keys are appended.
     std::vector<std::string> keys;
@@ -155,8 +149,8 @@ class TestMetadata : public QObject {
     o.rotation = 90;
     io::write_video(ds + "/portrait.mp4", data::make_synthetic_clip({64, 48, 5, 2}), o);
     io::write_png(ds + "/img.png", data::make_synthetic_clip({30, 20, 1, 3}).front());
-    write_text(ds + "/empty.mp4", "");
-    write_text(ds + "/metadata.json", R"([
+    write_bytes(ds + "/empty.mp4", "");
+    write_bytes(ds + "/metadata.json", R"([
       {"file_path": "clip.mp4", "text": "ok", "width": 64, "height": 48},
       {"file_path": "clip.mp4", "text": "wrong size", "width": 48, "height": 64},
       {"file_path": "portrait.mp4", "text": "rotated: displayed size", "width": 48, "height": 64},

@@ -12,30 +12,15 @@
 #include "io/safetensors.h"
 #include "io/weights.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 using ws::io::StateDict;
 
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
+
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void spit(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
-
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const ws::Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 bool mapped(const void* p, const std::string& file) {
   std::string real = std::filesystem::canonical(file).string();
@@ -146,7 +131,7 @@ class TestPth : public QObject {
     for (const auto& [k, v] : storages) entries.push_back({"archive/data/" + k, v});
     entries.push_back({"archive/version", "3\n"});
     std::string path = p(name);
-    spit(path, make_zip(entries));
+    write_bytes(path, make_zip(entries));
     return path;
   }
 
@@ -250,23 +235,23 @@ class TestPth : public QObject {
   }
 
   void brokenZips() {
-    std::string good = slurp(std::string(WS_TEST_DATA) + "/vae/vae_dev_weights.pth");
-    spit(p("half.pth"), good.substr(0, good.size() / 2));
+    std::string good = read_bytes(std::string(WS_TEST_DATA) + "/vae/vae_dev_weights.pth");
+    write_bytes(p("half.pth"), good.substr(0, good.size() / 2));
     expect_error(p("half.pth"), "truncated");
-    spit(p("tail.pth"), good.substr(0, good.size() - 30));  // cut inside the central directory
+    write_bytes(p("tail.pth"), good.substr(0, good.size() - 30));  // cut inside the central directory
     expect_error(p("tail.pth"), "truncated");
-    spit(p("text.pth"), "this is not a checkpoint at all, just some text\n");
+    write_bytes(p("text.pth"), "this is not a checkpoint at all, just some text\n");
     expect_error(p("text.pth"), "not a zip");
-    spit(p("empty.pth"), "");
+    write_bytes(p("empty.pth"), "");
     expect_error(p("empty.pth"), "not a zip");
-    spit(p("nopkl.pth"), make_zip({{"archive/version", "3\n"}}));
+    write_bytes(p("nopkl.pth"), make_zip({{"archive/version", "3\n"}}));
     expect_error(p("nopkl.pth"), "no data.pkl");
-    spit(p("legacy.pth"), kProto + "K\x01.");  // a bare pickle, as torch.save wrote before 1.6
+    write_bytes(p("legacy.pth"), kProto + "K\x01.");  // a bare pickle, as torch.save wrote before 1.6
     expect_error(p("legacy.pth"), "legacy");
     // A central directory pointing past the file.
     std::string z = make_zip({{"archive/data.pkl", kProto + "}."}});
     z[z.size() - 3] = '\x7f';  // high byte of the central directory offset
-    spit(p("cdoff.pth"), z);
+    write_bytes(p("cdoff.pth"), z);
     expect_error(p("cdoff.pth"), "out of range");
     expect_error(p("missing.pth"), "cannot open");
   }

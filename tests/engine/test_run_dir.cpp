@@ -16,31 +16,25 @@
 #include "run/logging.h"
 #include "run/run_dir.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 using namespace ws::run;
 namespace stdfs = std::filesystem;
 using json = nlohmann::json;
 
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
+
 namespace {
-
-void write_text(const std::string& path, const std::string& text) {
-  stdfs::create_directories(stdfs::path(path).parent_path());
-  std::ofstream out(path, std::ios::binary | std::ios::trunc);
-  out << text;
-}
-
-std::string read_text(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return std::string(std::istreambuf_iterator<char>(in), {});
-}
 
 // A fake checkpoint: one weights file whose content says which save it came from.
 void fill(const std::string& dir, const std::string& tag) {
-  write_text(dir + "/latent_upsampler/diffusion_pytorch_model.safetensors", tag);
-  write_text(dir + "/trainer_state/state.json", "{\"tag\":\"" + tag + "\"}");
+  write_bytes(dir + "/latent_upsampler/diffusion_pytorch_model.safetensors", tag);
+  write_bytes(dir + "/trainer_state/state.json", "{\"tag\":\"" + tag + "\"}");
 }
 std::string tag_of(const std::string& dir) {
-  return read_text(dir + "/latent_upsampler/diffusion_pytorch_model.safetensors");
+  return read_bytes(dir + "/latent_upsampler/diffusion_pytorch_model.safetensors");
 }
 
 std::vector<int64_t> steps(const std::vector<Checkpoint>& cs) {
@@ -58,7 +52,7 @@ std::vector<std::string> names_in(const std::string& dir) {
 
 std::vector<std::string> lines_of(const std::string& path) {
   std::vector<std::string> out;
-  std::istringstream in(read_text(path));
+  std::istringstream in(read_bytes(path));
   for (std::string line; std::getline(in, line);) out.push_back(line);
   return out;
 }
@@ -92,7 +86,7 @@ class TestRunDir : public QObject {
     for (const char* n : {"checkpoint-10", "checkpoint-2", "checkpoint-100", "checkpoint-12abc", "checkpoint-",
                           ".checkpoint-300.tmp", "checkpoint-3.old", "sample", "logs"})
       stdfs::create_directories(d + "/" + n);
-    write_text(d + "/checkpoint-7", "a file, not a folder");
+    write_bytes(d + "/checkpoint-7", "a file, not a folder");
     auto cs = list_checkpoints(d);
     QCOMPARE(steps(cs), (std::vector<int64_t>{2, 10, 100}));  // numeric order, not by name
     QCOMPARE(cs.back().name, std::string("checkpoint-100"));
@@ -216,7 +210,7 @@ class TestRunDir : public QObject {
     fill(d + "/.checkpoint-2.tmp", "being-pruned");      // crash while pruning
     fill(d + "/checkpoint-12abc", "not-a-checkpoint");
     fill(d + "/.checkpoint-x.old", "unknown");
-    write_text(d + "/notes.txt", "mine");
+    write_bytes(d + "/notes.txt", "mine");
     RunDir run(d);
     QCOMPARE(steps(run.checkpoints()), (std::vector<int64_t>{4, 5, 6}));
     QCOMPARE(tag_of(d + "/checkpoint-5"), std::string("five"));
@@ -229,7 +223,7 @@ class TestRunDir : public QObject {
     // Anything else is left alone.
     QCOMPARE(tag_of(d + "/checkpoint-12abc"), std::string("not-a-checkpoint"));
     QVERIFY(stdfs::exists(d + "/.checkpoint-x.old"));
-    QCOMPARE(read_text(d + "/notes.txt"), std::string("mine"));
+    QCOMPARE(read_bytes(d + "/notes.txt"), std::string("mine"));
     QCOMPARE(run.recovery().restored, (std::vector<std::string>{".checkpoint-5.old"}));
     QCOMPARE(run.recovery().removed.size(), size_t(3));
   }
@@ -239,13 +233,13 @@ class TestRunDir : public QObject {
     RunDir run(tmp.path().toStdString());
     std::string path = run.file("run.yaml");
     run.write_run_yaml("job: upsampler\nseed: 1\n");
-    QCOMPARE(read_text(path), std::string("job: upsampler\nseed: 1\n"));
+    QCOMPARE(read_bytes(path), std::string("job: upsampler\nseed: 1\n"));
     // Replaced by rename, never rewritten in place: a reader holding the old file (here a
     // hard link) still sees it whole.
     QCOMPARE(::link(path.c_str(), run.file("held.yaml").c_str()), 0);
     run.write_run_yaml("job: upsampler\nseed: 2\n");
-    QCOMPARE(read_text(path), std::string("job: upsampler\nseed: 2\n"));
-    QCOMPARE(read_text(run.file("held.yaml")), std::string("job: upsampler\nseed: 1\n"));
+    QCOMPARE(read_bytes(path), std::string("job: upsampler\nseed: 2\n"));
+    QCOMPARE(read_bytes(run.file("held.yaml")), std::string("job: upsampler\nseed: 1\n"));
     for (const auto& n : names_in(run.path())) QVERIFY2(n.find(".tmp") == std::string::npos, n.c_str());
   }
 
@@ -322,7 +316,7 @@ class TestRunDir : public QObject {
   void unusableFolderIsAnError() {
     QTemporaryDir tmp;
     std::string file = tmp.filePath("file").toStdString();
-    write_text(file, "x");
+    write_bytes(file, "x");
     try {
       RunDir run(file + "/run");
       QFAIL("no error");
@@ -341,7 +335,7 @@ class TestRunDir : public QObject {
       spdlog::warn("bf16 falls back to fp32");
     }
     ws::run::setup_logging();  // back to stderr only: the run's file is closed
-    std::string log = read_text(tmp.filePath("logs/engine.log").toStdString());
+    std::string log = read_bytes(tmp.filePath("logs/engine.log").toStdString());
     QVERIFY2(log.find("hello from the test") != std::string::npos, log.c_str());
     QVERIFY(log.find("bf16 falls back to fp32") != std::string::npos);
     auto lines = lines_of(tmp.filePath("events.jsonl").toStdString());

@@ -12,20 +12,15 @@
 #include "io/safetensors.h"
 #include "io/weights.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 using ws::io::StateDict;
 
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
+
 namespace {
-
-std::string slurp(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  return {std::istreambuf_iterator<char>(in), {}};
-}
-
-void spit(const std::string& path, const std::string& bytes) {
-  std::ofstream out(path, std::ios::binary);
-  out.write(bytes.data(), static_cast<std::streamsize>(bytes.size()));
-}
 
 std::string le64(uint64_t v) {
   std::string s(8, '\0');
@@ -35,16 +30,6 @@ std::string le64(uint64_t v) {
 
 // A safetensors file from a raw header text and data section.
 std::string st_bytes(const std::string& header, const std::string& data) { return le64(header.size()) + header + data; }
-
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const ws::Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 // Is `p` inside a mapping of `file` in this process (any address when p is null)?
 // /proc/self/maps names the mapped file.
@@ -86,7 +71,7 @@ class TestSafetensors : public QObject {
   // Writes `bytes` and expects a ws::Error containing `needle` and the file name, on one line.
   void expect_error(const char* file, const std::string& bytes, const char* needle) {
     std::string path = p(file);
-    spit(path, bytes);
+    write_bytes(path, bytes);
     QString msg = error_of([&] { ws::io::read_safetensors(path); });
     QVERIFY2(!msg.isEmpty(), file);
     QVERIFY2(msg.contains(needle), qPrintable(msg));
@@ -121,7 +106,7 @@ class TestSafetensors : public QObject {
     ws::io::write_safetensors(p("s.safetensors"), sd, meta);
 
     // Parse the bytes ourselves: u64 LE length, JSON header, data.
-    std::string bytes = slurp(p("s.safetensors"));
+    std::string bytes = read_bytes(p("s.safetensors"));
     uint64_t n = 0;
     for (int i = 7; i >= 0; --i) n = (n << 8) | static_cast<unsigned char>(bytes[static_cast<size_t>(i)]);
     QCOMPARE(n % 8, uint64_t(0));  // data section stays 8-byte aligned
@@ -193,7 +178,7 @@ class TestSafetensors : public QObject {
     std::string dir = p("sharded");
     ws::io::write_sharded_safetensors(dir, "diffusion_pytorch_model", sd, 1000, {{"m", "1"}});
     std::string index = dir + "/diffusion_pytorch_model.safetensors.index.json";
-    auto idx = nlohmann::json::parse(slurp(index));
+    auto idx = nlohmann::json::parse(read_bytes(index));
     QCOMPARE(idx["metadata"]["total_size"].get<uint64_t>(), uint64_t(7 * 400 + 4000));
     std::set<std::string> shards;
     for (auto it = idx["weight_map"].begin(); it != idx["weight_map"].end(); ++it) shards.insert(it.value());
@@ -211,16 +196,16 @@ class TestSafetensors : public QObject {
     // An index naming a tensor its shard lacks, or a shard outside the folder, is refused.
     auto bad = idx;
     bad["weight_map"]["ghost"] = "diffusion_pytorch_model-00001-of-00005.safetensors";
-    spit(dir + "/bad.safetensors.index.json", bad.dump());
+    write_bytes(dir + "/bad.safetensors.index.json", bad.dump());
     QVERIFY(error_of([&] { ws::io::read_sharded_safetensors(dir + "/bad.safetensors.index.json"); }).contains("ghost"));
     bad = idx;
     bad["weight_map"]["big"] = "../../etc/passwd";
-    spit(dir + "/bad2.safetensors.index.json", bad.dump());
+    write_bytes(dir + "/bad2.safetensors.index.json", bad.dump());
     QVERIFY(error_of([&] { ws::io::read_sharded_safetensors(dir + "/bad2.safetensors.index.json"); })
                 .contains("index's folder"));
     bad = idx;
     bad["weight_map"]["big"] = "missing-shard.safetensors";
-    spit(dir + "/bad3.safetensors.index.json", bad.dump());
+    write_bytes(dir + "/bad3.safetensors.index.json", bad.dump());
     QVERIFY(error_of([&] { ws::io::read_sharded_safetensors(dir + "/bad3.safetensors.index.json"); })
                 .contains("missing-shard.safetensors"));
   }
@@ -256,7 +241,7 @@ class TestSafetensors : public QObject {
 
     // A real file cut short: inside the data, then inside the header.
     ws::io::write_safetensors(p("full.safetensors"), every_dtype());
-    std::string full = slurp(p("full.safetensors"));
+    std::string full = read_bytes(p("full.safetensors"));
     expect_error("cut_data.safetensors", full.substr(0, full.size() - 5), "out of range");
     expect_error("cut_header.safetensors", full.substr(0, 40), "past the end");
     // A control byte in a tensor name does not break the one-line message.

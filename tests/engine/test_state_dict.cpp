@@ -12,9 +12,14 @@
 #include "io/state_dict.h"
 #include "io/weights.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 using ws::io::LoadMode;
 using ws::io::StateDict;
+
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
 
 namespace {
 
@@ -48,16 +53,6 @@ bool same(const StateDict& a, const StateDict& b) {
   for (const auto& [k, v] : a)
     if (!b.count(k) || !torch::equal(v, b.at(k))) return false;
   return true;
-}
-
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const ws::Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
 }
 
 }  // namespace

@@ -16,9 +16,14 @@
 #include "models/wan22_vae.h"
 #include "run/parity_vae.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 using ws::models::Wan22Vae;
 using ws::models::Wan22VaeConfig;
+
+using ws::test::error_of;
+using ws::test::read_bytes;
+using ws::test::write_bytes;
 
 namespace {
 
@@ -28,16 +33,6 @@ const std::string kPth = kDir + "/vae_dev_weights.pth";
 const std::string kCaseA = kDir + "/vae_dev_a_t5_32x32";
 const std::string kCaseB = kDir + "/vae_dev_b_t9_64x64";
 const std::string kConfigs = std::string(WS_TEST_DATA) + "/../../configs";
-
-template <class F>
-QString error_of(F&& f) {
-  try {
-    f();
-  } catch (const ws::Error& e) {
-    return QString::fromStdString(e.what());
-  }
-  return {};
-}
 
 nlohmann::json read_json(const std::string& path) {
   std::ifstream in(path);
