@@ -62,6 +62,29 @@ AppOptions AppOptions::parse(const QStringList& args) {
     if (takeValue(args, i, QStringLiteral("--workspace"), &value, &error)) {
       if (!error.isEmpty()) return fail(error);
       o.workspace = value;
+    } else if (takeValue(args, i, QStringLiteral("--configs"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.configsDir = value;
+    } else if (takeValue(args, i, QStringLiteral("--open"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.openRun = value;
+    } else if (takeValue(args, i, QStringLiteral("--tab"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.runTab = value;
+    } else if (takeValue(args, i, QStringLiteral("--screenshot"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.screenshot = value;
+    } else if (takeValue(args, i, QStringLiteral("--screenshot-size"), &value, &error)) {
+      const QStringList wh = value.split(QLatin1Char('x'));
+      const int w = wh.value(0).toInt(), h = wh.size() == 2 ? wh.value(1).toInt() : 0;
+      if (!error.isEmpty() || w < 200 || h < 150)
+        return fail(error.isEmpty() ? QStringLiteral("--screenshot-size: expected WxH (at least 200x150), not %1").arg(value) : error);
+      o.screenshotSize = QSize(w, h);
+    } else if (takeValue(args, i, QStringLiteral("--screenshot-delay-ms"), &value, &error)) {
+      bool ok = false;
+      o.screenshotDelayMs = value.toInt(&ok);
+      if (!error.isEmpty() || !ok || o.screenshotDelayMs < 0)
+        return fail(error.isEmpty() ? QStringLiteral("--screenshot-delay-ms: not a number: %1").arg(value) : error);
     } else if (takeValue(args, i, QStringLiteral("--quit-after-ms"), &value, &error)) {
       bool ok = false;
       o.quitAfterMs = value.toInt(&ok);
@@ -94,7 +117,8 @@ int AppOptions::effectiveHeartbeatTimeoutMs() const {
 
 QString AppOptions::helpText() {
   return QStringLiteral(
-      "usage: wanstudio [WORKSPACE] [--workspace DIR] [--heartbeat-timeout S]\n"
+      "usage: wanstudio [WORKSPACE] [--workspace DIR] [--configs DIR] [--heartbeat-timeout S]\n"
+      "                 [--open RUN_DIR] [--tab NAME] [--screenshot FILE.png]\n"
       "       wanstudio [--heartbeat-timeout S] --batch RUN.yaml [WORKER FLAGS...]\n"
       "\n"
       "Wan Studio: trains the Wan 2.2 latent upsampler and the dual DiT experts.\n"
@@ -106,8 +130,16 @@ QString AppOptions::helpText() {
       "                              worker, e.g. --max_train_steps 5. Ctrl-C cancels after\n"
       "                              the current step, a second Ctrl-C kills the worker.\n"
       "                              Exit code 0 completed, 1 failed, 130 cancelled.\n"
+      "  --configs DIR               presets for File ▸ New Run (default: configs/ of the\n"
+      "                              install or the source tree; also $WANSTUDIO_CONFIGS)\n"
       "  --heartbeat-timeout S       kill a worker silent for S seconds (default 60;\n"
       "                              also $WANSTUDIO_HEARTBEAT_TIMEOUT, 0 = never)\n"
+      "  --open RUN_DIR              show this run folder at start\n"
+      "  --tab NAME                  the run page tab to show (events, validation, config)\n"
+      "  --screenshot FILE           render the window to FILE (PNG) once loaded and quit;\n"
+      "                              works without a display: QT_QPA_PLATFORM=offscreen\n"
+      "  --screenshot-size WxH       window size for --screenshot (default 1320x820)\n"
+      "  --screenshot-delay-ms N     wait N ms for loading first (default 2500)\n"
       "  --quit-after-ms N           quit the window after N ms (smoke tests)\n"
       "  --help, --version\n"
       "\n"

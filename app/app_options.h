@@ -2,6 +2,7 @@
 // --batch never need a display.
 #pragma once
 
+#include <QSize>
 #include <QString>
 #include <QStringList>
 
@@ -14,7 +15,13 @@ struct AppOptions {
   QString runYaml;        // Mode::Batch
   QStringList workerArgs; // Mode::Batch: everything after RUN.yaml goes to the worker as is
   QString workspace;      // Mode::Gui: folder whose run directories are listed
+  QString configsDir;     // Mode::Gui: the presets folder (default: found by presetsDirectory())
   int quitAfterMs = -1;   // Mode::Gui: smoke tests quit on their own
+  QString openRun;        // Mode::Gui: a run folder to show at start
+  QString runTab;         // Mode::Gui: the run page tab to show ("events", "validation", ...)
+  QString screenshot;     // Mode::Gui: render the window to this PNG once loaded, then quit
+  QSize screenshotSize{1320, 820};
+  int screenshotDelayMs = 2500;
   int heartbeatTimeoutMs = -1;  // -1: $WANSTUDIO_HEARTBEAT_TIMEOUT (seconds) or 60 s
 
   static AppOptions parse(const QStringList& args);  // args[0] is the program

@@ -1,6 +1,7 @@
 // wanstudio: the studio window, or `--batch RUN.yaml` without any display.
 #include <QApplication>
 #include <QCoreApplication>
+#include <QFileInfo>
 #include <QTimer>
 
 #include <signal.h>
@@ -10,8 +11,10 @@
 #include "app_options.h"
 #include "app_resources.h"
 #include "batch_runner.h"
+#include "jobs/preset_locator.h"
 #include "jobs/unix_signal_notifier.h"
 #include "main_window.h"
+#include "pages/run_page.h"
 
 namespace {
 
@@ -63,6 +66,7 @@ int main(int argc, char** argv) {
     return 1;
   }
   ws::applyStyle(app);
+  if (!o.configsDir.isEmpty()) ws::setPresetsDirectory(o.configsDir);
   ws::MainWindow window(o.workspace, o.effectiveHeartbeatTimeoutMs());
   window.show();
   // Ctrl-C in the terminal that started us: cancel our workers and quit; again: kill them.
@@ -70,6 +74,18 @@ int main(int argc, char** argv) {
   int interrupts = 0;
   QObject::connect(&signals_, &ws::UnixSignalNotifier::received, &window,
                    [&window, &interrupts] { window.quitStoppingWorkers(++interrupts > 1); });
+  if (!o.openRun.isEmpty()) window.openRun(QFileInfo(o.openRun).absoluteFilePath());
+  if (!o.runTab.isEmpty() && !window.runPage()->showTab(o.runTab))
+    std::fprintf(stderr, "warning: no run page tab named %s\n", o.runTab.toUtf8().constData());
+  if (!o.screenshot.isEmpty()) {
+    window.resize(o.screenshotSize);  // not the size saved last time
+    // After loading: events read, charts drawn, first video frames decoded.
+    QTimer::singleShot(o.screenshotDelayMs, &window, [&window, &app, &o] {
+      const bool ok = window.grab().save(o.screenshot, "PNG");
+      if (!ok) std::fprintf(stderr, "error: cannot write %s\n", o.screenshot.toUtf8().constData());
+      app.exit(ok ? 0 : 1);
+    });
+  }
   if (o.quitAfterMs >= 0) QTimer::singleShot(o.quitAfterMs, &window, &QWidget::close);
   return app.exec();
 }

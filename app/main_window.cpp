@@ -11,9 +11,11 @@
 #include <QTabWidget>
 
 #include "app_resources.h"
+#include "dialogs/new_run_dialog.h"
 #include "docks/runs_dock.h"
 #include "jobs/engine_locator.h"
 #include "jobs/job_manager.h"
+#include "jobs/preset_locator.h"
 #include "jobs/worker_job.h"
 #include "models/runs_model.h"
 #include "pages/dataset_page.h"
@@ -63,6 +65,7 @@ void MainWindow::createMenus() {
   file->addAction(tr("Choose &Workspace…"), QKeySequence::Open, this, &MainWindow::chooseWorkspace);
   file->addAction(tr("Open &Run Folder…"), this, &MainWindow::openRunFolder);
   file->addSeparator();
+  file->addAction(tr("&New Run…"), QKeySequence::New, this, &MainWindow::newRun);
   file->addAction(tr("&Start Run from YAML…"), this, &MainWindow::startRunFromYaml);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
@@ -118,6 +121,13 @@ void MainWindow::openRunFolder() {
     return;
   }
   openRun(dir);
+}
+
+void MainWindow::newRun() {
+  NewRunDialog dialog(jobs_, runs_->workspace(), presetsDirectory(), {}, this);
+  if (dialog.exec() != QDialog::Accepted || !dialog.startedJob()) return;
+  runs_->refresh();
+  openRun(dialog.runDirectory());
 }
 
 void MainWindow::startRunFromYaml() {

@@ -39,6 +39,7 @@ class MainWindow : public QMainWindow {
   void createMenus();
   void chooseWorkspace();
   void openRunFolder();
+  void newRun();
   void startRunFromYaml();
   void updateStatusBar();
   void closeWhenWorkersStopped();

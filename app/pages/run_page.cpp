@@ -28,6 +28,7 @@
 #include "models/run_events.h"
 #include "pages/config_view.h"
 #include "pages/event_log_view.h"
+#include "pages/validation_view.h"
 
 namespace ws {
 
@@ -100,6 +101,8 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   workerOutput_->setPlaceholderText(tr("The worker's own log (stderr) appears here while this studio runs it. "
                                        "It is also in logs/engine.log of the run."));
   tabs_->addTab(log_, tr("Events"));
+  validation_ = new ValidationView(events_, tabs_);
+  tabs_->addTab(validation_, tr("Validation"));
   tabs_->addTab(config_, tr("Config"));
   tabs_->addTab(workerOutput_, tr("Worker Output"));
 
@@ -132,6 +135,7 @@ void RunPage::showRun(const QString& runDir) {
   workerOutput_->clear();
   chart_->clear();
   events_->clear();
+  validation_->setRunDir(runDir_);
   if (runDir_.isEmpty()) {
     tail_->setFile({});
     clock_.stop();
@@ -148,6 +152,16 @@ void RunPage::showRun(const QString& runDir) {
   // Nobody writes a finished run any more: its unterminated last line is a torn write.
   if (status_.state != RunState::Running) events_->finishData();
   clock_.start();
+}
+
+bool RunPage::showTab(const QString& name) {
+  for (int i = 0; i < tabs_->count(); ++i) {
+    if (tabs_->tabText(i).remove(QLatin1Char('&')).compare(name, Qt::CaseInsensitive) == 0) {
+      tabs_->setCurrentIndex(i);
+      return true;
+    }
+  }
+  return false;
 }
 
 void RunPage::attachJob() {

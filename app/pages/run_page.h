@@ -24,6 +24,7 @@ class EventsFileTail;
 class JobManager;
 class LossChart;
 class RunEvents;
+class ValidationView;
 class WorkerJob;
 
 class RunPage : public QWidget {
@@ -32,6 +33,7 @@ class RunPage : public QWidget {
   explicit RunPage(JobManager* jobs, QWidget* parent = nullptr);
 
   void showRun(const QString& runDir);  // "" shows the empty state
+  bool showTab(const QString& name);    // by title, case-insensitive ("validation")
   QString runDir() const { return runDir_; }
   RunStatus status() const { return status_; }
 
@@ -39,6 +41,8 @@ class RunPage : public QWidget {
   LossChart* lossChart() const { return chart_; }
   EventLogView* eventLog() const { return log_; }
   ConfigView* configView() const { return config_; }
+  ValidationView* validationView() const { return validation_; }
+  QTabWidget* tabs() const { return tabs_; }
   QLabel* stateLabel() const { return state_; }
 
  public Q_SLOTS:
@@ -72,6 +76,7 @@ class RunPage : public QWidget {
   QTabWidget* tabs_;
   EventLogView* log_;
   ConfigView* config_;
+  ValidationView* validation_;
   QPlainTextEdit* workerOutput_;
 };
 

@@ -1,0 +1,363 @@
+#include "dialogs/new_run_dialog.h"
+
+#include <QComboBox>
+#include <QDateTime>
+#include <QDialogButtonBox>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
+#include <QFontDatabase>
+#include <QFormLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QSaveFile>
+#include <QStandardItemModel>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "config_form.h"
+#include "jobs/job_manager.h"
+#include "jobs/preset_locator.h"
+#include "jobs/schema_fetcher.h"
+#include "jobs/worker_job.h"
+#include "models/config_validator.h"
+#include "models/run_yaml_codec.h"
+#include "option_editor.h"
+
+namespace ws {
+namespace {
+
+const QString kOutputDir = QStringLiteral("output_dir");
+const QString kComment = QStringLiteral("Run config written by Wan Studio's New Run dialog.\n"
+                                        "Relative paths resolve against this file's folder.");
+
+struct JobEntry {
+  const char* job;
+  const char* title;
+};
+const JobEntry kJobs[] = {{"upsampler", QT_TRANSLATE_NOOP("NewRunDialog", "Latent upsampler")},
+                          {"experts", QT_TRANSLATE_NOOP("NewRunDialog", "Dual experts (Wan 2.2 DiT)")}};
+
+QString readText(const QString& path, QString* error) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) {
+    *error = QStringLiteral("%1: %2").arg(path, f.errorString());
+    return {};
+  }
+  return QString::fromUtf8(f.readAll());
+}
+
+}  // namespace
+
+QString NewRunDialog::verbForJob(const QString& job) { return QStringLiteral("train-") + job; }
+
+NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QString& presetsDir, SchemaSource schemas,
+                           QWidget* parent)
+    : QDialog(parent), jobs_(jobs), workspace_(workspace), presetsDir_(presetsDir) {
+  setObjectName(QStringLiteral("newRunDialog"));
+  setWindowTitle(tr("New Run"));
+
+  jobCombo_ = new QComboBox(this);
+  presetCombo_ = new QComboBox(this);
+  presetCombo_->setToolTip(presetsDir.isEmpty() ? tr("No configs/ folder found (see wanstudio --configs)")
+                                                : tr("Run YAMLs under %1").arg(presetsDir));
+  runName_ = new QLineEdit(this);
+  runFolder_ = new QLabel(this);
+  runFolder_->setObjectName(QStringLiteral("hint"));
+  runFolder_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  jobNote_ = new QLabel(this);
+  jobNote_->setObjectName(QStringLiteral("hint"));
+  jobNote_->setWordWrap(true);
+  jobNote_->hide();
+  auto* head = new QFormLayout;
+  head->addRow(tr("&Job"), jobCombo_);
+  head->addRow(QString(), jobNote_);
+  head->addRow(tr("&Preset"), presetCombo_);
+  head->addRow(tr("Run &name"), runName_);
+  head->addRow(QString(), runFolder_);
+
+  form_ = new ConfigForm(this);
+  yamlEdit_ = new QPlainTextEdit(this);
+  yamlEdit_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  yamlEdit_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  yamlStatus_ = new QLabel(this);
+  yamlStatus_->setWordWrap(true);
+  yamlStatus_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  auto* yamlPage = new QWidget(this);
+  auto* yamlLayout = new QVBoxLayout(yamlPage);
+  yamlLayout->addWidget(yamlEdit_, 1);
+  yamlLayout->addWidget(yamlStatus_);
+  tabs_ = new QTabWidget(this);
+  tabs_->addTab(form_, tr("Form"));
+  tabs_->addTab(yamlPage, tr("YAML"));
+
+  problemsLabel_ = new QLabel(this);
+  problemsLabel_->setObjectName(QStringLiteral("problems"));
+  problemsLabel_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+  problemsLabel_->setWordWrap(true);
+  problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  buttons_ = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
+  buttons_->button(QDialogButtonBox::Ok)->setText(tr("&Start Run"));
+  connect(buttons_, &QDialogButtonBox::accepted, this, &NewRunDialog::accept);
+  connect(buttons_, &QDialogButtonBox::rejected, this, &NewRunDialog::reject);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(head);
+  layout->addWidget(tabs_, 1);
+  layout->addWidget(problemsLabel_);
+  layout->addWidget(buttons_);
+  resize(760, 820);
+
+  // YAML edits reach the form after a pause in typing, so half-typed lines are not errors.
+  yamlTimer_.setSingleShot(true);
+  yamlTimer_.setInterval(400);
+  connect(&yamlTimer_, &QTimer::timeout, this, &NewRunDialog::syncFormFromYaml);
+  connect(yamlEdit_, &QPlainTextEdit::textChanged, &yamlTimer_, qOverload<>(&QTimer::start));
+  connect(form_, &ConfigForm::valuesChanged, this, &NewRunDialog::onFormEdited);
+  connect(runName_, &QLineEdit::textEdited, this, [this] { nameEdited_ = true; });
+  connect(runName_, &QLineEdit::textChanged, this, &NewRunDialog::onRunNameEdited);
+  connect(presetCombo_, &QComboBox::currentIndexChanged, this, &NewRunDialog::loadPreset);
+  connect(jobCombo_, &QComboBox::currentIndexChanged, this, &NewRunDialog::onJobChosen);
+
+  loadSchemas(schemas ? schemas : SchemaSource([](const QString& verb, QString* error) {
+    return SchemaFetcher::fetch(verb, error);
+  }));
+}
+
+void NewRunDialog::loadSchemas(const SchemaSource& source) {
+  const QSignalBlocker block(jobCombo_);
+  auto* model = qobject_cast<QStandardItemModel*>(jobCombo_->model());
+  QStringList notes;
+  int firstUsable = -1;
+  for (const JobEntry& e : kJobs) {
+    const QString job = QLatin1String(e.job);
+    QString error;
+    const auto schema = source(verbForJob(job), &error);
+    jobCombo_->addItem(tr(e.title), job);
+    const int row = jobCombo_->count() - 1;
+    if (schema) {
+      schemas_.insert(job, *schema);
+      if (firstUsable < 0) firstUsable = row;
+    } else {
+      // The worker cannot run this job (yet): say why and keep it unselectable.
+      schemaErrors_.insert(job, error);
+      model->item(row)->setEnabled(false);
+      model->item(row)->setToolTip(error);
+      notes << tr("%1: %2").arg(verbForJob(job), error);
+    }
+  }
+  jobNote_->setText(notes.join(QLatin1Char('\n')));
+  jobNote_->setVisible(!notes.isEmpty());
+  if (firstUsable >= 0) jobCombo_->setCurrentIndex(firstUsable);
+  onJobChosen();
+}
+
+bool NewRunDialog::setJob(const QString& job) {
+  if (!schemas_.contains(job)) return false;
+  jobCombo_->setCurrentIndex(jobCombo_->findData(job));  // onJobChosen() via the signal
+  if (job_ != job) onJobChosen();
+  return true;
+}
+
+void NewRunDialog::onJobChosen() {
+  const QString job = jobCombo_->currentData().toString();
+  if (!schemas_.contains(job)) {
+    job_.clear();
+    revalidate();
+    return;
+  }
+  job_ = job;
+  form_->setSchema(schemas_.value(job));
+  form_->setLocked(kOutputDir, true, tr("The run folder: <workspace>/<run name>"));
+  if (!nameEdited_) {
+    const QSignalBlocker block(runName_);
+    runName_->setText(QStringLiteral("%1-%2").arg(job, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+  }
+  fillPresets();
+  loadPreset();
+}
+
+void NewRunDialog::fillPresets() {
+  const QSignalBlocker block(presetCombo_);
+  presetCombo_->clear();
+  presetCombo_->addItem(tr("Schema defaults"), QString());
+  for (const QString& path : presetFiles(presetsDir_, job_))
+    presetCombo_->addItem(QDir(presetsDir_).relativeFilePath(path), path);
+  // A preset is a better start than bare defaults (the demo preset runs anywhere).
+  if (presetCombo_->count() > 1) presetCombo_->setCurrentIndex(1);
+}
+
+bool NewRunDialog::selectPreset(const QString& path) {
+  const int i = path.isEmpty() ? 0 : presetCombo_->findData(QFileInfo(path).absoluteFilePath());
+  if (i < 0) return false;
+  if (i == presetCombo_->currentIndex())
+    loadPreset();
+  else
+    presetCombo_->setCurrentIndex(i);
+  return true;
+}
+
+void NewRunDialog::loadPreset() {
+  if (job_.isEmpty()) return;
+  const OptionSchema& schema = schemas_[job_];
+  const QString path = presetCombo_->currentData().toString();
+  QVariantMap values;
+  presetNote_.clear();
+  if (!path.isEmpty()) {
+    QString error;
+    const QString text = readText(path, &error);
+    const ParsedRunYaml parsed = error.isEmpty() ? RunYamlCodec::parse(schema, text) : ParsedRunYaml{};
+    if (!error.isEmpty() || !parsed.ok()) {
+      presetNote_ = error.isEmpty() ? tr("%1: %2").arg(path, parsed.parseError) : error;
+    } else {
+      // Relative paths in a preset mean its own folder; the run YAML lives elsewhere.
+      values = RunYamlCodec::absolutePaths(schema, parsed.values, QFileInfo(path).absolutePath());
+      QStringList skipped = parsed.unknownKeys;
+      for (auto it = parsed.typeErrors.cbegin(); it != parsed.typeErrors.cend(); ++it) skipped << it.key() + QStringLiteral(": ") + *it;
+      if (!skipped.isEmpty()) presetNote_ = tr("Preset %1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
+    }
+  }
+  values.insert(kOutputDir, runDirectory());
+  form_->setValues(values);
+  yamlIsSource_ = false;
+  yaml_ = ParsedRunYaml{};
+  writeYamlFromForm();
+  revalidate();
+}
+
+void NewRunDialog::onFormEdited() {
+  yamlIsSource_ = false;
+  yaml_ = ParsedRunYaml{};
+  writeYamlFromForm();
+  revalidate();
+}
+
+void NewRunDialog::onRunNameEdited() {
+  form_->setValue(kOutputDir, runDirectory());
+  // Keep a YAML the user is fixing as it is; a valid one follows the form.
+  const bool yamlHasErrors = yamlIsSource_ && (!yaml_.ok() || !yaml_.typeErrors.isEmpty() || !yaml_.unknownKeys.isEmpty());
+  if (!yamlHasErrors && !job_.isEmpty()) writeYamlFromForm();
+  revalidate();
+}
+
+void NewRunDialog::setRunName(const QString& name) {
+  nameEdited_ = true;
+  runName_->setText(name);
+}
+
+QString NewRunDialog::runDirectory() const {
+  const QString name = runName_->text().trimmed();
+  if (workspace_.isEmpty() || name.isEmpty()) return {};
+  return QDir::cleanPath(QDir(workspace_).absoluteFilePath(name));
+}
+
+QString NewRunDialog::yamlText() const { return yamlEdit_->toPlainText(); }
+
+void NewRunDialog::setYamlText(const QString& text) { yamlEdit_->setPlainText(text); }
+
+QVariantMap NewRunDialog::runValues() const {
+  QVariantMap values = form_->values();
+  values.insert(kOutputDir, runDirectory());
+  return values;
+}
+
+void NewRunDialog::writeYamlFromForm() {
+  if (job_.isEmpty()) return;
+  const QSignalBlocker block(yamlEdit_);
+  yamlEdit_->setPlainText(RunYamlCodec::write(schemas_[job_], job_, runValues(), kComment));
+  yamlTimer_.stop();
+}
+
+void NewRunDialog::syncFormFromYaml() {
+  yamlTimer_.stop();
+  if (job_.isEmpty()) return;
+  yaml_ = RunYamlCodec::parse(schemas_[job_], yamlEdit_->toPlainText());
+  yamlIsSource_ = true;
+  if (yaml_.ok()) {
+    QVariantMap values;
+    for (auto it = yaml_.values.cbegin(); it != yaml_.values.cend(); ++it)
+      if (!it->isNull()) values.insert(it.key(), *it);
+    // A field whose YAML value has the wrong type keeps what the form had.
+    for (auto it = yaml_.typeErrors.cbegin(); it != yaml_.typeErrors.cend(); ++it)
+      if (OptionEditor* e = form_->editor(it.key()); e && !e->isDefault()) values.insert(it.key(), e->value());
+    values.insert(kOutputDir, runDirectory());  // the run folder, whatever the text says
+    form_->setValues(values);
+  }
+  // A parse error leaves the form as it was: nothing is lost while the YAML is half-edited.
+  revalidate();
+}
+
+void NewRunDialog::revalidate() {
+  problems_.clear();
+  QStringList yamlLines;
+  QMap<QString, QString> fieldErrors;
+  if (job_.isEmpty()) {
+    problems_ << (schemas_.isEmpty() ? tr("The worker offers no job schema: %1").arg(QStringList(schemaErrors_.values()).join(QStringLiteral("; ")))
+                                     : tr("Choose a job"));
+  } else {
+    fieldErrors = ConfigValidator::validate(schemas_[job_], runValues(), runDirectory());
+    const auto inputErrors = form_->inputErrors();
+    for (auto it = inputErrors.cbegin(); it != inputErrors.cend(); ++it) fieldErrors.insert(it.key(), *it);
+    if (yamlIsSource_) {
+      if (!yaml_.ok()) yamlLines << tr("YAML %1 (the form keeps its values)").arg(yaml_.parseError);
+      for (auto it = yaml_.typeErrors.cbegin(); it != yaml_.typeErrors.cend(); ++it) {
+        fieldErrors.insert(it.key(), *it);
+        yamlLines << QStringLiteral("%1: %2").arg(it.key(), *it);
+      }
+      for (const QString& u : yaml_.unknownKeys) yamlLines << u;
+      if (!yaml_.job.isEmpty() && yaml_.job != job_)
+        yamlLines << tr("job: %1 disagrees with the chosen job %2").arg(yaml_.job, job_);
+    }
+  }
+  if (workspace_.isEmpty()) problems_ << tr("No workspace: choose one with File ▸ Choose Workspace… first");
+  const QString name = runName_->text().trimmed();
+  if (name.isEmpty())
+    problems_ << tr("Give the run a name");
+  else if (name.contains(QLatin1Char('/')) || name.contains(QLatin1Char('\\')) || name == QLatin1String(".") || name == QLatin1String(".."))
+    problems_ << tr("The run name must be a plain folder name");
+  else if (!workspace_.isEmpty()) {
+    const QDir dir(runDirectory());
+    if (dir.exists() && !dir.isEmpty()) problems_ << tr("%1 already exists and is not empty").arg(dir.path());
+  }
+  problems_ << yamlLines;
+  form_->setErrors(fieldErrors);
+  for (auto it = fieldErrors.cbegin(); it != fieldErrors.cend(); ++it) problems_ << QStringLiteral("%1: %2").arg(it.key(), *it);
+
+  runFolder_->setText(runDirectory().isEmpty() ? QString() : tr("Writes %1/run.yaml").arg(runDirectory()));
+  yamlStatus_->setText(yamlLines.isEmpty() ? tr("In sync with the form.") : yamlLines.join(QLatin1Char('\n')));
+  yamlStatus_->setStyleSheet(yamlLines.isEmpty() ? QString() : QStringLiteral("color: #cf222e;"));
+  QStringList shown = problems_.mid(0, 6);
+  if (problems_.size() > 6) shown << tr("… and %n more", nullptr, int(problems_.size() - 6));
+  if (!presetNote_.isEmpty()) shown << presetNote_;
+  problemsLabel_->setText(shown.join(QLatin1Char('\n')));
+  problemsLabel_->setVisible(!shown.isEmpty());
+  buttons_->button(QDialogButtonBox::Ok)->setEnabled(problems_.isEmpty());
+}
+
+void NewRunDialog::accept() {
+  if (yamlTimer_.isActive()) syncFormFromYaml();
+  revalidate();
+  if (!problems_.isEmpty()) return;
+  const QString dir = runDirectory();
+  const QString path = QDir(dir).filePath(QStringLiteral("run.yaml"));
+  QString error;
+  if (!QDir().mkpath(dir)) {
+    error = tr("Cannot create %1").arg(dir);
+  } else {
+    QSaveFile f(path);
+    if (!f.open(QIODevice::WriteOnly) ||
+        f.write(RunYamlCodec::write(schemas_[job_], job_, runValues(), kComment).toUtf8()) < 0 || !f.commit())
+      error = tr("Cannot write %1: %2").arg(path, f.errorString());
+  }
+  if (error.isEmpty()) started_ = jobs_->startRun(path, {}, &error);
+  if (!started_) {
+    QMessageBox::warning(this, windowTitle(), error);
+    return;
+  }
+  QDialog::accept();
+}
+
+}  // namespace ws

@@ -1,0 +1,103 @@
+// File ▸ New Run…: pick a job and a preset, edit the options in a form generated from the
+// worker's own schema or as raw YAML (kept in sync both ways), see problems next to their
+// field, then write <workspace>/<run name>/run.yaml and start it through the JobManager.
+#pragma once
+
+#include <QDialog>
+#include <QMap>
+#include <QPointer>
+#include <QTimer>
+
+#include <functional>
+#include <optional>
+
+#include "models/parsed_run_yaml.h"
+#include "option_schema.h"
+
+class QComboBox;
+class QDialogButtonBox;
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QTabWidget;
+
+namespace ws {
+
+class ConfigForm;
+class JobManager;
+class WorkerJob;
+
+class NewRunDialog : public QDialog {
+  Q_OBJECT
+ public:
+  // Where schemas come from: the worker by default; tests hand in fixtures.
+  using SchemaSource = std::function<std::optional<OptionSchema>(const QString& verb, QString* error)>;
+
+  NewRunDialog(JobManager* jobs, const QString& workspace, const QString& presetsDir, SchemaSource schemas = {},
+               QWidget* parent = nullptr);
+
+  static QString verbForJob(const QString& job);
+
+  // The job (upsampler | experts); false when it is unknown or its schema is unavailable.
+  bool setJob(const QString& job);
+  QString job() const { return job_; }
+  bool selectPreset(const QString& path);  // "" = the schema's defaults
+  void setRunName(const QString& name);
+  QString runDirectory() const;  // <workspace>/<run name>
+  QString yamlText() const;
+  void setYamlText(const QString& text);  // as if typed; the form follows after a short pause
+  void syncFormFromYaml();                // that pause, now
+  QString yamlError() const { return yaml_.parseError; }
+  QStringList problems() const { return problems_; }  // what blocks Start; empty = ready
+  QString schemaError(const QString& job) const { return schemaErrors_.value(job); }
+  WorkerJob* startedJob() const { return started_; }
+
+  ConfigForm* form() const { return form_; }
+  QComboBox* jobCombo() const { return jobCombo_; }
+  QComboBox* presetCombo() const { return presetCombo_; }
+  QLineEdit* runNameEdit() const { return runName_; }
+  QPlainTextEdit* yamlEdit() const { return yamlEdit_; }
+  QTabWidget* tabs() const { return tabs_; }
+
+ public Q_SLOTS:
+  void accept() override;
+
+ private:
+  void loadSchemas(const SchemaSource& source);
+  void onJobChosen();
+  void fillPresets();
+  void loadPreset();
+  void onFormEdited();
+  void onRunNameEdited();
+  void writeYamlFromForm();
+  void revalidate();
+  QVariantMap runValues() const;  // the form's values with output_dir = the run folder
+
+  JobManager* jobs_;
+  QString workspace_;
+  QString presetsDir_;
+  QMap<QString, OptionSchema> schemas_;
+  QMap<QString, QString> schemaErrors_;
+  QString job_;
+  ParsedRunYaml yaml_;        // the last parse of the YAML tab
+  bool yamlIsSource_ = false;  // the YAML tab was edited last: its errors count
+  bool nameEdited_ = false;
+  QString presetNote_;
+  QStringList problems_;
+  QTimer yamlTimer_;
+  QPointer<WorkerJob> started_;
+
+  QComboBox* jobCombo_;
+  QComboBox* presetCombo_;
+  QLineEdit* runName_;
+  QLabel* runFolder_;
+  QLabel* jobNote_;
+  QTabWidget* tabs_;
+  ConfigForm* form_;
+  QPlainTextEdit* yamlEdit_;
+  QLabel* yamlStatus_;
+  QLabel* problemsLabel_;
+  QDialogButtonBox* buttons_;
+};
+
+}  // namespace ws

@@ -1,0 +1,136 @@
+#include "pages/validation_view.h"
+
+#include <QHeaderView>
+#include <QLabel>
+#include <QSplitter>
+#include <QTreeWidget>
+#include <QVBoxLayout>
+
+#include <cmath>
+
+#include "models/run_events.h"
+#include "video_compare_view.h"
+
+namespace ws {
+namespace {
+
+QString score(double v, int digits = 2) { return std::isfinite(v) ? QString::number(v, 'f', digits) : QStringLiteral("–"); }
+QString db(double v) { return std::isfinite(v) ? QStringLiteral("%1 dB").arg(v, 0, 'f', 2) : QStringLiteral("–"); }
+
+}  // namespace
+
+ValidationView::ValidationView(RunEvents* events, QWidget* parent) : QWidget(parent), events_(events) {
+  list_ = new QTreeWidget(this);
+  list_->setObjectName(QStringLiteral("validationList"));
+  list_->setColumnCount(5);
+  list_->setHeaderLabels({tr("Step"), tr("Index"), tr("PSNR"), tr("PSNR low-res"), tr("Latent MSE")});
+  list_->setRootIsDecorated(false);
+  list_->setAlternatingRowColors(true);
+  list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  list_->setSortingEnabled(false);
+  list_->setMinimumWidth(250);
+  list_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  hint_ = new QLabel(tr("Select one validation to play its videos; select two to compare their upsampled videos."), this);
+  hint_->setObjectName(QStringLiteral("hint"));
+  hint_->setWordWrap(true);
+  auto* left = new QWidget(this);
+  auto* leftLayout = new QVBoxLayout(left);
+  leftLayout->setContentsMargins(0, 0, 0, 0);
+  leftLayout->addWidget(list_, 1);
+  leftLayout->addWidget(hint_);
+  player_ = new VideoCompareView(this);
+  auto* split = new QSplitter(Qt::Horizontal, this);
+  split->addWidget(left);
+  split->addWidget(player_);
+  split->setStretchFactor(0, 1);
+  split->setStretchFactor(1, 4);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(split);
+
+  connect(list_, &QTreeWidget::itemSelectionChanged, this, &ValidationView::onSelection);
+  connect(events_, &RunEvents::rowsAppended, this, &ValidationView::refresh);
+  connect(events_, &RunEvents::cleared, this, &ValidationView::refresh);
+  connect(events_, &RunEvents::pointsReset, this, &ValidationView::refresh);
+}
+
+void ValidationView::setRunDir(const QString& runDir) {
+  if (runDir == runDir_) return;
+  runDir_ = runDir;
+  shown_.clear();
+  player_->clear();
+  player_->setInfo({});
+  refresh();
+}
+
+void ValidationView::refresh() {
+  QVector<ValidationSample> samples;
+  for (const RunEvent& ev : events_->events())
+    if (auto s = ValidationSample::fromEvent(ev, runDir_)) samples << *s;
+  const bool same = samples.size() == samples_.size() &&
+                    std::equal(samples.begin(), samples.end(), samples_.begin(), [](const auto& a, const auto& b) {
+                      return a.step == b.step && a.index == b.index && a.upsampled == b.upsampled;
+                    });
+  if (same) return;
+  // New validations append; keep the selection (and the player) as it is.
+  const QList<int> selected = shown_;
+  samples_ = samples;
+  const QSignalBlocker block(list_);
+  list_->clear();
+  for (const ValidationSample& s : samples_) {
+    auto* item = new QTreeWidgetItem({QString::number(s.step), QString::number(s.index), db(s.psnr), db(s.psnrLowres),
+                                      std::isfinite(s.latentMse) ? QString::number(s.latentMse, 'g', 4) : QStringLiteral("–")});
+    for (int c = 0; c < 5; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+    item->setToolTip(0, s.upsampled);
+    list_->addTopLevelItem(item);
+  }
+  for (int row : selected)
+    if (row < list_->topLevelItemCount()) list_->topLevelItem(row)->setSelected(true);
+}
+
+void ValidationView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  // Opening the tab plays the newest validation; decoding waits until someone looks.
+  if (shown_.isEmpty() && !samples_.isEmpty()) selectSamples({int(samples_.size()) - 1});
+}
+
+void ValidationView::selectSamples(const QList<int>& rows) {
+  {
+    const QSignalBlocker block(list_);
+    list_->clearSelection();
+    for (int row : rows)
+      if (row >= 0 && row < list_->topLevelItemCount()) list_->topLevelItem(row)->setSelected(true);
+  }
+  onSelection();
+}
+
+void ValidationView::onSelection() {
+  QList<int> rows;
+  for (QTreeWidgetItem* item : list_->selectedItems()) rows << list_->indexOfTopLevelItem(item);
+  std::sort(rows.begin(), rows.end());
+  if (rows.size() > 2) rows = rows.mid(int(rows.size()) - 2);  // the newest two
+  if (rows == shown_) return;
+  shown_ = rows;
+  QList<VideoCompareView::Video> videos;
+  if (rows.size() == 1) {
+    const ValidationSample& s = samples_[rows[0]];
+    videos << VideoCompareView::Video{tr("low-res"), s.lowres, tr("PSNR %1").arg(db(s.psnrLowres))}
+           << VideoCompareView::Video{tr("upsampled"), s.upsampled, tr("PSNR %1").arg(db(s.psnr))};
+    if (!s.highres.isEmpty()) videos << VideoCompareView::Video{tr("high-res"), s.highres, tr("reference")};
+    player_->setInfo(tr("<b>%1</b> — PSNR %2 (low-res %3), latent MSE %4")
+                         .arg(s.label(), db(s.psnr), db(s.psnrLowres), score(s.latentMse, 5)));
+  } else if (rows.size() == 2) {
+    QStringList parts;
+    for (int r : rows) {
+      const ValidationSample& s = samples_[r];
+      videos << VideoCompareView::Video{s.label(), s.upsampled, tr("PSNR %1").arg(db(s.psnr))};
+      parts << tr("%1: PSNR %2").arg(s.label(), db(s.psnr));
+    }
+    player_->setInfo(tr("Upsampled videos compared — %1").arg(parts.join(QStringLiteral("  ·  "))));
+  } else {
+    player_->setInfo({});
+  }
+  player_->setVideos(videos);
+}
+
+}  // namespace ws

@@ -1,0 +1,133 @@
+#include "config_form.h"
+
+#include <QFormLayout>
+#include <QGroupBox>
+#include <QLabel>
+#include <QLineEdit>
+#include <QScrollArea>
+#include <QSet>
+#include <QVBoxLayout>
+
+#include "option_editor.h"
+
+namespace ws {
+
+ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
+  filter_ = new QLineEdit(this);
+  filter_->setPlaceholderText(tr("Filter options…"));
+  filter_->setClearButtonEnabled(true);
+  connect(filter_, &QLineEdit::textChanged, this, &ConfigForm::setFilter);
+  scroll_ = new QScrollArea(this);
+  scroll_->setWidgetResizable(true);
+  scroll_->setFrameShape(QFrame::NoFrame);
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(filter_);
+  layout->addWidget(scroll_, 1);
+}
+
+void ConfigForm::setSchema(const OptionSchema& schema) {
+  schema_ = schema;
+  editors_.clear();
+  labels_.clear();
+  groups_.clear();
+  auto* content = new QWidget;
+  auto* column = new QVBoxLayout(content);
+  for (const QString& group : schema.groups()) {
+    auto* box = new QGroupBox(group, content);
+    groups_.insert(group, box);
+    auto* form = new QFormLayout(box);
+    form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
+    for (const OptionSpec& spec : schema.options()) {
+      if (spec.group != group) continue;
+      auto* editor = new OptionEditor(spec, box);
+      auto* label = new QLabel(spec.required ? spec.name + QStringLiteral(" *") : spec.name, box);
+      label->setToolTip(editor->input()->toolTip());
+      label->setBuddy(editor->input());
+      form->addRow(label, editor);
+      editors_.insert(spec.name, editor);
+      labels_.insert(spec.name, label);
+      connect(editor, &OptionEditor::edited, this, [this, editor] {
+        markChanged(editor);
+        Q_EMIT valuesChanged();
+      });
+    }
+    column->addWidget(box);
+  }
+  column->addStretch(1);
+  scroll_->setWidget(content);  // deletes the previous form
+  setFilter(filter_->text());
+}
+
+QVariantMap ConfigForm::values() const {
+  QVariantMap out;
+  for (const OptionSpec& spec : schema_.options()) {
+    const OptionEditor* e = editors_.value(spec.name);
+    if (e && !e->isDefault()) out.insert(spec.name, e->value());
+  }
+  return out;
+}
+
+QVariant ConfigForm::value(const QString& name) const {
+  const OptionEditor* e = editors_.value(name);
+  return e ? e->value() : QVariant();
+}
+
+void ConfigForm::setValues(const QVariantMap& values) {
+  for (OptionEditor* e : std::as_const(editors_)) {
+    e->setValue(values.value(e->spec().name));
+    markChanged(e);
+  }
+}
+
+void ConfigForm::setValue(const QString& name, const QVariant& value) {
+  if (OptionEditor* e = editors_.value(name)) {
+    e->setValue(value);
+    markChanged(e);
+  }
+}
+
+QMap<QString, QString> ConfigForm::inputErrors() const {
+  QMap<QString, QString> out;
+  for (const OptionEditor* e : editors_) {
+    QString why;
+    if (!e->parsedValue(&why)) out.insert(e->spec().name, why);
+  }
+  return out;
+}
+
+void ConfigForm::setErrors(const QMap<QString, QString>& errors) {
+  for (OptionEditor* e : std::as_const(editors_)) e->setError(errors.value(e->spec().name));
+}
+
+QString ConfigForm::error(const QString& name) const {
+  const OptionEditor* e = editors_.value(name);
+  return e ? e->error() : QString();
+}
+
+void ConfigForm::setLocked(const QString& name, bool locked, const QString& why) {
+  if (OptionEditor* e = editors_.value(name)) e->setLocked(locked, why);
+}
+
+void ConfigForm::setFilter(const QString& text) {
+  if (filter_->text() != text) filter_->setText(text);
+  QSet<QString> shownGroups;
+  for (OptionEditor* e : std::as_const(editors_)) {
+    const OptionSpec& s = e->spec();
+    const bool show = text.isEmpty() || s.name.contains(text, Qt::CaseInsensitive) || s.help.contains(text, Qt::CaseInsensitive);
+    e->setVisible(show);
+    labels_.value(s.name)->setVisible(show);
+    if (show) shownGroups.insert(s.group);
+  }
+  for (auto it = groups_.cbegin(); it != groups_.cend(); ++it) it.value()->setVisible(shownGroups.contains(it.key()));
+}
+
+void ConfigForm::markChanged(OptionEditor* editor) {
+  // Bold labels show at a glance what this run changes.
+  QLabel* label = labels_.value(editor->spec().name);
+  QFont f = label->font();
+  f.setBold(!editor->isDefault());
+  label->setFont(f);
+}
+
+}  // namespace ws

@@ -1,0 +1,223 @@
+#include "video_compare_view.h"
+
+#include <QCheckBox>
+#include <QComboBox>
+#include <QFileInfo>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QShortcut>
+#include <QSlider>
+#include <QStackedWidget>
+#include <QStyle>
+#include <QToolButton>
+#include <QVBoxLayout>
+
+#include "frame_source.h"
+#include "playback_clock.h"
+#include "video_pane.h"
+#include "view_transform.h"
+
+namespace ws {
+
+VideoCompareView::VideoCompareView(QWidget* parent) : QWidget(parent) {
+  clock_ = new PlaybackClock(this);
+  transform_ = new ViewTransform(this);
+  clock_->setGate([this] { return isPresentingCurrentFrame(); });
+
+  info_ = new QLabel(this);
+  info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  info_->setWordWrap(true);
+  error_ = new QLabel(this);
+  error_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+  error_->setWordWrap(true);
+  error_->hide();
+
+  row_ = new QWidget(this);
+  auto* rowLayout = new QHBoxLayout(row_);
+  rowLayout->setContentsMargins(0, 0, 0, 0);
+  rowLayout->setSpacing(4);
+  wipe_ = new VideoPane(transform_, this);
+  stack_ = new QStackedWidget(this);
+  stack_->addWidget(row_);
+  stack_->addWidget(wipe_);
+
+  auto button = [this](QStyle::StandardPixmap icon, const QString& tip) {
+    auto* b = new QToolButton(this);
+    b->setIcon(style()->standardIcon(icon));
+    b->setToolTip(tip);
+    b->setAutoRaise(true);
+    return b;
+  };
+  QToolButton* back = button(QStyle::SP_MediaSkipBackward, tr("Previous frame (Left)"));
+  play_ = button(QStyle::SP_MediaPlay, tr("Play / pause (Space)"));
+  QToolButton* forward = button(QStyle::SP_MediaSkipForward, tr("Next frame (Right)"));
+  QToolButton* fit = button(QStyle::SP_TitleBarNormalButton, tr("Fit: reset zoom and pan (or double-click a pane)"));
+  connect(back, &QToolButton::clicked, clock_, [this] { clock_->step(-1); });
+  connect(forward, &QToolButton::clicked, clock_, [this] { clock_->step(1); });
+  connect(play_, &QToolButton::clicked, clock_, &PlaybackClock::togglePlay);
+  connect(fit, &QToolButton::clicked, transform_, &ViewTransform::reset);
+  slider_ = new QSlider(Qt::Horizontal, this);
+  slider_->setRange(0, 0);
+  connect(slider_, &QSlider::valueChanged, clock_, &PlaybackClock::seek);
+  connect(slider_, &QSlider::sliderPressed, clock_, &PlaybackClock::pause);
+  frameLabel_ = new QLabel(this);
+  frameLabel_->setMinimumWidth(70);
+  loop_ = new QCheckBox(tr("Loop"), this);
+  loop_->setChecked(clock_->loop());
+  connect(loop_, &QCheckBox::toggled, clock_, &PlaybackClock::setLoop);
+  modeCombo_ = new QComboBox(this);
+  modeCombo_->addItem(tr("Side by side"));
+  modeCombo_->addItem(tr("Split wipe"));
+  connect(modeCombo_, &QComboBox::activated, this, [this](int i) { setMode(i == 0 ? Mode::SideBySide : Mode::Wipe); });
+  wipeLeft_ = new QComboBox(this);
+  wipeRight_ = new QComboBox(this);
+  wipeLeft_->setToolTip(tr("Left of the divider"));
+  wipeRight_->setToolTip(tr("Right of the divider"));
+  auto pairChanged = [this] { setWipePair(wipeLeft_->currentIndex(), wipeRight_->currentIndex()); };
+  connect(wipeLeft_, &QComboBox::activated, this, pairChanged);
+  connect(wipeRight_, &QComboBox::activated, this, pairChanged);
+
+  auto* controls = new QHBoxLayout;
+  controls->addWidget(back);
+  controls->addWidget(play_);
+  controls->addWidget(forward);
+  controls->addWidget(slider_, 1);
+  controls->addWidget(frameLabel_);
+  controls->addWidget(loop_);
+  controls->addWidget(modeCombo_);
+  controls->addWidget(wipeLeft_);
+  controls->addWidget(wipeRight_);
+  controls->addWidget(fit);
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(info_);
+  layout->addWidget(error_);
+  layout->addWidget(stack_, 1);
+  layout->addLayout(controls);
+
+  auto shortcut = [this](QKeySequence key, auto slot) {
+    auto* s = new QShortcut(key, this, slot);
+    s->setContext(Qt::WidgetWithChildrenShortcut);
+  };
+  shortcut(QKeySequence(Qt::Key_Space), [this] { clock_->togglePlay(); });
+  shortcut(QKeySequence(Qt::Key_Left), [this] { clock_->step(-1); });
+  shortcut(QKeySequence(Qt::Key_Right), [this] { clock_->step(1); });
+
+  connect(clock_, &PlaybackClock::frameChanged, this, &VideoCompareView::showClockFrame);
+  connect(clock_, &PlaybackClock::frameChanged, this, &VideoCompareView::updateControls);
+  connect(clock_, &PlaybackClock::playingChanged, this, &VideoCompareView::updateControls);
+  connect(clock_, &PlaybackClock::frameCountChanged, this, &VideoCompareView::updateControls);
+  setMode(Mode::SideBySide);
+  updateControls();
+}
+
+void VideoCompareView::setVideos(const QList<Video>& videos) {
+  clock_->pause();
+  wipe_->setSource(nullptr, {});
+  wipe_->setWipeSource(nullptr, {});
+  qDeleteAll(panes_);
+  panes_.clear();
+  qDeleteAll(sources_);  // each stops and joins its thread
+  sources_.clear();
+  videos_ = videos;
+  error_->hide();
+  clock_->setFrameCount(0);
+  clock_->seek(0);
+  transform_->reset();
+  for (const Video& v : videos) {
+    auto* source = new FrameSource(this);
+    connect(source, &FrameSource::opened, this, [this] {
+      updateFrameCount();
+      showClockFrame();
+    }, Qt::QueuedConnection);
+    connect(source, &FrameSource::failed, this, [this](const QString& message) {
+      error_->setText(message);
+      error_->show();
+      Q_EMIT failed(message);
+    }, Qt::QueuedConnection);
+    sources_ << source;
+    auto* pane = new VideoPane(transform_, row_);
+    pane->setSource(source, v.title);
+    pane->setCaption(v.caption);
+    row_->layout()->addWidget(pane);
+    panes_ << pane;
+    source->open(v.path);
+  }
+  const QSignalBlocker a(wipeLeft_), b(wipeRight_);
+  wipeLeft_->clear();
+  wipeRight_->clear();
+  for (const Video& v : videos) {
+    wipeLeft_->addItem(v.title);
+    wipeRight_->addItem(v.title);
+  }
+  // Wipe default: the last two (upsampled | high-res, or the two compared steps).
+  const int n = int(videos.size());
+  setWipePair(std::max(0, n - 2), std::max(0, n - 1));
+  setMode(n < 2 ? Mode::SideBySide : mode_);
+  updateControls();
+}
+
+void VideoCompareView::setInfo(const QString& text) { info_->setText(text); }
+
+void VideoCompareView::setMode(Mode mode) {
+  mode_ = mode;
+  stack_->setCurrentIndex(mode == Mode::Wipe ? 1 : 0);
+  modeCombo_->setCurrentIndex(mode == Mode::Wipe ? 1 : 0);
+  wipeLeft_->setVisible(mode == Mode::Wipe);
+  wipeRight_->setVisible(mode == Mode::Wipe);
+  showClockFrame();
+}
+
+void VideoCompareView::setWipePair(int left, int right) {
+  if (sources_.isEmpty()) return;
+  left = std::clamp(left, 0, int(sources_.size()) - 1);
+  right = std::clamp(right, 0, int(sources_.size()) - 1);
+  wipeLeft_->setCurrentIndex(left);
+  wipeRight_->setCurrentIndex(right);
+  wipe_->setSource(sources_[left], videos_[left].title);
+  wipe_->setWipeSource(sources_[right], videos_[right].title);
+  wipe_->setCaption(videos_[left].caption.isEmpty() ? videos_[right].caption : videos_[left].caption);
+  showClockFrame();
+}
+
+QList<VideoPane*> VideoCompareView::visiblePanes() const {
+  if (sources_.isEmpty()) return {};
+  return mode_ == Mode::Wipe ? QList<VideoPane*>{wipe_} : panes_;
+}
+
+bool VideoCompareView::isPresentingCurrentFrame() const {
+  const auto panes = visiblePanes();
+  return std::all_of(panes.begin(), panes.end(), [this](VideoPane* p) { return p->isPresenting(clock_->frame()); });
+}
+
+void VideoCompareView::showClockFrame() {
+  // Only the panes on screen ask: hidden ones would compete for the same sources.
+  for (VideoPane* p : visiblePanes()) p->showFrame(clock_->frame());
+}
+
+void VideoCompareView::updateFrameCount() {
+  int frames = 0;
+  double fps = 0;
+  for (FrameSource* s : sources_) {
+    frames = std::max(frames, s->frameCount());
+    if (fps <= 0) fps = s->fps();
+  }
+  clock_->setFps(fps);
+  clock_->setFrameCount(frames);
+}
+
+void VideoCompareView::updateControls() {
+  const int frames = clock_->frameCount();
+  {
+    const QSignalBlocker block(slider_);
+    slider_->setRange(0, std::max(0, frames - 1));
+    slider_->setValue(clock_->frame());
+  }
+  frameLabel_->setText(frames > 0 ? tr("%1 / %2").arg(clock_->frame() + 1).arg(frames) : tr("– / –"));
+  play_->setIcon(style()->standardIcon(clock_->isPlaying() ? QStyle::SP_MediaPause : QStyle::SP_MediaPlay));
+  for (QWidget* w : std::initializer_list<QWidget*>{play_, slider_, modeCombo_}) w->setEnabled(frames > 0);
+  modeCombo_->setEnabled(sources_.size() >= 2);
+}
+
+}  // namespace ws

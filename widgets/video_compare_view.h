@@ -1,0 +1,82 @@
+// Videos compared on one clock: side by side (one pane each) or as a split wipe (two of
+// them in one pane with a draggable divider), with shared zoom and pan, play/pause, frame
+// step, loop and scrubbing. Each video decodes on its own FrameSource thread.
+#pragma once
+
+#include <QList>
+#include <QWidget>
+
+class QCheckBox;
+class QComboBox;
+class QLabel;
+class QSlider;
+class QStackedWidget;
+class QToolButton;
+
+namespace ws {
+
+class FrameSource;
+class PlaybackClock;
+class VideoPane;
+class ViewTransform;
+
+class VideoCompareView : public QWidget {
+  Q_OBJECT
+ public:
+  struct Video {
+    QString title;    // "upsampled", "step 500 · val 0"
+    QString path;
+    QString caption;  // drawn at the bottom of its pane, e.g. "PSNR 31.2 dB"
+  };
+  enum class Mode { SideBySide, Wipe };
+
+  explicit VideoCompareView(QWidget* parent = nullptr);
+
+  void setVideos(const QList<Video>& videos);
+  void clear() { setVideos({}); }
+  QList<Video> videos() const { return videos_; }
+  void setInfo(const QString& text);  // the line above the panes
+
+  void setMode(Mode mode);
+  Mode mode() const { return mode_; }
+  void setWipePair(int left, int right);  // indices into videos()
+
+  PlaybackClock* clock() const { return clock_; }
+  ViewTransform* transform() const { return transform_; }
+  QList<VideoPane*> panes() const { return panes_; }  // side by side
+  VideoPane* wipePane() const { return wipe_; }
+  QList<FrameSource*> sources() const { return sources_; }
+  // Every pane on screen shows the clock's frame.
+  bool isPresentingCurrentFrame() const;
+
+ Q_SIGNALS:
+  void failed(const QString& message);
+
+ private:
+  void showClockFrame();
+  void updateFrameCount();
+  void updateControls();
+  QList<VideoPane*> visiblePanes() const;
+
+  QList<Video> videos_;
+  QList<FrameSource*> sources_;
+  QList<VideoPane*> panes_;
+  PlaybackClock* clock_;
+  ViewTransform* transform_;
+  Mode mode_ = Mode::SideBySide;
+
+  QLabel* info_;
+  QStackedWidget* stack_;
+  QWidget* row_;
+  VideoPane* wipe_;
+  QToolButton* play_;
+  QSlider* slider_;
+  QLabel* frameLabel_;
+  QCheckBox* loop_;
+  QComboBox* modeCombo_;
+  QComboBox* wipeLeft_;
+  QComboBox* wipeRight_;
+  QLabel* error_;
+};
+
+}  // namespace ws
