@@ -21,7 +21,7 @@ echo "== demo data -> $out/data"
 echo "== probe"
 "$engine" probe "$out/data/metadata.json"
 echo "== buckets -> $out/buckets.json"
-"$engine" buckets --config configs/demo/upsampler.yaml > "$out/buckets.json"
+"$engine" buckets --config configs/demo-upsampler.yaml > "$out/buckets.json"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('rows', r['counts']); print('buckets', r['buckets'])" "$out/buckets.json"
 echo "== parity"
 kinds=$("$engine" parity --help | sed -n '/^kinds:/,/^$/p' | awk 'NF {print $1}' | grep -v '^kinds:')

@@ -49,6 +49,21 @@ torch::Tensor to_model_clip(const torch::Tensor& x) {
   return x.sub(0.5).div_(0.5).permute({1, 0, 2, 3}).contiguous();
 }
 
+std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x) {
+  TORCH_CHECK(x.dim() == 4 && x.size(0) == 3, "clip_to_frames expects [3, T, H, W], got ", x.sizes());
+  torch::Tensor u8 = x.detach().to(torch::kCPU, torch::kFloat).add(1).div_(2).clamp_(0, 1).mul_(255).round_()
+                         .to(torch::kUInt8).permute({1, 2, 3, 0}).contiguous();  // [T, H, W, 3]
+  const int64_t T = u8.size(0), H = u8.size(1), W = u8.size(2);
+  std::vector<io::RgbFrame> frames;
+  frames.reserve(static_cast<size_t>(T));
+  for (int64_t t = 0; t < T; ++t) {
+    io::RgbFrame f(static_cast<int>(W), static_cast<int>(H));
+    std::memcpy(f.data.data(), u8[t].data_ptr<uint8_t>(), f.data.size());
+    frames.push_back(std::move(f));
+  }
+  return frames;
+}
+
 #ifdef WANSTUDIO_HAVE_VIDEO
 torch::Tensor read_clip(const std::string& path, const std::vector<int64_t>& indices, int64_t out_h, int64_t out_w) {
   io::VideoReader reader(path);

@@ -21,6 +21,10 @@ torch::Tensor resize_cover_crop(const torch::Tensor& x, int64_t out_h, int64_t o
 // [T, 3, H, W] in [0, 1] -> [3, T, H, W] in [-1, 1] (the VAE's layout and range).
 torch::Tensor to_model_clip(const torch::Tensor& x);
 
+// [3, T, H, W] in [-1, 1] -> RGB8 frames, round(clamp((x + 1) / 2, 0, 1) · 255) (validation
+// videos; upsampler-training.md §11).
+std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x);
+
 // Reads frames `indices` of `path` and returns [3, T, H, W] in [-1, 1], resized and cropped
 // to (out_h, out_w) when both are > 0, else at the file's displayed size.
 // Without video support this throws ws::Error saying so.

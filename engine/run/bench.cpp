@@ -53,15 +53,15 @@ void bench_progress(const std::string& label, int64_t rep, int64_t reps, double 
   std::fflush(stderr);
 }
 
-nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra) {
+nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit) {
   if (ms.empty()) throw Error("bench: no timed repetition");
   auto sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
-  extra["ms_per_clip_median"] = median;
-  extra["ms_per_clip_min"] = sorted.front();
-  extra["ms_per_clip"] = ms;
+  extra["ms_per_" + unit + "_median"] = median;
+  extra["ms_per_" + unit + "_min"] = sorted.front();
+  extra["ms_per_" + unit] = ms;
   extra["peak_rss_mb"] = static_cast<double>(peak_rss_bytes()) / (1024.0 * 1024.0);
   std::printf("%s\n", extra.dump().c_str());
   std::fflush(stdout);

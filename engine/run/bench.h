@@ -30,9 +30,9 @@ int bench_set_threads(int64_t threads);
 // Runs `fn` warmup + reps times, reporting each rep on stderr; returns the timed reps in ms.
 template <class F>
 std::vector<double> bench_time(const std::string& label, int64_t warmup, int64_t reps, F&& fn);
-// {ms_per_clip_median, ms_per_clip_min, ms_per_clip (all reps), peak_rss_mb} merged into `extra`
+// {ms_per_<unit>_median, ms_per_<unit>_min, ms_per_<unit> (all reps), peak_rss_mb} merged into `extra`
 // and printed as one line on stdout.
-nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra);
+nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit = "clip");
 
 double bench_now_ms();
 void bench_progress(const std::string& label, int64_t rep, int64_t reps, double ms, bool warmup);

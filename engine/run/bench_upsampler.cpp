@@ -3,8 +3,10 @@
 // trainer's own update (loss, backward, clipping, AdamW, EMA).
 #include <torch/torch.h>
 
+#include <cstdio>
 #include <thread>
 
+#include "core/error.h"
 #include "models/latent_upsampler.h"
 #include "run/args.h"
 #include "run/bench.h"
@@ -29,7 +31,9 @@ Args bench_args(const std::string& kind) {
       .value("batch", "B", "clips per step (default 1)")
       .value("latent_frames", "F", "latent frames (default 21 = 81 video frames)")
       .value("latent_size", "HxW", "low-res latent size as WxH or H,W (default 34x20 = the 640 bucket of 16:9)")
+      .value("latent", "F,H,W", "low-res latent frames and size at once (overrides the two above)")
       .value("reps", "R", "timed repetitions (default 5)")
+      .value("steps", "S", "the same as --reps")
       .value("warmup", "W", "untimed repetitions first (default 1)")
       .value("threads", "K", "CPU threads (default: all cores)")
       .flag("gradient_checkpointing", "recompute ResBlocks in backward (train only)")
@@ -47,7 +51,14 @@ bool parse_setup(const std::string& kind, const std::vector<std::string>& argv, 
   s.batch = a.integer("batch", 1);
   s.frames = a.integer("latent_frames", 21);
   if (a.has("latent_size")) std::tie(s.h, s.w) = parse_size(a.str("latent_size"));
-  s.reps = a.integer("reps", 5);
+  if (a.has("latent")) {
+    const std::string v = a.str("latent");
+    int64_t f = 0, h = 0, w = 0;
+    if (std::sscanf(v.c_str(), "%ld,%ld,%ld", &f, &h, &w) != 3 || f < 1 || h < 1 || w < 1)
+      throw UsageError("--latent wants F,H,W (e.g. 5,16,16), got '" + v + "'");
+    s.frames = f, s.h = h, s.w = w;
+  }
+  s.reps = a.integer("steps", a.integer("reps", 5));
   s.warmup = a.integer("warmup", 1);
   s.threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
   s.checkpointing = a.boolean("gradient_checkpointing");
@@ -69,7 +80,7 @@ int bench_forward(const std::vector<std::string>& argv) {
   auto x = torch::randn({s.batch, 48, s.frames, s.h, s.w});
   torch::NoGradGuard no_grad;
   auto ms = bench_time("upsampler-forward", s.warmup, s.reps, [&] { model->forward(x); });
-  bench_report(ms, setup_json(s));
+  bench_report(ms, setup_json(s), "step");
   return 0;
 }
 
@@ -92,7 +103,7 @@ int bench_train(const std::vector<std::string>& argv) {
   auto extra = setup_json(s);
   extra["gradient_checkpointing"] = s.checkpointing;
   extra["use_ema"] = s.ema;
-  bench_report(ms, extra);
+  bench_report(ms, extra, "step");
   return 0;
 }
 

@@ -14,9 +14,9 @@ namespace {
 
 void print_help() {
   std::printf("usage: wanstudio-engine <verb> [options]\n\n"
-              "The Wan Studio worker: the Wan2.2 VAE, latent upsampler and DiT experts in LibTorch,\n"
-              "parity checks against the reference, weights and dataset inspection. The training\n"
-              "verbs (train-upsampler, train-experts) are not built yet.\n\nverbs:\n");
+              "The Wan Studio worker: trains the latent upsampler (and the demo's tiny VAE) in LibTorch,\n"
+              "runs the Wan2.2 VAE, upsampler and DiT experts, parity checks against the reference,\n"
+              "weights and dataset inspection. Training verbs print events (JSON lines) on stdout.\n\nverbs:\n");
   for (const auto& v : ws::run::verbs()) std::printf("  %-18s %s\n", v.name.c_str(), v.summary.c_str());
   std::printf("\n`wanstudio-engine <verb> --help` describes a verb.\n"
               "Exit codes: 0 success, 1 failure, 130 cancelled.\n");

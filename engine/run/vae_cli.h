@@ -21,9 +21,6 @@ torch::Tensor read_clip_tensor(const std::string& path, const std::vector<std::s
 std::map<std::string, std::string> latent_metadata(const std::string& vae_path, const models::Wan22VaeConfig& cfg,
                                                    const torch::Tensor& video);
 
-// Hex SHA-256 of a file; throws ws::Error naming it.
-std::string sha256_file(const std::string& path);
-
 // at::set_num_threads(n), or the machine's core count for n <= 0 (LibTorch may start with 1).
 void vae_cli_threads(int64_t n);
 

@@ -167,7 +167,7 @@ class TestConfigForm : public QObject {
       QVERIFY2(form.editor(QLatin1String(name)), name);
     QVERIFY(form.values().isEmpty());  // every editor shows its default exactly
     // The demo preset's values survive the form and come back as the same YAML.
-    QFile demo(QStringLiteral(WS_TEST_DATA "/../../configs/demo/upsampler.yaml"));
+    QFile demo(QStringLiteral(WS_TEST_DATA "/../../configs/demo-upsampler.yaml"));
     if (demo.open(QIODevice::ReadOnly)) {
       const ParsedRunYaml p = RunYamlCodec::parse(*schema, QString::fromUtf8(demo.readAll()));
       QVERIFY(p.ok());

@@ -8,7 +8,12 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "data/clip_tensor.h"
 #include "io/safetensors.h"
+#ifdef WANSTUDIO_HAVE_VIDEO
+#include "io/video_decode.h"
+#include "io/video_encode.h"
+#endif
 #include "models/wan22_vae.h"
 #include "run/args.h"
 #include "run/verb.h"
@@ -44,19 +49,46 @@ std::unique_ptr<Wan22Vae> open_vae(const ws::run::Args& a, const nlohmann::json&
   return Wan22Vae::load(a.str("vae"), keys, opts);
 }
 
+// A video file through the data pipeline: frames 0, s, 2s, ... resized to cover and cropped.
+torch::Tensor read_video_clip(const ws::run::Args& a, const std::string& path) {
+#ifndef WANSTUDIO_HAVE_VIDEO
+  (void)a;
+  throw ws::Error(path + ": video support is not built into this wanstudio-engine");
+#else
+  ws::io::VideoInfo info = ws::io::probe_video(path, true);
+  const int64_t stride = a.integer("stride", 1);
+  if (stride < 1) throw ws::UsageError("--stride must be at least 1");
+  const int64_t available = info.still_image ? 1 : (info.frames + stride - 1) / stride;
+  int64_t n = a.integer("frames", available);
+  if (n < 1 || (n - 1) % 4 != 0) {
+    if (a.has("frames")) throw ws::UsageError("--frames must be 4k+1 (1, 5, 9, ...)");
+    n = (n - 1) / 4 * 4 + 1;
+  }
+  if (n > available) throw ws::Error(path + ": has " + std::to_string(available) + " frames at stride " + std::to_string(stride) + ", asked for " + std::to_string(n));
+  std::vector<int64_t> idx;
+  for (int64_t i = 0; i < n; ++i) idx.push_back(i * stride);
+  int64_t h = info.height / 16 * 16, w = info.width / 16 * 16;
+  if (a.has("size")) std::tie(h, w) = ws::run::parse_size(a.str("size"));
+  if (h < 16 || w < 16 || h % 16 || w % 16) throw ws::UsageError("--size must be multiples of 16, got " + std::to_string(h) + "x" + std::to_string(w));
+  return ws::data::read_clip(path, idx, h, w).unsqueeze(0);
+#endif
+}
+
 int run_encode(const std::vector<std::string>& argv) {
   ws::run::Args a("vae encode", "vae encode --vae WEIGHTS --input X.safetensors --out Z.safetensors",
                   "Encodes one clip: the input's `video` (or `x`, or only) tensor [3, T, H, W] in [-1, 1],\n"
                   "T = 1 + 4k, H and W multiples of 16, into normalised latents [48, F, h, w].");
   add_model_options(a);
   a.value("input", "X.safetensors", "input video tensor");
-  a.value("video", "FILE", "a video file (needs the data pipeline)");
+  a.value("video", "FILE", "a video or image file instead of --input");
+  a.value("size", "HxW", "--video: resize to cover and center crop to this size (default: the file's, floored to 16)");
+  a.value("frames", "N", "--video: frames to take, 4k+1 (default: as many as the file has, floored to 4k+1)");
+  a.value("stride", "S", "--video: frame stride (default 1)");
   a.value("out", "Z.safetensors", "output latents");
   if (!a.parse(argv)) return 0;
-  if (a.has("video")) throw ws::Error("vae encode: video input needs the data pipeline; pass --input X.safetensors");
-  if (!a.has("input") || !a.has("out")) throw ws::UsageError("vae encode needs --input and --out");
-  const std::string in = a.str("input"), out = a.str("out");
-  torch::Tensor x = ws::run::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
+  if ((!a.has("input") && !a.has("video")) || !a.has("out")) throw ws::UsageError("vae encode needs --input or --video, and --out");
+  const std::string in = a.has("video") ? a.str("video") : a.str("input"), out = a.str("out");
+  torch::Tensor x = a.has("video") ? read_video_clip(a, in) : ws::run::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
   nlohmann::json keys;
   Wan22Vae::check_video(vae_config(a, &keys), x, in);
   auto vae = open_vae(a, keys, {});
@@ -74,7 +106,8 @@ int run_decode(const std::vector<std::string>& argv) {
                   "[3, 1 + 4(F-1), 16h, 16w] clamped to [-1, 1].");
   add_model_options(a);
   a.value("latents", "Z.safetensors", "input latents");
-  a.value("out", "X.safetensors", "output video tensor");
+  a.value("out", "X.safetensors|X.mp4", "output video tensor, or an MP4 when the name ends in .mp4");
+  a.value("fps", "F", "frame rate of an MP4 output (default 16)");
   a.flag("tiled", "decode in 32x32 latent tiles (overlap 8): less memory, not exact");
   a.flag("no_clamp", "keep values outside [-1, 1]");
   if (!a.parse(argv)) return 0;
@@ -88,8 +121,18 @@ int run_decode(const std::vector<std::string>& argv) {
   auto vae = open_vae(a, keys, opts);
   spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
   torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();
-  ws::io::write_safetensors(out, {{"video", x}},
-                            {{"format", "wanstudio-video"}, {"layout", "[C,T,H,W]"}, {"range", "[-1,1]"}});
+  if (out.size() > 4 && out.compare(out.size() - 4, 4, ".mp4") == 0) {
+#ifdef WANSTUDIO_HAVE_VIDEO
+    ws::io::EncodeOptions eo;
+    eo.fps = a.real("fps", 16.0);
+    ws::io::write_video(out, ws::data::clip_to_frames(x), eo);
+#else
+    throw ws::Error(out + ": writing MP4 needs video support in this wanstudio-engine");
+#endif
+  } else {
+    ws::io::write_safetensors(out, {{"video", x}},
+                              {{"format", "wanstudio-video"}, {"layout", "[C,T,H,W]"}, {"range", "[-1,1]"}});
+  }
   std::printf("%s\n", nlohmann::json{{"out", out}, {"video", x.sizes().vec()}}.dump().c_str());
   return 0;
 }

@@ -1,0 +1,128 @@
+// The training loader (upsampler-training.md §3–§5): the start-of-run row check, then batches
+// decoded ahead by worker threads into a bounded queue, handed out strictly in sampler order.
+// Every random draw comes from a keyed stream (data/random_streams.h), so a batch is a pure
+// function of (rows, options, plan): the number of workers and their timing change nothing,
+// and a restored cursor yields exactly the batches that followed it.
+#pragma once
+#include <torch/torch.h>
+#include <condition_variable>
+#include <cstdint>
+#include <exception>
+#include <functional>
+#include <map>
+#include <mutex>
+#include <set>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "data/bucket_sampler.h"
+#include "data/buckets.h"
+#include "data/metadata.h"
+
+namespace ws::data {
+
+// A metadata row that passed the start check.
+struct TrainRow {
+  size_t meta_index = 0;
+  std::string path;     // resolved file
+  bool image = false;
+  int64_t frames = 1;   // decodable frames (1 for images)
+  int64_t width = 0, height = 0;  // displayed size
+};
+
+struct DroppedRow {
+  size_t meta_index = 0;
+  std::string file;
+  std::string reason;
+};
+
+// Checks every row (file, header, type, frame count vs stride) and returns those that can
+// train; the others land in `dropped` with a reason.
+std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
+                                  const std::function<void(size_t, size_t)>& progress = {});
+
+struct LoaderOptions {
+  uint64_t seed = 42;
+  int64_t sample_size = 640;   // S
+  int64_t n_frames = 81;       // N
+  int64_t stride = 2;          // s
+  double scale = 1.5;          // the model's rational_spatial_scale
+  int64_t batch_size = 1;
+  bool enable_bucket = true;
+  bool random_hw_adapt = true;
+  bool degradation = false;
+  int64_t min_ops = 1, max_ops = 4;
+  bool frames_per_row = false;  // latent cache: a row always trains on the same frames (§6.1)
+  int workers = 1;              // decode threads; 0 = decode on the caller's thread
+  int prefetch = 0;             // batches decoded ahead (0: 2 per worker)
+  int rank = 0, world = 1;
+};
+
+// Bucket key of a row: (type, nearest aspect key); one key for all when buckets are off.
+std::string bucket_key(const TrainRow& row, bool enable_bucket);
+
+struct ClipInfo {
+  size_t meta_index = 0;
+  std::string file;
+  std::vector<int64_t> frames;  // indices in the file (before trimming to L)
+  int attempts = 0;             // > 0: this row replaced a failed one
+  std::vector<std::string> degradation;  // op names applied
+};
+
+struct Batch {
+  BatchPlan plan;
+  torch::Tensor x_hr;  // [B, 3, L, H, W] in [-1, 1], clean
+  torch::Tensor x_lr;  // [B, 3, L, h, w]: bilinear down (no antialias) of the (degraded) x_hr
+  BucketSize size;
+  double hw_ratio = 1.0;  // the random_hw_adapt r of this batch
+  std::vector<ClipInfo> clips;
+};
+
+// Called (from any thread) when a row fails to decode: its file and the reason.
+using SkipCallback = std::function<void(const std::string& file, const std::string& reason)>;
+
+class ClipLoader {
+ public:
+  ClipLoader(std::vector<TrainRow> rows, LoaderOptions options, SkipCallback on_skip = {});
+  ~ClipLoader();
+  ClipLoader(const ClipLoader&) = delete;
+  ClipLoader& operator=(const ClipLoader&) = delete;
+
+  // Continue after `cursor` (before the first next()).
+  void restore(const LoaderCursor& cursor);
+  // The next batch in sampler order; blocks while it is being decoded. Rethrows a worker's error.
+  Batch next();
+  // Time next() spent waiting for data, summed (seconds).
+  double wait_seconds() const { return wait_s_; }
+  int64_t failed_rows() const;
+  const BucketSampler& sampler() const { return sampler_; }
+  const std::vector<TrainRow>& rows() const { return rows_; }
+
+  // The batch a plan describes (what the workers run). Public for tests and benchmarks.
+  Batch make_batch(const BatchPlan& plan);
+
+ private:
+  void start_workers();
+  void worker_loop();
+  bool known_failed(int64_t row);
+  void mark_failed(int64_t row, const std::string& file, const std::string& reason);
+
+  std::vector<TrainRow> rows_;
+  LoaderOptions opt_;
+  SkipCallback on_skip_;
+  BucketSampler sampler_;
+
+  std::mutex mu_;
+  std::condition_variable cv_work_, cv_done_;
+  std::vector<std::thread> threads_;
+  bool stop_ = false;
+  int64_t next_plan_ = 0;     // seq of the next plan handed to a worker
+  int64_t next_deliver_ = 0;  // seq the consumer waits for
+  std::map<int64_t, Batch> done_;
+  std::map<int64_t, std::exception_ptr> errors_;
+  std::set<int64_t> failed_;
+  double wait_s_ = 0;
+};
+
+}  // namespace ws::data

@@ -1,0 +1,188 @@
+#include "train/upsampler_setup.h"
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "data/buckets.h"
+#include "data/demo_data.h"
+#include "io/model_yaml.h"
+#include "run/run_dir.h"
+
+namespace ws::train {
+
+using json = nlohmann::json;
+
+bool make_demo_data_if_asked(const io::Config& cfg) {
+  if (cfg.opt_str("demo_data").value_or("") != "auto" || !cfg.is_set("train_data_meta")) return false;
+  const std::string meta = cfg.str("train_data_meta");
+  if (fs::exists(meta)) return false;
+  const std::string dir = cfg.opt_str("train_data_dir").value_or(fs::dirname(meta));
+  data::write_demo_dataset(dir, 0, {}, meta);
+  return true;
+}
+
+std::optional<std::string> find_resume_checkpoint(const std::string& value, const std::string& output_dir,
+                                                  std::string* warning, std::string* error) {
+  if (value == "latest") {
+    auto c = run::latest_checkpoint(output_dir);
+    if (!c) {
+      if (warning) *warning = "resume_from_checkpoint latest: no checkpoint in " + output_dir + "; starting fresh";
+      return std::nullopt;
+    }
+    return c->path;
+  }
+  if (fs::is_dir(value)) return value;
+  const std::string under = fs::join(output_dir, fs::basename(value));
+  if (fs::is_dir(under)) return under;
+  if (error) *error = "checkpoint '" + value + "' not found (nor " + under + ")";
+  return std::nullopt;
+}
+
+json maths_options(const io::Config& cfg) {
+  static const char* keys[] = {"config_path", "pretrained_model_name_or_path", "vae_path", "latent_upsampler_path",
+                               "trainable_modules", "trainable_modules_low_learning_rate", "train_data_meta",
+                               "train_data_dir", "video_sample_size", "video_sample_stride", "video_sample_n_frames",
+                               "train_batch_size", "enable_bucket", "random_hw_adapt", "enable_degradation",
+                               "degradation_ops_range", "gradient_accumulation_steps", "learning_rate", "scale_lr",
+                               "lr_scheduler", "lr_warmup_steps", "adam_beta1", "adam_beta2", "adam_weight_decay",
+                               "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio",
+                               "use_ema", "enable_noisy_training", "noise_sample_mode", "noise_num_inference_steps",
+                               "noise_shift", "noise_step_range", "noise_sigma_max", "noise_sigma_min",
+                               "enable_pixel_loss", "pixel_loss_weight", "seed"};
+  json j = json::object();
+  for (const char* k : keys) j[k] = cfg.value(k);
+  return j;
+}
+
+UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
+  UpsamplerSetup s;
+  s.output_dir = cfg.str("output_dir");
+
+  // Options that exist only for compatibility (upsampler-training.md §2.1).
+  for (const char* k : {"use_8bit_adam", "use_came", "use_deepspeed", "use_fsdp"})
+    if (cfg.boolean(k)) cfg.error(k, "not supported yet (set it to false)");
+  if (cfg.str("mixed_precision") == "fp16")
+    cfg.error("mixed_precision", "fp16 needs a gradient scaler, which is not ported: use bf16 or no");
+  std::vector<std::string> inert;
+  for (const char* k : {"max_train_samples", "revision", "variant", "cache_dir", "non_ema_revision",
+                        "tracker_project_name", "local_rank"})
+    if (cfg.is_set(k)) inert.push_back(k);
+  for (const char* k : {"random_ratio_crop", "report_model_info", "multi_stream", "save_state"})
+    if (cfg.boolean(k)) inert.push_back(k);
+  if (cfg.integer("video_repeat") != 0) inert.push_back("video_repeat");
+  if (!inert.empty()) {
+    std::string list;
+    for (const auto& k : inert) list += (list.empty() ? "" : ", ") + k;
+    s.warnings.push_back("accepted for compatibility with train_upsampler.py, no effect: " + list);
+  }
+
+  // Model YAML.
+  json kw = json::object();
+  std::optional<double> yaml_shift;
+  if (cfg.is_set("config_path")) {
+    try {
+      io::ModelYaml y = io::read_model_yaml(cfg.str("config_path"));
+      kw = y.section("latent_upsampler_kwargs");
+      s.vae_config = y.section("vae_kwargs");
+      json sched = y.section("scheduler_kwargs");
+      if (sched.contains("shift")) {
+        if (!sched["shift"].is_number()) throw Error(y.path + ": scheduler_kwargs.shift must be a number");
+        yaml_shift = sched["shift"].get<double>();
+      }
+    } catch (const Error& e) {
+      cfg.error("config_path", e.what());
+    }
+  }
+  try {
+    s.model = models::LatentUpsamplerConfig::from_json(kw.is_object() ? kw : json::object(), "latent_upsampler_kwargs");
+    s.model.validate();
+  } catch (const Error& e) {
+    cfg.error("config_path", e.what());
+  }
+  s.noise_shift = cfg.opt_real("noise_shift").value_or(yaml_shift.value_or(5.0));
+
+  // Data.
+  if (cfg.is_set("train_data_meta")) {
+    s.meta_path = cfg.str("train_data_meta");
+    if (!fs::exists(s.meta_path))
+      cfg.error("train_data_meta", "file not found: " + s.meta_path + (cfg.is_set("demo_data") ? "" : " (set demo_data: auto to make the demo dataset)"));
+  }
+  s.data_dir = cfg.opt_str("train_data_dir").value_or("");
+  if (!s.data_dir.empty() && !fs::is_dir(s.data_dir)) cfg.error("train_data_dir", "folder not found: " + s.data_dir);
+  if (cfg.is_set("demo_data") && cfg.str("demo_data") != "auto") cfg.error("demo_data", "the only value is 'auto'");
+  const int64_t N = cfg.integer("video_sample_n_frames");
+  if ((N - 1) % 4 != 0) cfg.error("video_sample_n_frames", "must be 4k+1 (1, 5, 9, ..., 81), got " + std::to_string(N));
+  const int64_t A = data::bucket_alignment(s.model.rational_spatial_scale);
+  if (cfg.integer("video_sample_size") < A)
+    cfg.error("video_sample_size", "must be at least " + std::to_string(A) + " (the bucket alignment at scale " + std::to_string(s.model.rational_spatial_scale) + ")");
+  auto range = cfg.integers("degradation_ops_range");
+  if (range.size() != 2 || range[0] < 1 || range[0] > range[1])
+    cfg.error("degradation_ops_range", "needs two integers 1 ≤ min ≤ max");
+  else
+    s.degradation_range = std::make_pair(range[0], range[1]);
+
+  // VAE.
+  if (cfg.is_set("vae_path")) {
+    s.vae_file = cfg.str("vae_path");
+    if (!fs::exists(s.vae_file)) cfg.error("vae_path", "file not found: " + s.vae_file);
+  } else if (cfg.is_set("pretrained_model_name_or_path")) {
+    std::string sub = "Wan2.2_VAE.pth";
+    if (s.vae_config.contains("vae_subpath") && s.vae_config["vae_subpath"].is_string())
+      sub = s.vae_config["vae_subpath"].get<std::string>();
+    s.vae_file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
+    if (!fs::exists(s.vae_file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + s.vae_file);
+  } else {
+    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth) or vae_path");
+  }
+  if (cfg.is_set("latent_upsampler_path")) {
+    s.warm_start = cfg.str("latent_upsampler_path");
+    if (!fs::exists(*s.warm_start)) cfg.error("latent_upsampler_path", "not found: " + *s.warm_start);
+  }
+
+  // Optimisation.
+  if (cfg.str("lr_scheduler") == "polynomial" && cfg.real("learning_rate") <= 1e-7)
+    cfg.error("learning_rate", "the polynomial schedule needs learning_rate > 1e-7 (its lr_end)");
+
+  // Noise.
+  std::optional<std::pair<int64_t, int64_t>> step_range;
+  if (auto r = cfg.integers("noise_step_range"); !r.empty()) {
+    if (r.size() != 2)
+      cfg.error("noise_step_range", "needs two integers a b (the slice [a, b) of the σ pool)");
+    else
+      step_range = std::make_pair(r[0], r[1]);
+  }
+  try {
+    s.noise = make_noise_options(cfg.boolean("enable_noisy_training"), cfg.str("noise_sample_mode"),
+                                 cfg.integer("noise_num_inference_steps"), s.noise_shift, step_range,
+                                 cfg.real("noise_sigma_min"), cfg.real("noise_sigma_max"));
+  } catch (const Error& e) {
+    cfg.add_error(e.what());
+  }
+  if (cfg.boolean("enable_noisy_training") && cfg.boolean("enable_pixel_loss"))
+    s.warnings.push_back("enable_pixel_loss with enable_noisy_training: the prediction targets the noisy latent but is scored against clean pixels");
+
+  // Latent cache (§6.1): only when a clip always gives the same latents.
+  if (cfg.boolean("cache_latents")) {
+    if (cfg.boolean("enable_degradation")) cfg.error("cache_latents", "cannot be used with enable_degradation (every epoch degrades differently)");
+    if (cfg.boolean("random_hw_adapt") && data::hw_adapt_choices(cfg.integer("video_sample_size")).first.size() > 1)
+      cfg.error("cache_latents", "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
+  }
+
+  // Resume.
+  if (cfg.is_set("resume_from_checkpoint")) {
+    std::string warning, error;
+    s.resume_dir = find_resume_checkpoint(cfg.str("resume_from_checkpoint"), s.output_dir, &warning, &error);
+    if (!warning.empty()) s.warnings.push_back(warning);
+    if (!error.empty()) cfg.error("resume_from_checkpoint", error);
+  }
+
+  // Validation videos: a missing one is skipped with a warning, as in the reference.
+  for (const auto& p : cfg.strs("validation_paths")) {
+    if (fs::exists(p))
+      s.validation_paths.push_back(p);
+    else
+      s.warnings.push_back("validation video not found, skipped: " + p);
+  }
+  return s;
+}
+
+}  // namespace ws::train

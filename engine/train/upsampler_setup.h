@@ -1,0 +1,49 @@
+// From a resolved `train-upsampler` config to everything the trainer needs, with every
+// problem of the whole config reported at once (architecture.md: "Before training starts,
+// the whole resolved config is validated and every problem found is reported").
+#pragma once
+#include <nlohmann/json.hpp>
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "io/yaml_config.h"
+#include "models/latent_upsampler.h"
+#include "train/flow_noise.h"
+
+namespace ws::train {
+
+struct UpsamplerSetup {
+  std::string output_dir;
+  std::string meta_path, data_dir;
+  std::string vae_file;                 // the VAE weights actually loaded
+  nlohmann::json vae_config = nlohmann::json::object();  // vae_kwargs of the model YAML
+  models::LatentUpsamplerConfig model;  // for a fresh model (a warm start or resume may override)
+  std::optional<std::string> warm_start;
+  NoiseOptions noise;
+  double noise_shift = 5.0;
+  std::optional<std::pair<int64_t, int64_t>> degradation_range;
+  std::optional<std::string> resume_dir;  // a checkpoint folder to resume from
+  std::vector<std::string> validation_paths;  // existing ones
+  std::vector<std::string> warnings;      // logged once the run directory is open
+};
+
+// When `demo_data: auto` and train_data_meta is missing: writes the demo dataset first
+// (architecture.md, Formats). Returns true when it wrote one.
+bool make_demo_data_if_asked(const io::Config& cfg);
+
+// Validates and resolves. Problems go to cfg.errors() (the caller checks cfg.ok()).
+UpsamplerSetup resolve_upsampler_setup(io::Config& cfg);
+
+// The checkpoint to resume from, or nullopt for a fresh start. `latest` with none is a fresh
+// start (with a warning in `warning`); a path that does not exist is an error message.
+std::optional<std::string> find_resume_checkpoint(const std::string& value, const std::string& output_dir,
+                                                  std::string* warning, std::string* error);
+
+// Hash of the options that change the maths (model, data, sizes, batch, optimizer, schedule):
+// a resumed run compares it and names what changed.
+nlohmann::json maths_options(const io::Config& cfg);
+
+}  // namespace ws::train
