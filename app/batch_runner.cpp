@@ -1,6 +1,9 @@
 #include "batch_runner.h"
 
 #include <QDateTime>
+#include <QFileInfo>
+
+#include <unistd.h>
 
 #include <cstdio>
 
@@ -11,43 +14,65 @@
 namespace ws {
 namespace {
 
-void printLine(std::FILE* f, const QString& line) {
-  const QByteArray bytes = line.toUtf8() + '\n';
-  std::fwrite(bytes.constData(), 1, size_t(bytes.size()), f);
-  std::fflush(f);
+QString timestamp(double unixSeconds) {
+  const QDateTime when = unixSeconds > 0 ? QDateTime::fromMSecsSinceEpoch(qint64(unixSeconds * 1000))
+                                         : QDateTime::currentDateTime();
+  return when.toString(QStringLiteral("HH:mm:ss  "));
+}
+
+// `--output_dir DIR` among the worker flags wins over the YAML (relative: to the current directory).
+QString outputDirFlag(const QStringList& args) {
+  QString dir;
+  for (int i = 0; i < args.size(); ++i) {
+    for (const QString& name : {QStringLiteral("--output_dir"), QStringLiteral("--output-dir")}) {
+      if (args[i] == name && i + 1 < args.size()) dir = args[i + 1];
+      else if (args[i].startsWith(name + QLatin1Char('='))) dir = args[i].mid(name.size() + 1);
+    }
+  }
+  return dir.isEmpty() ? dir : QFileInfo(dir).absoluteFilePath();
+}
+
+// A terminal that can redraw a line; TERM=dumb (an editor's shell buffer) cannot.
+bool isLiveTerminal(std::FILE* f) {
+  return ::isatty(fileno(f)) == 1 && qEnvironmentVariable("TERM") != QLatin1String("dumb");
 }
 
 }  // namespace
 
 BatchRunner::BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs,
                          QObject* parent)
-    : QObject(parent), runYaml_(runYaml), workerArgs_(workerArgs), heartbeatMs_(heartbeatTimeoutMs) {}
+    : QObject(parent),
+      runYaml_(runYaml),
+      workerArgs_(workerArgs),
+      heartbeatMs_(heartbeatTimeoutMs),
+      progress_(stdout, isLiveTerminal(stdout)) {}
 
 int BatchRunner::start() {
   QString error;
   const auto cfg = RunConfig::load(runYaml_, &error);
   if (!cfg) {
-    printLine(stderr, QStringLiteral("error: ") + error);
+    print(stderr, QStringLiteral("error: ") + error);
     return 1;
   }
   if (cfg->job.isEmpty()) {
-    printLine(stderr, QStringLiteral("error: %1: no `job:` key (expected %2)").arg(runYaml_, RunConfig::knownJobs()));
+    print(stderr, QStringLiteral("error: %1: no `job:` key (expected %2)").arg(runYaml_, RunConfig::knownJobs()));
     return 1;
   }
   const QString verb = RunConfig::verbForJob(cfg->job);
   if (verb.isEmpty()) {
-    printLine(stderr, QStringLiteral("error: %1: unknown job '%2' (expected %3)").arg(runYaml_, cfg->job, RunConfig::knownJobs()));
+    print(stderr, QStringLiteral("error: %1: unknown job '%2' (expected %3)").arg(runYaml_, cfg->job, RunConfig::knownJobs()));
     return 1;
   }
 
   job_ = new WorkerJob(this);
   job_->setArguments(QStringList{verb, QStringLiteral("--config"), runYaml_} + workerArgs_);
-  job_->setRunDirectory(cfg->outputDir);
+  const QString flagDir = outputDirFlag(workerArgs_);
+  job_->setRunDirectory(flagDir.isEmpty() ? cfg->outputDir : flagDir);
   job_->setHeartbeatTimeout(heartbeatMs_);
   connect(job_, &WorkerJob::eventReceived, this, &BatchRunner::onEvent);
-  connect(job_, &WorkerJob::stdoutText, this, [](const QString& line) { printLine(stdout, line); });
+  connect(job_, &WorkerJob::stdoutText, this, [this](const QString& line) { print(stdout, line); });
   // The worker's human log goes where ours goes: the terminal's stderr.
-  connect(job_, &WorkerJob::stderrLine, this, [](const QString& line) { printLine(stderr, line); });
+  connect(job_, &WorkerJob::stderrLine, this, [this](const QString& line) { print(stderr, line); });
   connect(job_, &WorkerJob::ended, this, &BatchRunner::onEnded);
   job_->start();
   return -1;
@@ -56,11 +81,11 @@ int BatchRunner::start() {
 void BatchRunner::interrupt(int /*signo*/) {
   if (!job_ || !job_->isRunning()) return;
   if (++interrupts_ == 1) {
-    printLine(stderr, QStringLiteral("wanstudio: cancelling; the worker stops after the current step "
-                                     "(interrupt again to kill it)"));
+    print(stderr, QStringLiteral("wanstudio: cancelling; the worker stops after the current step "
+                                 "(interrupt again to kill it)"));
     job_->cancel();
   } else {
-    printLine(stderr, QStringLiteral("wanstudio: killing the worker; the last complete checkpoint stays valid"));
+    print(stderr, QStringLiteral("wanstudio: killing the worker; the last complete checkpoint stays valid"));
     job_->kill();
   }
 }
@@ -69,24 +94,33 @@ void BatchRunner::onEvent(const RunEvent& ev) {
   if (ev.type == QLatin1String("heartbeat")) return;  // liveness only, not news
   if (ev.type == QLatin1String("started"))
     maxSteps_ = qint64(ev.number(QLatin1StringView("max_train_steps"), 0));
-  const QString text = formatEvent(ev, maxSteps_);
-  const QDateTime when = ev.time > 0 ? QDateTime::fromMSecsSinceEpoch(qint64(ev.time * 1000)) : QDateTime::currentDateTime();
-  printLine(stdout, when.toString(QStringLiteral("HH:mm:ss  ")) + text);
+  const QString text = timestamp(ev.time) + formatEvent(ev, maxSteps_);
+  if (ev.type == QLatin1String("step")) {
+    progress_.step(RunEvents::StepPoint::fromEvent(ev), maxSteps_, text);
+    return;
+  }
+  // The last progress line stays above the final events.
+  if (ev.type == QLatin1String("finished")) progress_.finish();
+  print(stdout, text);
 }
 
 void BatchRunner::onEnded(const JobResult& r) {
+  progress_.finish();
   const QString at = r.step >= 0 ? QStringLiteral(" at step %1").arg(r.step) : QString();
   switch (r.state) {
     case RunState::Completed:
-      printLine(stdout, QStringLiteral("wanstudio: run completed%1").arg(at));
+      print(stdout, QStringLiteral("wanstudio: run completed%1").arg(at));
       break;
     case RunState::Cancelled:
-      printLine(stdout, QStringLiteral("wanstudio: run cancelled%1%2").arg(at, r.reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.reason)));
+      print(stdout, QStringLiteral("wanstudio: run cancelled%1%2").arg(at, r.reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.reason)));
       break;
     default:
-      printLine(stderr, QStringLiteral("error: run failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see the log above") : r.reason));
+      print(stderr, QStringLiteral("error: run failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see the log above") : r.reason));
       break;
   }
+  // Where to look next: checkpoints, samples, logs.
+  if (!job_->runDirectory().isEmpty())
+    print(r.state == RunState::Failed ? stderr : stdout, QStringLiteral("wanstudio: run folder: %1").arg(job_->runDirectory()));
   Q_EMIT done(r.exitStatus());
 }
 

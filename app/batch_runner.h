@@ -1,10 +1,12 @@
 // `wanstudio --batch RUN.yaml [flags]`: runs the YAML's job in a worker without a display,
-// prints one line per event, and exits with the run's final state (0 / 1 / 130).
+// prints its events (a progress line on a terminal, plain lines otherwise), the final state
+// and the run folder, and exits with the run's final state (0 / 1 / 130).
 #pragma once
 
 #include <QObject>
 #include <QStringList>
 
+#include "batch_progress.h"
 #include "jobs/job_result.h"
 #include "models/run_event.h"
 
@@ -15,6 +17,7 @@ class WorkerJob;
 class BatchRunner : public QObject {
   Q_OBJECT
  public:
+  // Progress is drawn in place when stdout is a terminal.
   BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs,
               QObject* parent = nullptr);
 
@@ -30,6 +33,7 @@ class BatchRunner : public QObject {
  private:
   void onEvent(const RunEvent& ev);
   void onEnded(const JobResult& result);
+  void print(std::FILE* f, const QString& line) { progress_.print(f, line); }
 
   QString runYaml_;
   QStringList workerArgs_;
@@ -37,6 +41,7 @@ class BatchRunner : public QObject {
   WorkerJob* job_ = nullptr;
   int interrupts_ = 0;
   qint64 maxSteps_ = 0;
+  BatchProgress progress_;
 };
 
 }  // namespace ws

@@ -71,6 +71,7 @@ void MainWindow::createMenus() {
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
+  run->addAction(tr("&Resume Run"), runPage_, &RunPage::resumeRun);
   run->addAction(tr("&Cancel Run"), runPage_, &RunPage::cancelRun);
   run->addAction(tr("&Kill Worker"), runPage_, &RunPage::killRun);
   run->addAction(tr("Open Run &Folder in File Manager"), runPage_, &RunPage::openFolder);

@@ -46,10 +46,20 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
   // Once the user pans or zooms, stop snapping back to the data; double-click to follow again.
   connect(plot_, &QCustomPlot::mousePress, this, [this] { followData_ = false; });
   connect(plot_, &QCustomPlot::mouseWheel, this, [this] { followData_ = false; });
-  connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] { fitToData(); });
+  connect(plot_, &QCustomPlot::mouseDoubleClick, this, [this] {
+    fitToData();
+    Q_EMIT viewChanged();
+  });
   // Decimation depends on the visible range: redo it after pan/zoom.
   connect(plot_->xAxis, qOverload<const QCPRange&>(&QCPAxis::rangeChanged), this, [this] {
-    if (!rebuilding_) scheduleReplot();
+    if (rebuilding_ || applyingView_) {
+      if (applyingView_) scheduleReplot();
+      return;
+    }
+    // Not our own rebuild: the user (or a program acting for one) moved the view.
+    followData_ = false;
+    scheduleReplot();
+    Q_EMIT viewChanged();
   });
 
   slider_ = new QSlider(Qt::Horizontal, this);
@@ -68,14 +78,19 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
   });
   auto* fit = new QPushButton(tr("Fit"), this);
   fit->setToolTip(tr("Show all data and follow new points (also: double-click the chart)"));
-  connect(fit, &QPushButton::clicked, this, &LossChart::fitToData);
+  connect(fit, &QPushButton::clicked, this, [this] {
+    fitToData();
+    Q_EMIT viewChanged();
+  });
   auto* exportButton = new QPushButton(tr("Export PNG…"), this);
   connect(exportButton, &QPushButton::clicked, this, &LossChart::exportWithDialog);
 
   auto* controls = new QHBoxLayout;
-  controls->addWidget(new QLabel(tr("Smoothing"), this));
+  smoothingTitle_ = new QLabel(tr("Smoothing"), this);
+  controls->addWidget(smoothingTitle_);
   controls->addWidget(slider_, 1);
   controls->addWidget(smoothingLabel_);
+  controls->addStretch();  // keeps the buttons compact when the slider is hidden
   controls->addWidget(logY_);
   controls->addWidget(fit);
   controls->addWidget(exportButton);
@@ -113,6 +128,7 @@ LossChart::Series& LossChart::series(const QString& name) {
   s.raw->setScatterStyle(QCPScatterStyle(QCPScatterStyle::ssDisc, faint, faint, 3));
   s.raw->setAdaptiveSampling(false);  // we decimate ourselves, keeping the extremes
   s.raw->removeFromLegend();
+  s.raw->setVisible(smoothingOn_);
   s.smooth = plot_->addGraph();
   s.smooth->setPen(QPen(color, 2));
   s.smooth->setName(name.isEmpty() ? tr("loss") : name);
@@ -142,12 +158,43 @@ void LossChart::addPoints(const QString& name, const QVector<double>& xs, const 
 }
 
 void LossChart::setSmoothing(double beta) {
+  const double before = beta_;
   beta_ = std::clamp(beta, 0.0, 0.99);
   smoothingLabel_->setText(QString::number(beta_, 'f', 3));
   const int v = int(std::lround(beta_ * 1000));
   if (slider_->value() != v) {
     const QSignalBlocker block(slider_);
     slider_->setValue(v);
+  }
+  scheduleReplot();
+  if (beta_ != before) Q_EMIT smoothingChanged(beta_);
+}
+
+void LossChart::setSmoothingEnabled(bool on) {
+  smoothingOn_ = on;
+  for (QWidget* w : {static_cast<QWidget*>(smoothingTitle_), static_cast<QWidget*>(slider_),
+                     static_cast<QWidget*>(smoothingLabel_)})
+    w->setVisible(on);
+  for (const Series& s : std::as_const(series_)) s.raw->setVisible(on);
+  scheduleReplot();
+}
+
+void LossChart::setEmptyText(const QString& text) {
+  emptyText_->setText(text);
+  scheduleReplot();
+}
+
+LossChart::View LossChart::view() const {
+  const QCPRange r = plot_->xAxis->range();
+  return {followData_, r.lower, r.upper};
+}
+
+void LossChart::setView(const View& v) {
+  followData_ = v.follow;
+  if (!v.follow && v.upper > v.lower) {
+    applyingView_ = true;
+    plot_->xAxis->setRange(v.lower, v.upper);
+    applyingView_ = false;
   }
   scheduleReplot();
 }
@@ -213,7 +260,8 @@ void LossChart::rebuild() {
   for (Series& s : series_) {
     decimateMinMax(s.x, s.y, range.lower, range.upper, buckets, dx, dy);
     s.raw->setData(dx, dy, true);
-    decimateMinMax(s.x, emaSmooth(s.y, beta_), range.lower, range.upper, buckets, dx, dy);
+    // Without smoothing the line is the raw series itself.
+    decimateMinMax(s.x, smoothingOn_ ? emaSmooth(s.y, beta_) : s.y, range.lower, range.upper, buckets, dx, dy);
     s.smooth->setData(dx, dy, true);
   }
   bool anyDrawn = false;
@@ -237,7 +285,7 @@ bool LossChart::exportPng(const QString& path, int width, int height) {
 }
 
 void LossChart::exportWithDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), QStringLiteral("loss.png"),
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), exportName_,
                                                     tr("PNG images (*.png)"));
   if (!path.isEmpty()) exportPng(path);
 }

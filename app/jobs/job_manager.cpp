@@ -21,6 +21,25 @@ QString JobManager::normalizedPath(const QString& dir) {
 }
 
 WorkerJob* JobManager::startRun(const QString& runYaml, const QStringList& extraArgs, QString* error) {
+  return startVerb(runYaml, {}, extraArgs, error);
+}
+
+QStringList JobManager::resumeArguments(const QString& runDir) {
+  return {QStringLiteral("--output_dir"), runDir, QStringLiteral("--resume_from_checkpoint"), QStringLiteral("latest")};
+}
+
+WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error) {
+  const QString dir = normalizedPath(runDir);
+  const QString yaml = QDir(dir).filePath(QStringLiteral("run.yaml"));
+  if (!QFileInfo::exists(yaml)) {
+    if (error) *error = QStringLiteral("%1: no run.yaml, so the run cannot be resumed from here").arg(dir);
+    return nullptr;
+  }
+  return startVerb(yaml, dir, resumeArguments(dir) + extraArgs, error);
+}
+
+WorkerJob* JobManager::startVerb(const QString& runYaml, const QString& runDir, const QStringList& extraArgs,
+                                 QString* error) {
   const auto cfg = RunConfig::load(runYaml, error);
   if (!cfg) return nullptr;
   const QString verb = RunConfig::verbForJob(cfg->job);
@@ -31,14 +50,15 @@ WorkerJob* JobManager::startRun(const QString& runYaml, const QStringList& extra
                    : QStringLiteral("%1: unknown job '%2' (expected %3)").arg(runYaml, cfg->job, RunConfig::knownJobs());
     return nullptr;
   }
-  if (!cfg->outputDir.isEmpty() && liveJobForRun(cfg->outputDir)) {
-    if (error) *error = QStringLiteral("%1 is already running").arg(cfg->outputDir);
+  const QString out = runDir.isEmpty() ? cfg->outputDir : runDir;
+  if (!out.isEmpty() && liveJobForRun(out)) {
+    if (error) *error = QStringLiteral("%1 is already running").arg(out);
     return nullptr;
   }
   auto* job = new WorkerJob;
   job->setArguments(QStringList{verb, QStringLiteral("--config"), cfg->path} + extraArgs);
   job->setWorkingDirectory(QFileInfo(cfg->path).absolutePath());
-  job->setRunDirectory(cfg->outputDir);
+  job->setRunDirectory(out);
   job->setHeartbeatTimeout(heartbeatMs_);
   return addJob(job);
 }

@@ -30,6 +30,10 @@ class JobManager : public QObject {
   // Starts `wanstudio-engine <verb> --config RUN.yaml [extra]` for the YAML's job.
   // nullptr with a one-line *error when the YAML cannot be used.
   WorkerJob* startRun(const QString& runYaml, const QStringList& extraArgs, QString* error);
+  // Continues a run from its latest checkpoint: the run's own run.yaml with
+  // `--output_dir RUN_DIR --resume_from_checkpoint latest [extra]` (the folder wins over the
+  // YAML's output_dir, which names the machine it ran on when the run was copied here).
+  WorkerJob* resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error);
   // Tracks (and owns) a job configured elsewhere, then starts it.
   WorkerJob* addJob(WorkerJob* job);
 
@@ -41,6 +45,7 @@ class JobManager : public QObject {
   RunStatus statusFor(const QString& runDir, const RunSummary& summary) const;
 
   static QString normalizedPath(const QString& dir);
+  static QStringList resumeArguments(const QString& runDir);
 
  Q_SIGNALS:
   void jobStarted(ws::WorkerJob* job);
@@ -48,6 +53,9 @@ class JobManager : public QObject {
   void changed();
 
  private:
+  // runDir "" means the YAML's output_dir.
+  WorkerJob* startVerb(const QString& runYaml, const QString& runDir, const QStringList& extraArgs, QString* error);
+
   QList<WorkerJob*> jobs_;
   int heartbeatMs_;
   double staleAfterS_ = 30;

@@ -2,6 +2,7 @@
 
 #include <QFile>
 
+#include <algorithm>
 #include <cmath>
 
 namespace ws {
@@ -144,6 +145,8 @@ void RunEvents::ingest(const RunEvent& in) {
 
   if (in.type == QLatin1String("heartbeat")) {
     lastHeartbeat_ = in;
+    s.peakRssBytes = std::max(s.peakRssBytes, in.number(QLatin1StringView("rss_bytes"), 0));
+    s.peakGpuMemBytes = std::max(s.peakGpuMemBytes, in.number(QLatin1StringView("gpu_mem_bytes"), 0));
     return;
   }
   if (in.type == QLatin1String("step")) {

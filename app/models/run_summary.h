@@ -21,6 +21,8 @@ struct RunSummary {
   double lastLoss = std::numeric_limits<double>::quiet_NaN();
   double firstTime = 0;
   double lastTime = 0;  // time of the newest event of any type
+  double peakRssBytes = 0;     // highest heartbeat rss_bytes of the whole run
+  double peakGpuMemBytes = 0;  // highest heartbeat gpu_mem_bytes (0: none reported)
 
   // The current attempt: everything since the last `started` (or, for a start that failed
   // before training, since the previous `finished`).

@@ -6,10 +6,13 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QHBoxLayout>
+#include <QInputDialog>
 #include <QLabel>
+#include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QProgressBar>
 #include <QPushButton>
+#include <QSettings>
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStyle>
@@ -25,21 +28,30 @@
 #include "jobs/worker_job.h"
 #include "loss_chart.h"
 #include "models/event_format.h"
+#include "models/log_tail.h"
+#include "models/run_checkpoints.h"
 #include "models/run_events.h"
 #include "pages/config_view.h"
 #include "pages/event_log_view.h"
+#include "pages/training_charts.h"
 #include "pages/validation_view.h"
 
 namespace ws {
+namespace {
+
+constexpr int kLastLines = 8;
+
+bool hasEnded(RunState s) {
+  return s == RunState::Completed || s == RunState::Cancelled || s == RunState::Failed || s == RunState::Interrupted;
+}
+
+}  // namespace
 
 RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(jobs) {
   events_ = new RunEvents(this);
   tail_ = new EventsFileTail(this);
   connect(tail_, &EventsFileTail::reset, events_, &RunEvents::clear);
   connect(tail_, &EventsFileTail::dataAppended, events_, [this](const QByteArray& b) { events_->appendData(b); });
-  connect(events_, &RunEvents::stepsAppended, this, &RunPage::addSteps);
-  connect(events_, &RunEvents::pointsReset, this, &RunPage::rebuildChart);
-  connect(events_, &RunEvents::cleared, this, &RunPage::rebuildChart);
   connect(events_, &RunEvents::summaryChanged, this, &RunPage::refreshStatus);
   connect(jobs_, &JobManager::changed, this, [this] {
     attachJob();
@@ -66,6 +78,7 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   progress_->setMinimumWidth(220);
   progress_->setMaximumWidth(320);
   stats_ = new QLabel(content);
+  stats_->setObjectName(QStringLiteral("runStats"));
   stats_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   tensorboard_ = new QLabel(content);
   tensorboard_->setObjectName(QStringLiteral("hint"));
@@ -79,18 +92,33 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   kill_ = new QPushButton(tr("Kill"), content);
   kill_->setToolTip(tr("Stop the worker now; the last complete checkpoint stays valid"));
   connect(kill_, &QPushButton::clicked, this, &RunPage::killRun);
+  resume_ = new QPushButton(style()->standardIcon(QStyle::SP_MediaPlay), tr("Resume"), content);
+  connect(resume_, &QPushButton::clicked, this, &RunPage::resumeRun);
 
   auto* titleRow = new QHBoxLayout;
   titleRow->addWidget(title_);
   titleRow->addStretch(1);
   titleRow->addWidget(openFolderButton);
+  titleRow->addWidget(resume_);
   titleRow->addWidget(cancel_);
   titleRow->addWidget(kill_);
   auto* stateRow = new QHBoxLayout;
   stateRow->addWidget(state_, 1);
   stateRow->addWidget(progress_);
 
-  chart_ = new LossChart(content);
+  // How a failed run ended, in the worker's own words.
+  lastLinesTitle_ = new QLabel(tr("Last lines of the worker's log:"), content);
+  lastLinesTitle_->setObjectName(QStringLiteral("hint"));
+  lastLines_ = new QPlainTextEdit(content);
+  lastLines_->setObjectName(QStringLiteral("lastLines"));
+  lastLines_->setReadOnly(true);
+  lastLines_->setLineWrapMode(QPlainTextEdit::NoWrap);
+  lastLines_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
+  lastLines_->setFixedHeight(QFontMetrics(lastLines_->font()).lineSpacing() * (kLastLines + 1) + 8);
+  lastLinesTitle_->hide();
+  lastLines_->hide();
+
+  charts_ = new TrainingCharts(events_, content);
   tabs_ = new QTabWidget(content);
   log_ = new EventLogView(events_, tabs_);
   config_ = new ConfigView(tabs_);
@@ -106,18 +134,24 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   tabs_->addTab(config_, tr("Config"));
   tabs_->addTab(workerOutput_, tr("Worker Output"));
 
-  auto* split = new QSplitter(Qt::Vertical, content);
-  split->addWidget(chart_);
-  split->addWidget(tabs_);
-  split->setStretchFactor(0, 3);
-  split->setStretchFactor(1, 2);
+  split_ = new QSplitter(Qt::Vertical, content);
+  split_->setObjectName(QStringLiteral("runSplitter"));
+  split_->addWidget(charts_);
+  split_->addWidget(tabs_);
+  split_->setStretchFactor(0, 3);
+  split_->setStretchFactor(1, 2);
+  split_->restoreState(QSettings().value(QStringLiteral("runPage/splitter")).toByteArray());
+  connect(split_, &QSplitter::splitterMoved, this,
+          [this] { QSettings().setValue(QStringLiteral("runPage/splitter"), split_->saveState()); });
 
   auto* layout = new QVBoxLayout(content);
   layout->addLayout(titleRow);
   layout->addLayout(stateRow);
+  layout->addWidget(lastLinesTitle_);
+  layout->addWidget(lastLines_);
   layout->addWidget(stats_);
   layout->addWidget(tensorboard_);
-  layout->addWidget(split, 1);
+  layout->addWidget(split_, 1);
 
   stack_ = new QStackedWidget(this);
   stack_->addWidget(empty);
@@ -127,14 +161,16 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   outer->addWidget(stack_);
 }
 
+LossChart* RunPage::lossChart() const { return charts_->lossChart(); }
+
 void RunPage::showRun(const QString& runDir) {
   const QString dir = JobManager::normalizedPath(runDir);
   if (dir == runDir_ && !dir.isEmpty()) return;
   runDir_ = dir;
   job_.clear();
   workerOutput_->clear();
-  chart_->clear();
   events_->clear();
+  status_ = RunStatus();
   validation_->setRunDir(runDir_);
   if (runDir_.isEmpty()) {
     tail_->setFile({});
@@ -151,14 +187,18 @@ void RunPage::showRun(const QString& runDir) {
   refreshStatus();
   // Nobody writes a finished run any more: its unterminated last line is a torn write.
   if (status_.state != RunState::Running) events_->finishData();
+  refreshLastLines();
   clock_.start();
 }
 
 bool RunPage::showTab(const QString& name) {
-  for (int i = 0; i < tabs_->count(); ++i) {
-    if (tabs_->tabText(i).remove(QLatin1Char('&')).compare(name, Qt::CaseInsensitive) == 0) {
-      tabs_->setCurrentIndex(i);
-      return true;
+  // The lower tabs (events, validation, ...) and the chart tabs (loss, learning rate, ...).
+  for (QTabWidget* tabs : {tabs_, charts_->tabs()}) {
+    for (int i = 0; i < tabs->count(); ++i) {
+      if (tabs->tabText(i).remove(QLatin1Char('&')).compare(name, Qt::CaseInsensitive) == 0) {
+        tabs->setCurrentIndex(i);
+        return true;
+      }
     }
   }
   return false;
@@ -181,6 +221,7 @@ void RunPage::attachJob() {
 void RunPage::refreshStatus() {
   if (runDir_.isEmpty()) return;
   const RunSummary& s = events_->summary();
+  const RunStatus before = status_;
   status_ = jobs_->statusFor(runDir_, s);
   const QString name = RunStatus::stateName(status_.state);
   state_->setText(status_.label());
@@ -189,10 +230,8 @@ void RunPage::refreshStatus() {
     state_->style()->unpolish(state_);
     state_->style()->polish(state_);
   }
-  const bool live = job_ && job_->isRunning();
-  cancel_->setVisible(live);
-  kill_->setVisible(live);
-  cancel_->setEnabled(live && !job_->cancelRequested());
+  refreshButtons();
+  if (!(before == status_)) refreshLastLines();
 
   if (s.maxTrainSteps > 0) {
     progress_->setRange(0, int(std::min<qint64>(s.maxTrainSteps, INT_MAX)));
@@ -203,20 +242,26 @@ void RunPage::refreshStatus() {
     progress_->setValue(0);
     progress_->setFormat(tr("no steps yet"));
   }
+  stats_->setText(statsText());
+  config_->showConfig(runDir_, s.config);
+}
 
+QString RunPage::statsText() const {
+  const RunSummary& s = events_->summary();
+  const bool running = status_.state == RunState::Running;
   QStringList parts;
   if (!s.job.isEmpty()) parts << tr("job %1").arg(s.job);
   if (s.worldSize > 1) parts << tr("%1 processes").arg(s.worldSize);
   if (s.segments > 1) parts << tr("resumed %n time(s)", nullptr, s.segments - 1);
   if (std::isfinite(s.lastLoss)) parts << tr("loss %1").arg(QString::number(s.lastLoss, 'g', 5));
   const auto& steps = events_->steps();
-  if (!steps.isEmpty() && status_.state == RunState::Running) {
+  if (!steps.isEmpty()) {
     const auto& last = steps.last();
     if (std::isfinite(last.samplesPerS)) parts << tr("%1 clips/s").arg(QString::number(last.samplesPerS, 'g', 3));
-    if (std::isfinite(last.etaS)) parts << tr("eta %1").arg(formatDuration(last.etaS));
+    if (running && std::isfinite(last.etaS)) parts << tr("eta %1").arg(formatDuration(last.etaS));
   }
   const RunEvent& hb = events_->lastHeartbeat();
-  if (hb.isValid() && status_.state == RunState::Running) {
+  if (hb.isValid() && running) {
     const double age = QDateTime::currentMSecsSinceEpoch() / 1000.0 - hb.time;
     QString h = tr("heartbeat %1 ago, RSS %2").arg(formatDuration(std::max(0.0, age)),
                                                    formatBytes(hb.number(QLatin1StringView("rss_bytes"), -1)));
@@ -224,28 +269,60 @@ void RunPage::refreshStatus() {
       h += tr(", GPU %1").arg(formatBytes(hb.number(QLatin1StringView("gpu_mem_bytes"), -1)));
     parts << h;
   }
-  if (!s.hasEvents()) parts << tr("no events yet");
-  stats_->setText(parts.join(QStringLiteral("  ·  ")));
-  config_->showConfig(runDir_, s.config);
-}
-
-void RunPage::addSteps(int first) {
-  // Batch the points per series: a long run arrives as one 100k-point chunk.
-  const auto& steps = events_->steps();
-  QHash<QString, QPair<QVector<double>, QVector<double>>> batch;
-  for (int i = first; i < steps.size(); ++i) {
-    const auto& p = steps[i];
-    if (p.dropped) continue;
-    auto& b = batch[p.expert.isEmpty() ? QStringLiteral("loss") : p.expert];
-    b.first << double(p.step);
-    b.second << p.loss;
+  // Peaks tell whether the next, bigger run will fit.
+  if (s.peakRssBytes > 0) {
+    QString peak = tr("peak RSS %1").arg(formatBytes(s.peakRssBytes));
+    if (s.peakGpuMemBytes > 0) peak += tr(", peak GPU %1").arg(formatBytes(s.peakGpuMemBytes));
+    parts << peak;
   }
-  for (auto it = batch.cbegin(); it != batch.cend(); ++it) chart_->addPoints(it.key(), it->first, it->second);
+  if (!s.hasEvents()) parts << tr("no events yet");
+  return parts.join(QStringLiteral("  ·  "));
 }
 
-void RunPage::rebuildChart() {
-  chart_->clear();
-  addSteps(0);
+bool RunPage::canResume(QString* why) const {
+  auto no = [why](const QString& reason) {
+    if (why) *why = reason;
+    return false;
+  };
+  if (runDir_.isEmpty()) return no(tr("No run is shown."));
+  if (job_ && job_->isRunning()) return no(tr("The run is training."));
+  if (status_.state == RunState::Running) return no(tr("The run is training elsewhere."));
+  if (!hasEnded(status_.state)) return no(tr("The run has not started yet."));
+  if (!QFileInfo::exists(QDir(runDir_).filePath(QStringLiteral("run.yaml"))))
+    return no(tr("The run folder has no run.yaml."));
+  if (latestCheckpointStep(runDir_) < 0) return no(tr("The run has no checkpoint to resume from."));
+  return true;
+}
+
+void RunPage::refreshButtons() {
+  const bool live = job_ && job_->isRunning();
+  cancel_->setVisible(live);
+  kill_->setVisible(live);
+  cancel_->setEnabled(live && !job_->cancelRequested());
+  resume_->setVisible(!live && hasEnded(status_.state));
+  if (!resume_->isVisibleTo(this)) return;
+  QString why;
+  const bool can = canResume(&why);
+  resume_->setEnabled(can);
+  resume_->setToolTip(can ? tr("Continue training from checkpoint-%1 (the run's run.yaml with "
+                               "--resume_from_checkpoint latest)").arg(latestCheckpointStep(runDir_))
+                          : why);
+}
+
+void RunPage::refreshLastLines() {
+  const bool show = status_.state == RunState::Failed || status_.state == RunState::Interrupted;
+  lastLinesTitle_->setVisible(show);
+  lastLines_->setVisible(show);
+  if (!show) return;
+  // The supervisor's own record first (it holds the watchdog's note); else the run's log file.
+  QStringList lines;
+  if (job_ && job_->phase() == WorkerJob::Phase::Ended) {
+    lines = job_->stderrTail();
+    lines = lines.mid(std::max<qsizetype>(0, lines.size() - kLastLines));
+  }
+  if (lines.isEmpty()) lines = lastLines(QDir(runDir_).filePath(QStringLiteral("logs/engine.log")), kLastLines);
+  if (lines.isEmpty()) lines << tr("(the worker left no log lines)");
+  lastLines_->setPlainText(lines.join(QLatin1Char('\n')));
 }
 
 void RunPage::cancelRun() {
@@ -255,6 +332,36 @@ void RunPage::cancelRun() {
 
 void RunPage::killRun() {
   if (job_ && job_->isRunning()) job_->kill();
+}
+
+bool RunPage::resume(qint64 maxTrainSteps, QString* error) {
+  QString why;
+  if (!canResume(&why)) {
+    if (error) *error = why;
+    return false;
+  }
+  QStringList extra;
+  if (maxTrainSteps > 0) extra << QStringLiteral("--max_train_steps") << QString::number(maxTrainSteps);
+  if (!jobs_->resumeRun(runDir_, extra, error)) return false;
+  attachJob();
+  refreshStatus();
+  return true;
+}
+
+void RunPage::resumeRun() {
+  qint64 total = 0;
+  const RunSummary& s = events_->summary();
+  // A run that did all its steps would stop again at once: ask how far to go on.
+  if (status_.state == RunState::Completed && s.maxTrainSteps > 0 && s.lastStep >= s.maxTrainSteps) {
+    bool ok = false;
+    const int cap = int(std::min<qint64>(INT_MAX, s.maxTrainSteps * 10));
+    total = QInputDialog::getInt(this, tr("Resume Run"),
+                                 tr("The run has done all its %1 steps. Train on to step:").arg(s.maxTrainSteps),
+                                 int(std::min<qint64>(cap, s.maxTrainSteps * 2)), int(s.maxTrainSteps + 1), cap, 1, &ok);
+    if (!ok) return;
+  }
+  QString error;
+  if (!resume(total, &error)) QMessageBox::warning(this, tr("Resume Run"), error);
 }
 
 void RunPage::openFolder() {

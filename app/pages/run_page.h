@@ -1,6 +1,8 @@
-// One run: state and progress, loss chart, event log, config, the worker's own output, and
-// the ways out to its folder and TensorBoard. It follows events.jsonl, so a run started by
-// this studio, by `wanstudio --batch` or on another machine looks the same.
+// One run: state and progress, the training charts, event log, config, the worker's own
+// output, and the ways out to its folder and TensorBoard. It follows events.jsonl, so a run
+// started by this studio, by `wanstudio --batch` or on another machine looks the same.
+// Cancel and Kill act on a worker this studio supervises; Resume restarts an ended run from
+// its latest checkpoint.
 #pragma once
 
 #include <QPointer>
@@ -13,6 +15,7 @@ class QLabel;
 class QPlainTextEdit;
 class QProgressBar;
 class QPushButton;
+class QSplitter;
 class QStackedWidget;
 class QTabWidget;
 
@@ -24,6 +27,7 @@ class EventsFileTail;
 class JobManager;
 class LossChart;
 class RunEvents;
+class TrainingCharts;
 class ValidationView;
 class WorkerJob;
 
@@ -33,28 +37,44 @@ class RunPage : public QWidget {
   explicit RunPage(JobManager* jobs, QWidget* parent = nullptr);
 
   void showRun(const QString& runDir);  // "" shows the empty state
-  bool showTab(const QString& name);    // by title, case-insensitive ("validation")
+  bool showTab(const QString& name);    // by title, case-insensitive ("validation", "grad norm")
   QString runDir() const { return runDir_; }
   RunStatus status() const { return status_; }
 
+  // Resume is offered for an ended run (not running here or elsewhere) that has run.yaml
+  // and a checkpoint; *why says what is missing otherwise.
+  bool canResume(QString* why = nullptr) const;
+  // Restarts the worker on the run's run.yaml from its latest checkpoint; maxTrainSteps > 0
+  // raises the total (to train a completed run on). False with *error when it cannot start.
+  bool resume(qint64 maxTrainSteps = 0, QString* error = nullptr);
+
   RunEvents* events() const { return events_; }
-  LossChart* lossChart() const { return chart_; }
+  TrainingCharts* charts() const { return charts_; }
+  LossChart* lossChart() const;
   EventLogView* eventLog() const { return log_; }
   ConfigView* configView() const { return config_; }
   ValidationView* validationView() const { return validation_; }
   QTabWidget* tabs() const { return tabs_; }
   QLabel* stateLabel() const { return state_; }
+  QLabel* statsLabel() const { return stats_; }
+  QProgressBar* progressBar() const { return progress_; }
+  QPlainTextEdit* lastLinesView() const { return lastLines_; }
+  QPushButton* cancelButton() const { return cancel_; }
+  QPushButton* killButton() const { return kill_; }
+  QPushButton* resumeButton() const { return resume_; }
 
  public Q_SLOTS:
   void cancelRun();
   void killRun();
+  void resumeRun();  // asks for a new total first when the run has completed its steps
   void openFolder();
 
  private:
   void attachJob();
   void refreshStatus();
-  void rebuildChart();
-  void addSteps(int first);
+  void refreshButtons();
+  void refreshLastLines();
+  QString statsText() const;
 
   JobManager* jobs_;
   QString runDir_;
@@ -72,7 +92,11 @@ class RunPage : public QWidget {
   QProgressBar* progress_;
   QPushButton* cancel_;
   QPushButton* kill_;
-  LossChart* chart_;
+  QPushButton* resume_;
+  QLabel* lastLinesTitle_;
+  QPlainTextEdit* lastLines_;
+  QSplitter* split_;
+  TrainingCharts* charts_;
   QTabWidget* tabs_;
   EventLogView* log_;
   ConfigView* config_;

@@ -1,14 +1,19 @@
 // `wanstudio --batch RUN.yaml`: the real executable against fake workers (WANSTUDIO_ENGINE).
-// Exit codes 0/1/130, errors before any worker, flags passed through, Ctrl-C handling.
+// Exit codes 0/1/130, errors before any worker, flags passed through, Ctrl-C handling, the
+// progress line on a terminal and plain lines elsewhere, the final state and run folder.
 #include <QProcess>
+#include <QStandardPaths>
 #include <QTemporaryDir>
 #include <QtTest>
 
 #include <signal.h>
 #include <unistd.h>
 
+#include <cmath>
+
 #include "app/fake_worker.h"
 #include "app_options.h"
+#include "batch_progress.h"
 #include "test_paths.h"
 
 using namespace ws;
@@ -125,6 +130,70 @@ class TestBatch : public QObject {
     QVERIFY(o.out.contains(QStringLiteral("finished: completed at step 3")));
     QVERIFY(!o.out.contains(QStringLiteral("heartbeat")));
     QVERIFY(o.out.trimmed().endsWith(QStringLiteral("wanstudio: run completed at step 3")));
+  }
+
+  void finalStateAndRunFolder() {
+    const QString out = dir_.filePath(QStringLiteral("runs/u1"));
+    Outcome o = batch(QStringLiteral("started 2; step 1; step 2; finished completed 2"), {QStringLiteral("--output_dir"), out});
+    QCOMPARE(o.code, 0);
+    QVERIFY2(o.out.trimmed().endsWith(QStringLiteral("wanstudio: run completed at step 2\nwanstudio: run folder: %1").arg(out)),
+             qPrintable(o.out));
+    // From the YAML (relative to it) when no flag says otherwise; a failure says it on stderr.
+    const QString y = yaml(QStringLiteral("job: upsampler\noutput_dir: runs/u2\n"));
+    o = run(worker(QStringLiteral("started 2; step 1; exit 1")), {QStringLiteral("--batch"), y});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains(QStringLiteral("wanstudio: run folder: %1").arg(dir_.filePath(QStringLiteral("runs/u2")))), qPrintable(o.err));
+  }
+
+  void plainLinesWhenNotATerminal() {
+    const Outcome o = batch(QStringLiteral("started 3; step 1; step 2; step 3; finished completed 3"));
+    QCOMPARE(o.code, 0);
+    QVERIFY(!o.out.contains(QLatin1Char('\r')));
+    QVERIFY(!o.out.contains(QStringLiteral("\x1b[")));
+    for (int s = 1; s <= 3; ++s) QVERIFY(o.out.contains(QStringLiteral("step %1/3  loss").arg(s)));
+  }
+
+  void progressLineOnATerminal() {
+    // `script` gives wanstudio a pseudo-terminal, as an interactive shell would.
+    const QString script = QStandardPaths::findExecutable(QStringLiteral("script"));
+    if (script.isEmpty()) QSKIP("script (util-linux) is not installed");
+    const QString w = worker(QStringLiteral("started 40; for i in $(seq 1 40); do step $i; done; "
+                                            "ev checkpoint '\"step\":40,\"path\":\"checkpoint-40\"'; finished completed 40"));
+    const QString cmd = QStringLiteral("'%1' --batch '%2'").arg(QStringLiteral(WS_APP_EXE), yaml(QStringLiteral("job: upsampler\n")));
+    QProcess p;
+    setup(p, w, {});
+    p.setProgram(script);
+    p.setArguments({QStringLiteral("-qfec"), cmd, QStringLiteral("/dev/null")});
+    QProcessEnvironment env = p.processEnvironment();
+    env.insert(QStringLiteral("TERM"), QStringLiteral("xterm"));
+    p.setProcessEnvironment(env);
+    p.start();
+    QVERIFY(p.waitForFinished(30'000));
+    QCOMPARE(p.exitCode(), 0);
+    const QString out = QString::fromUtf8(p.readAllStandardOutput());
+    // Redrawn in place: carriage return + erase line, never one line per step.
+    QVERIFY2(out.contains(QStringLiteral("\r\x1b[Kstep 20/40 [##########..........]  50%  loss 0.3")), qPrintable(out));
+    QVERIFY(out.contains(QStringLiteral("2 clips/s  eta 10s")));
+    QVERIFY(!out.contains(QStringLiteral("step 20/40  loss")));  // the plain line's format
+    // Other events are lines of their own; the last progress line stays; then the outcome.
+    QVERIFY(out.contains(QStringLiteral("checkpoint step 40 -> checkpoint-40")));
+    QVERIFY2(out.contains(QStringLiteral("step 40/40 [####################] 100%")), qPrintable(out));
+    QVERIFY(out.trimmed().endsWith(QStringLiteral("wanstudio: run completed at step 40")));
+  }
+
+  void progressLineFormat() {
+    RunEvents::StepPoint p;
+    p.step = 5;
+    p.expert = QStringLiteral("high");
+    p.loss = 0.123456;
+    p.samplesPerS = 3.25;
+    p.etaS = 125;
+    p.lr = p.gradNorm = 0;
+    QCOMPARE(BatchProgress::render(p, 10, 200),
+             QStringLiteral("step 5/10 [##########..........]  50% [high]  loss 0.12346  3.25 clips/s  eta 2m05s"));
+    QCOMPARE(BatchProgress::render(p, 10, 20).size(), 19);  // cut to the terminal, minus one
+    p.etaS = std::nan("");
+    QCOMPARE(BatchProgress::render(p, 0, 200), QStringLiteral("step 5 [high]  loss 0.12346  3.25 clips/s"));
   }
 
   void failedExitsOne() {

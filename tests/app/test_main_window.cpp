@@ -1,8 +1,10 @@
 // The studio window offscreen: a workspace's runs are listed, a run page shows state, chart,
-// events and config, follows a growing events.jsonl, and drives a live worker's cancel.
+// events and config, follows a growing events.jsonl, drives a live worker's cancel and kill,
+// resumes an ended run from its checkpoint, and shows how a crashed worker ended.
 #include <QComboBox>
 #include <QLabel>
 #include <QListView>
+#include <QPlainTextEdit>
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
@@ -48,6 +50,32 @@ QByteArray step(double t, int s, const char* expert, double loss) {
       .arg(t, 0, 'f', 3).arg(s).arg(QLatin1String(expert)).arg(loss).toUtf8();
 }
 QByteArray line(const QString& s) { return s.toUtf8() + '\n'; }
+
+void writeFile(const QString& path, const QByteArray& data) {
+  QDir().mkpath(QFileInfo(path).absolutePath());
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(data);
+}
+
+// A run cancelled at step 2 with checkpoint-2, as the worker leaves it.
+void makeCancelledRun(const QString& dir, const QString& yamlOutputDir) {
+  const double t0 = 1'700'000'000;
+  writeFile(dir + QStringLiteral("/run.yaml"),
+            QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 4\n").arg(yamlOutputDir).toUtf8());
+  QDir().mkpath(dir + QStringLiteral("/checkpoint-2/latent_upsampler"));
+  QDir().mkpath(dir + QStringLiteral("/.checkpoint-3.tmp"));  // an unfinished write is not a checkpoint
+  writeFile(dir + QStringLiteral("/events.jsonl"),
+            started(t0, "upsampler", 0, 4) + step(t0 + 1, 1, "upsampler", 0.5) + step(t0 + 2, 2, "upsampler", 0.4) +
+                line(QStringLiteral("{\"type\":\"checkpoint\",\"time\":%1,\"step\":2,\"path\":\"checkpoint-2\"}").arg(t0 + 3)) +
+                line(QStringLiteral("{\"type\":\"finished\",\"time\":%1,\"status\":\"cancelled\",\"step\":2}").arg(t0 + 4)));
+}
+
+QPushButton* buttonNamed(QWidget* page, const QString& text) {
+  for (QPushButton* b : page->findChildren<QPushButton*>())
+    if (b->text() == text) return b;
+  return nullptr;
+}
 
 }  // namespace
 
@@ -169,13 +197,145 @@ done)").arg(dir)));
     for (QPushButton* b : page->findChildren<QPushButton*>())
       if (b->text() == QStringLiteral("Cancel Run")) cancel = b;
     QVERIFY(cancel && cancel->isVisible() && cancel->isEnabled());
+    QVERIFY(!w.runPage()->resumeButton()->isVisible());
     QTest::mouseClick(cancel, Qt::LeftButton);
+    QVERIFY(job->cancelRequested());
     QVERIFY(ended.wait(10'000));
     QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Cancelled, 5000);
     QVERIFY(!cancel->isVisible());
     const int row = w.runsModel()->rowForRunDir(dir);
     QVERIFY(row >= 0);
     QCOMPARE(w.runsModel()->status(row).state, RunState::Cancelled);
+  }
+
+  void killButtonStopsAStubbornWorker() {
+    const QString dir = run("kill_run");
+    QDir().mkpath(dir);
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    auto* job = new WorkerJob;
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("stubborn.sh"), QStringLiteral(
+        "trap '' TERM INT; { started 100; step 1; } | tee -a '%1/events.jsonl'; while read -r line; do :; done; sleep 60").arg(dir)));
+    job->setRunDirectory(dir);
+    QSignalSpy ended(job, &WorkerJob::ended);
+    w.jobs()->addJob(job);
+    w.openRun(dir);
+    RunPage* page = w.runPage();
+    QTRY_COMPARE_WITH_TIMEOUT(page->events()->steps().size(), 1, 10'000);
+    QVERIFY(page->killButton()->isVisible());
+    QVERIFY(!page->resumeButton()->isVisible());
+    QTest::mouseClick(page->cancelButton(), Qt::LeftButton);
+    QVERIFY(!page->cancelButton()->isEnabled());  // asked once; the worker ignores it
+    QTest::qWait(200);
+    QVERIFY(job->isRunning());
+    QTest::mouseClick(page->killButton(), Qt::LeftButton);
+    QVERIFY(ended.wait(10'000));
+    QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Cancelled, 5000);
+    QVERIFY2(page->stateLabel()->text().contains(QStringLiteral("killed on request")), qPrintable(page->stateLabel()->text()));
+    QVERIFY(!page->killButton()->isVisible());
+  }
+
+  void crashedWorkerIsFailedWithReasonAndLastLines() {
+    const QString dir = run("oom_run");
+    writeFile(dir + QStringLiteral("/run.yaml"), "job: upsampler\n");
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    auto* job = new WorkerJob;
+    // What the kernel's OOM killer does: SIGKILL, no `finished`.
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("oom.sh"), QStringLiteral(
+        "{ started 100; step 1; ev heartbeat '\"rss_bytes\":3000000000'; } | tee -a '%1/events.jsonl'; "
+        "echo 'encoding latents for batch 2' >&2; sleep 0.2; kill -9 $$").arg(dir)));
+    job->setRunDirectory(dir);
+    QSignalSpy ended(job, &WorkerJob::ended);
+    w.jobs()->addJob(job);
+    w.openRun(dir);
+    RunPage* page = w.runPage();
+    QVERIFY(ended.wait(10'000));
+    QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Failed, 5000);
+    const QString label = page->stateLabel()->text();
+    QVERIFY2(label.startsWith(QStringLiteral("failed: ")) && label.contains(QStringLiteral("SIGKILL")) &&
+                 label.contains(QStringLiteral("out of memory")),
+             qPrintable(label));
+    QVERIFY(page->lastLinesView()->isVisible());
+    QVERIFY2(page->lastLinesView()->toPlainText().contains(QStringLiteral("encoding latents for batch 2")),
+             qPrintable(page->lastLinesView()->toPlainText()));
+    QTRY_VERIFY(page->statsLabel()->text().contains(QStringLiteral("peak RSS 3.0 GB")));
+    const int row = w.runsModel()->rowForRunDir(dir);
+    QVERIFY(row >= 0);
+    QCOMPARE(w.runsModel()->status(row).state, RunState::Failed);
+    QVERIFY(w.runsModel()->status(row).reason.contains(QStringLiteral("SIGKILL")));
+    // No checkpoint yet: nothing to resume from, and the button says why.
+    QVERIFY(page->resumeButton()->isVisible());
+    QVERIFY(!page->resumeButton()->isEnabled());
+    QVERIFY(page->resumeButton()->toolTip().contains(QStringLiteral("no checkpoint")));
+  }
+
+  void interruptedRunShowsTheEngineLogTail() {
+    const QString dir = run("gone_run");
+    writeFile(dir + QStringLiteral("/events.jsonl"), started(1'700'000'000, "upsampler", 0, 10) + step(1'700'000'001, 1, "upsampler", 0.5));
+    QByteArray log;
+    for (int i = 1; i <= 30; ++i) log += QStringLiteral("[info] line %1\n").arg(i).toUtf8();
+    writeFile(dir + QStringLiteral("/logs/engine.log"), log + "[error] CUDA out of memory\n");
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    w.openRun(dir);
+    RunPage* page = w.runPage();
+    QCOMPARE(page->status().state, RunState::Interrupted);
+    QVERIFY(page->lastLinesView()->isVisible());
+    const QStringList lines = page->lastLinesView()->toPlainText().split(QLatin1Char('\n'));
+    QCOMPARE(lines.size(), 8);
+    QCOMPARE(lines.last(), QStringLiteral("[error] CUDA out of memory"));
+    QCOMPARE(lines.first(), QStringLiteral("[info] line 24"));
+    QVERIFY(QDir(dir).removeRecursively());
+  }
+
+  void resumeRestartsTheWorkerFromTheLatestCheckpoint() {
+    const QString dir = JobManager::normalizedPath(run("resume_run"));
+    // The run was made on a server: its run.yaml names a folder that does not exist here.
+    makeCancelledRun(dir, QStringLiteral("/srv/runs/resume_run"));
+    const QString argsFile = ws_.filePath(QStringLiteral("resume_args.txt"));
+    const QString worker = fake::writeScript(ws_.path(), QStringLiteral("resume.sh"), QStringLiteral(R"(
+echo "$@" > '%1'
+out='%2/events.jsonl'
+ev started '"job":"upsampler","resume_step":2,"max_train_steps":4,"world_size":1,"config":{}' | tee -a "$out"
+sleep 0.3
+{ step 3; step 4; ev checkpoint '"step":4,"path":"checkpoint-4"'; finished completed 4; } | tee -a "$out"
+exit 0)").arg(argsFile, dir));
+    qputenv("WANSTUDIO_ENGINE", worker.toUtf8());
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    w.openRun(dir);
+    RunPage* page = w.runPage();
+    QCOMPARE(page->status().state, RunState::Cancelled);
+    QPushButton* resume = buttonNamed(page, QStringLiteral("Resume"));
+    QVERIFY(resume && resume->isVisible() && resume->isEnabled());
+    QVERIFY2(resume->toolTip().contains(QStringLiteral("checkpoint-2")), qPrintable(resume->toolTip()));
+    QTest::mouseClick(resume, Qt::LeftButton);
+    QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Running, 5000);
+    QVERIFY(!resume->isVisible());
+    QVERIFY(page->cancelButton()->isVisible());
+    QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Completed, 10'000);
+    qunsetenv("WANSTUDIO_ENGINE");
+    QCOMPARE(QString::fromUtf8(fake::readAll(argsFile)).trimmed(),
+             QStringLiteral("train-upsampler --config %1/run.yaml --output_dir %1 --resume_from_checkpoint latest").arg(dir));
+    // One run, two segments: the curve goes on where it stopped.
+    QCOMPARE(page->events()->summary().segments, 2);
+    page->lossChart()->replotNow();
+    QCOMPARE(page->lossChart()->pointCount(QStringLiteral("upsampler")), 4);
+    QVERIFY(page->statsLabel()->text().contains(QStringLiteral("resumed 1 time")));
+  }
+
+  void resumeNeedsRunYaml() {
+    const QString dir = run("no_yaml_run");
+    makeCancelledRun(dir, dir);
+    QFile::remove(dir + QStringLiteral("/run.yaml"));
+    MainWindow w(ws_.path(), 60'000);
+    w.openRun(dir);
+    QString why;
+    QVERIFY(!w.runPage()->canResume(&why));
+    QVERIFY2(why.contains(QStringLiteral("run.yaml")), qPrintable(why));
+    QVERIFY(!w.runPage()->resume(0, &why));
+    QVERIFY(QDir(dir).removeRecursively());
   }
 
   void quitCancelsLiveWorkersFirst() {

@@ -8,6 +8,8 @@
 
 #include "jobs/events_file_tail.h"
 #include "models/event_format.h"
+#include "models/log_tail.h"
+#include "models/run_checkpoints.h"
 #include "models/run_config.h"
 #include "models/run_events.h"
 #include "models/run_status.h"
@@ -264,6 +266,48 @@ class TestRunEvents : public QObject {
     QString error;
     QVERIFY(!ev.loadFile(dir.filePath(QStringLiteral("nope.jsonl")), &error));
     QVERIFY(error.contains(QStringLiteral("nope.jsonl")));
+  }
+
+  void peakMemoryFromHeartbeats() {
+    RunEvents ev;
+    ev.appendData(startedLine(0) + line("{\"type\":\"heartbeat\",\"time\":91,\"rss_bytes\":2000}") +
+                  line("{\"type\":\"heartbeat\",\"time\":92,\"rss_bytes\":5000,\"gpu_mem_bytes\":7000}") +
+                  line("{\"type\":\"heartbeat\",\"time\":93,\"rss_bytes\":3000}"));
+    QCOMPARE(ev.summary().peakRssBytes, 5000.0);
+    QCOMPARE(ev.summary().peakGpuMemBytes, 7000.0);
+    QCOMPARE(ev.lastHeartbeat().number(QLatin1StringView("rss_bytes"), 0), 3000.0);
+    QCOMPARE(ev.logRowCount(), 1);  // heartbeats stay out of the log
+  }
+
+  void checkpointsAreCheckpointDashDigitsDirectories() {
+    QTemporaryDir dir;
+    QDir d(dir.path());
+    for (const char* name : {"checkpoint-500", "checkpoint-20", "checkpoint-1000", ".checkpoint-1500.tmp",
+                             ".checkpoint-20.old", "checkpoint-final", "checkpoint-", "checkpoint-12a", "logs"})
+      QVERIFY(d.mkdir(QLatin1String(name)));
+    QFile f(d.filePath(QStringLiteral("checkpoint-3000")));  // a file, not a directory
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.close();
+    QCOMPARE(checkpointSteps(dir.path()), (QList<qint64>{20, 500, 1000}));
+    QCOMPARE(latestCheckpointStep(dir.path()), 1000);
+    QCOMPARE(latestCheckpointStep(dir.filePath(QStringLiteral("logs"))), -1);
+    QCOMPARE(latestCheckpointStep(dir.filePath(QStringLiteral("missing"))), -1);
+  }
+
+  void lastLinesOfALog() {
+    QTemporaryDir dir;
+    const QString path = dir.filePath(QStringLiteral("engine.log"));
+    QFile f(path);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    for (int i = 1; i <= 5000; ++i) f.write(QStringLiteral("line %1\r\n").arg(i).toUtf8());
+    f.write("\n\n");
+    f.close();
+    QCOMPARE(lastLines(path, 3), (QStringList{QStringLiteral("line 4998"), QStringLiteral("line 4999"), QStringLiteral("line 5000")}));
+    // Read from the end: a cut first line is not returned.
+    const QStringList many = lastLines(path, 100'000, 100);
+    QVERIFY(!many.isEmpty());
+    for (const QString& l : many) QVERIFY2(l.startsWith(QStringLiteral("line ")) && l.size() >= 9, qPrintable(l));
+    QVERIFY(lastLines(dir.filePath(QStringLiteral("none.log")), 3).isEmpty());
   }
 
   void tailFollowsAGrowingFile() {

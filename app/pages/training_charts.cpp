@@ -1,0 +1,99 @@
+#include "pages/training_charts.h"
+
+#include <QLabel>
+#include <QSettings>
+#include <QTabWidget>
+#include <QVBoxLayout>
+
+#include "loss_chart.h"
+#include "models/run_events.h"
+
+namespace ws {
+
+TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(parent), events_(events) {
+  tabs_ = new QTabWidget(this);
+  tabs_->setDocumentMode(true);
+  const QString files[] = {QStringLiteral("loss.png"), QStringLiteral("learning-rate.png"),
+                           QStringLiteral("grad-norm.png"), QStringLiteral("clips-per-second.png")};
+  const QString empty[] = {tr("No loss points yet"), tr("No learning-rate points yet"),
+                           tr("No grad-norm points yet"), tr("No throughput points yet")};
+  const QString yLabels[] = {tr("loss"), tr("learning rate"), tr("grad norm (before clipping)"), tr("clips/s")};
+  for (int m = 0; m < ExpertCurves::MetricCount; ++m) {
+    auto* c = new LossChart(tabs_);
+    c->setObjectName(QStringLiteral("chart_%1").arg(m));
+    c->setAxisLabels(tr("step"), yLabels[m]);
+    c->setEmptyText(empty[m]);
+    c->setExportName(files[m]);
+    charts_[size_t(m)] = c;
+    tabs_->addTab(c, ExpertCurves::metricTitle(ExpertCurves::Metric(m)));
+    connect(c, &LossChart::viewChanged, this, [this, c] { shareView(c); });
+  }
+  // The schedule is exact: smoothing would only blur warmup and decay.
+  chart(ExpertCurves::LearningRate)->setSmoothingEnabled(false);
+  chart(ExpertCurves::SamplesPerS)->setSmoothingEnabled(false);
+  // The loss smoothing is a habit, not a property of one run.
+  QSettings settings;
+  LossChart* loss = lossChart();
+  loss->setSmoothing(settings.value(QStringLiteral("charts/lossSmoothing"), loss->smoothing()).toDouble());
+  connect(loss, &LossChart::smoothingChanged, this,
+          [](double beta) { QSettings().setValue(QStringLiteral("charts/lossSmoothing"), beta); });
+  // A tab shown after another was zoomed shows the same steps.
+  connect(tabs_, &QTabWidget::currentChanged, this, [this] {
+    if (auto* c = qobject_cast<LossChart*>(tabs_->currentWidget())) c->replotNow();
+  });
+
+  share_ = new QLabel(this);
+  share_->setObjectName(QStringLiteral("expertShare"));
+  share_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  share_->hide();
+
+  auto* layout = new QVBoxLayout(this);
+  layout->setContentsMargins(0, 0, 0, 0);
+  layout->addWidget(share_);
+  layout->addWidget(tabs_, 1);
+
+  connect(events_, &RunEvents::stepsAppended, this, &TrainingCharts::addSteps);
+  connect(events_, &RunEvents::pointsReset, this, &TrainingCharts::rebuild);
+  connect(events_, &RunEvents::cleared, this, &TrainingCharts::rebuild);
+  rebuild();
+}
+
+void TrainingCharts::addSteps(int first) {
+  // Batched per series: a long run arrives as one 100k-point chunk.
+  const ExpertCurves::Batches batches = curves_.add(events_->steps(), first);
+  for (int m = 0; m < ExpertCurves::MetricCount; ++m) {
+    const ExpertCurves::Batch& b = batches[size_t(m)];
+    for (auto it = b.cbegin(); it != b.cend(); ++it) charts_[size_t(m)]->addPoints(it.key(), it->steps, it->values);
+  }
+  updateShare();
+}
+
+void TrainingCharts::rebuild() {
+  curves_.clear();
+  for (LossChart* c : charts_) c->clear();
+  addSteps(0);
+}
+
+void TrainingCharts::replotNow() {
+  for (LossChart* c : charts_) c->replotNow();
+}
+
+void TrainingCharts::updateShare() {
+  if (!curves_.isMultiExpert()) {
+    share_->hide();
+    return;
+  }
+  QStringList parts;
+  for (const ExpertCurves::Share& s : curves_.shares())
+    parts << tr("%1 %2 (%3%)").arg(s.expert).arg(s.steps).arg(QString::number(100.0 * s.fraction, 'f', 1));
+  share_->setText(tr("Steps per expert: %1").arg(parts.join(QStringLiteral("  ·  "))));
+  share_->show();
+}
+
+void TrainingCharts::shareView(LossChart* from) {
+  const LossChart::View v = from->view();
+  for (LossChart* c : charts_)
+    if (c != from) c->setView(v);
+}
+
+}  // namespace ws

@@ -1,0 +1,43 @@
+// The run page's charts: loss (smoothing slider), learning rate, grad norm and clips/s, one
+// tab each, with one series per expert on a step axis the tabs share, and each expert's
+// share of the steps above them. Fed from RunEvents as steps arrive; rebuilt on a resume.
+#pragma once
+
+#include <QWidget>
+
+#include "models/expert_curves.h"
+
+class QLabel;
+class QTabWidget;
+
+namespace ws {
+
+class LossChart;
+class RunEvents;
+
+class TrainingCharts : public QWidget {
+  Q_OBJECT
+ public:
+  explicit TrainingCharts(RunEvents* events, QWidget* parent = nullptr);
+
+  LossChart* chart(ExpertCurves::Metric m) const { return charts_[size_t(m)]; }
+  LossChart* lossChart() const { return chart(ExpertCurves::Loss); }
+  QTabWidget* tabs() const { return tabs_; }
+  QLabel* shareLabel() const { return share_; }
+  const ExpertCurves& curves() const { return curves_; }
+  void replotNow();
+
+ private:
+  void addSteps(int first);
+  void rebuild();
+  void updateShare();
+  void shareView(LossChart* from);
+
+  RunEvents* events_;
+  ExpertCurves curves_;
+  std::array<LossChart*, ExpertCurves::MetricCount> charts_{};
+  QTabWidget* tabs_;
+  QLabel* share_;
+};
+
+}  // namespace ws

@@ -1,0 +1,248 @@
+// The chart model per expert (ExpertCurves) and the run page's charts: loss, learning rate
+// and grad norm per expert on one step axis, each expert's share of the steps, resume drops,
+// 100k points, PNG export of any chart.
+#include <QLabel>
+#include <QSettings>
+#include <QStandardPaths>
+#include <QTabWidget>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include <qcustomplot.h>
+
+#include <cmath>
+
+#include "loss_chart.h"
+#include "models/expert_curves.h"
+#include "models/run_events.h"
+#include "pages/training_charts.h"
+
+using namespace ws;
+
+namespace {
+
+QByteArray step(int s, const char* expert, double loss, double lr, double grad, double sps = 4) {
+  return QStringLiteral("{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
+                        "\"lr\":%5,\"grad_norm\":%6,\"samples_per_s\":%7,\"eta_s\":5,\"future_field\":{\"x\":1}}\n")
+      .arg(1000 + s).arg(s).arg(QLatin1String(expert)).arg(loss).arg(lr).arg(grad).arg(sps).toUtf8();
+}
+
+QByteArray started(int resume, const char* job = "experts") {
+  return QStringLiteral("{\"type\":\"started\",\"time\":900,\"job\":\"%1\",\"config\":{},\"world_size\":1,"
+                        "\"resume_step\":%2,\"max_train_steps\":100}\n")
+      .arg(QLatin1String(job)).arg(resume).toUtf8();
+}
+
+// Steps 1..n routed like a boundary at 0.875: high every 4th step, low otherwise.
+const char* expertOf(int s) { return s % 4 == 0 ? "high" : "low"; }
+
+QByteArray dualExpertRun(int n) {
+  QByteArray b = started(0);
+  for (int s = 1; s <= n; ++s) {
+    const bool high = s % 4 == 0;
+    b += step(s, expertOf(s), high ? 2.0 / s : 1.0 / s, high ? 1e-4 : 2e-4, high ? 3.0 : 1.0);
+  }
+  return b;
+}
+
+}  // namespace
+
+class TestTrainingCharts : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);
+    QCoreApplication::setOrganizationName(QStringLiteral("WanStudioTest"));
+    QCoreApplication::setApplicationName(QStringLiteral("wanstudio-charts-test"));
+    QSettings().clear();
+  }
+
+  void curvesSplitEveryMetricPerExpert() {
+    RunEvents ev;
+    ev.appendData(dualExpertRun(20));
+    ExpertCurves curves;
+    const ExpertCurves::Batches b = curves.add(ev.steps());
+    const ExpertCurves::Batch& loss = b[ExpertCurves::Loss];
+    QCOMPARE(loss.keys(), (QList<QString>{QStringLiteral("high"), QStringLiteral("low")}));
+    QCOMPARE(loss[QStringLiteral("high")].steps, (QVector<double>{4, 8, 12, 16, 20}));
+    QCOMPARE(loss[QStringLiteral("low")].steps.size(), 15);
+    QCOMPARE(loss[QStringLiteral("high")].values.first(), 0.5);
+    // The learning rate and grad norm of each expert stay apart on the same step axis.
+    const ExpertCurves::Batch& lr = b[ExpertCurves::LearningRate];
+    for (double v : lr[QStringLiteral("high")].values) QCOMPARE(v, 1e-4);
+    for (double v : lr[QStringLiteral("low")].values) QCOMPARE(v, 2e-4);
+    QCOMPARE(lr[QStringLiteral("low")].steps, loss[QStringLiteral("low")].steps);
+    const ExpertCurves::Batch& grad = b[ExpertCurves::GradNorm];
+    for (double v : grad[QStringLiteral("high")].values) QCOMPARE(v, 3.0);
+    for (double v : grad[QStringLiteral("low")].values) QCOMPARE(v, 1.0);
+    // Throughput is one series for the run.
+    const ExpertCurves::Batch& sps = b[ExpertCurves::SamplesPerS];
+    QCOMPARE(sps.keys(), QList<QString>{QStringLiteral("clips/s")});
+    QCOMPARE(sps.first().steps.size(), 20);
+  }
+
+  void sharesCountEachExpertsSteps() {
+    RunEvents ev;
+    ev.appendData(dualExpertRun(20));
+    ExpertCurves curves;
+    curves.add(ev.steps());
+    QVERIFY(curves.isMultiExpert());
+    QCOMPARE(curves.totalSteps(), 20);
+    const QList<ExpertCurves::Share> shares = curves.shares();
+    QCOMPARE(shares.size(), 2);
+    QCOMPARE(shares[0].expert, QStringLiteral("low"));  // first seen
+    QCOMPARE(shares[0].steps, 15);
+    QCOMPARE(shares[0].fraction, 0.75);
+    QCOMPARE(shares[1].expert, QStringLiteral("high"));
+    QCOMPARE(shares[1].fraction, 0.25);
+    // Incremental: only the new points come back, the counts go on.
+    ev.appendData(step(21, "high", 0.1, 1e-4, 3) + step(22, "low", 0.1, 2e-4, 1));
+    const ExpertCurves::Batches more = curves.add(ev.steps(), 20);
+    QCOMPARE(more[ExpertCurves::Loss][QStringLiteral("high")].steps, QVector<double>{21});
+    QCOMPARE(curves.totalSteps(), 22);
+    QCOMPARE(curves.shares()[1].steps, 6);
+    curves.clear();
+    QCOMPARE(curves.totalSteps(), 0);
+    QVERIFY(curves.shares().isEmpty());
+  }
+
+  void upsamplerIsOneSeries() {
+    RunEvents ev;
+    QByteArray b = started(0, "upsampler");
+    for (int s = 1; s <= 5; ++s) b += step(s, "upsampler", 1.0 / s, 1e-4, 1);
+    ev.appendData(b);
+    ExpertCurves curves;
+    const auto batches = curves.add(ev.steps());
+    QCOMPARE(batches[ExpertCurves::Loss].keys(), QList<QString>{QStringLiteral("upsampler")});
+    QVERIFY(!curves.isMultiExpert());
+  }
+
+  void droppedPointsAreLeftOut() {
+    RunEvents ev;
+    ev.appendData(dualExpertRun(12) + started(8));  // steps 9..12 were lost by the crash
+    ExpertCurves curves;
+    const auto b = curves.add(ev.steps());
+    QCOMPARE(curves.totalSteps(), 8);
+    QCOMPARE(b[ExpertCurves::Loss][QStringLiteral("high")].steps, (QVector<double>{4, 8}));
+  }
+
+  void missingNumbersBecomeGapsNotZeros() {
+    RunEvents ev;
+    ev.appendData(started(0) + QByteArray("{\"type\":\"step\",\"time\":1,\"step\":1,\"expert\":\"low\",\"loss\":0.5}\n"));
+    ExpertCurves curves;
+    const auto b = curves.add(ev.steps());
+    QVERIFY(std::isnan(b[ExpertCurves::LearningRate][QStringLiteral("low")].values.first()));
+    QVERIFY(std::isnan(b[ExpertCurves::GradNorm][QStringLiteral("low")].values.first()));
+  }
+
+  void chartsFollowTheEvents() {
+    RunEvents ev;
+    TrainingCharts charts(&ev);
+    charts.resize(800, 500);
+    charts.show();
+    ev.appendData(dualExpertRun(40));
+    charts.replotNow();
+    QCOMPARE(charts.tabs()->count(), 4);
+    for (auto m : {ExpertCurves::Loss, ExpertCurves::LearningRate, ExpertCurves::GradNorm}) {
+      LossChart* c = charts.chart(m);
+      QCOMPARE(c->pointCount(QStringLiteral("high")), 10);
+      QCOMPARE(c->pointCount(QStringLiteral("low")), 30);
+      QVERIFY(c->plot()->legend->visible());
+    }
+    QCOMPARE(charts.chart(ExpertCurves::SamplesPerS)->pointCount(QStringLiteral("clips/s")), 40);
+    QVERIFY(charts.shareLabel()->isVisible());
+    QVERIFY2(charts.shareLabel()->text().contains(QStringLiteral("low 30 (75.0%)")), qPrintable(charts.shareLabel()->text()));
+    QVERIFY(charts.shareLabel()->text().contains(QStringLiteral("high 10 (25.0%)")));
+    // The learning rate is drawn as it is: no smoothing slider, no separate raw dots.
+    QVERIFY(charts.lossChart()->smoothingEnabled());
+    QVERIFY(!charts.chart(ExpertCurves::LearningRate)->smoothingEnabled());
+
+    // A resume from step 30 drops 31..40 everywhere and recounts the shares.
+    ev.appendData(started(30) + step(31, "low", 0.01, 2e-4, 1));
+    charts.replotNow();
+    QCOMPARE(charts.chart(ExpertCurves::GradNorm)->pointCount(QStringLiteral("high")), 7);
+    QCOMPARE(charts.chart(ExpertCurves::GradNorm)->pointCount(QStringLiteral("low")), 24);
+    QCOMPARE(charts.curves().totalSteps(), 31);
+
+    ev.clear();
+    charts.replotNow();
+    QVERIFY(charts.lossChart()->seriesNames().isEmpty());
+    QVERIFY(charts.shareLabel()->isHidden());
+  }
+
+  void chartsShareTheStepAxis() {
+    RunEvents ev;
+    TrainingCharts charts(&ev);
+    charts.resize(800, 500);
+    charts.show();
+    ev.appendData(dualExpertRun(400));
+    charts.replotNow();
+    LossChart* loss = charts.lossChart();
+    LossChart* lr = charts.chart(ExpertCurves::LearningRate);
+    QVERIFY(lr->view().follow);
+    // The user zooms the loss chart: the other charts show the same steps.
+    loss->plot()->xAxis->setRange(100, 200);
+    QVERIFY(!lr->view().follow);
+    QCOMPARE(lr->view().lower, 100.0);
+    QCOMPARE(lr->view().upper, 200.0);
+    lr->replotNow();
+    QCOMPARE(lr->plot()->xAxis->range().lower, 100.0);
+    // Fit in one chart: all follow the data again.
+    loss->fitToData();
+    Q_EMIT loss->viewChanged();
+    QVERIFY(lr->view().follow);
+    lr->replotNow();
+    QCOMPARE(lr->plot()->xAxis->range().upper, 400.0);
+  }
+
+  void hundredThousandStepsStaySmooth() {
+    RunEvents ev;
+    TrainingCharts charts(&ev);
+    charts.resize(900, 500);
+    charts.show();
+    QByteArray b = started(0);
+    b.reserve(100'000 * 170);
+    for (int s = 1; s <= 100'000; ++s) b += step(s, expertOf(s), 1.0 / std::sqrt(s), 1e-4, 1 + (s % 7) * 0.1);
+    QElapsedTimer t;
+    t.start();
+    ev.appendData(b);
+    charts.replotNow();
+    const qint64 ms = t.elapsed();
+    QVERIFY2(ms < 20'000, qPrintable(QString::number(ms)));
+    LossChart* loss = charts.lossChart();
+    QCOMPARE(loss->pointCount(QStringLiteral("low")) + loss->pointCount(QStringLiteral("high")), 100'000);
+    QVERIFY(loss->drawnPointCount() < 10'000);  // decimated for drawing, all kept
+    // A redraw (pan, slider) of 100k points is quick.
+    t.restart();
+    loss->setSmoothing(0.9);
+    loss->replotNow();
+    QVERIFY2(t.elapsed() < 2'000, qPrintable(QString::number(t.elapsed())));
+  }
+
+  void everyChartExportsPng() {
+    QTemporaryDir dir;
+    RunEvents ev;
+    TrainingCharts charts(&ev);
+    charts.resize(700, 450);
+    ev.appendData(dualExpertRun(60));
+    for (int m = 0; m < ExpertCurves::MetricCount; ++m) {
+      const QString path = dir.filePath(QStringLiteral("chart%1.png").arg(m));
+      QVERIFY(charts.chart(ExpertCurves::Metric(m))->exportPng(path, 640, 400));
+      const QImage img(path);
+      QCOMPARE(img.size(), QSize(640, 400));
+    }
+  }
+
+  void lossSmoothingIsRemembered() {
+    RunEvents ev;
+    {
+      TrainingCharts charts(&ev);
+      charts.lossChart()->setSmoothing(0.85);
+    }
+    TrainingCharts again(&ev);
+    QCOMPARE(again.lossChart()->smoothing(), 0.85);
+  }
+};
+
+QTEST_MAIN(TestTrainingCharts)
+#include "test_training_charts.moc"
