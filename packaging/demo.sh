@@ -1,32 +1,53 @@
 #!/usr/bin/env bash
-# The README's demo command: set up a fresh Debian machine, build, and run the engine on the
-# built-in demo data. Results land in out/demo/.
-#
-# What it runs today (the upsampler trainer is not wired yet; see README "Status"):
-#   1. demo-data: the synthetic dataset (procedural moving textures and shapes, several aspect
-#      ratios and lengths, two images, captions) -> out/demo/data/
-#   2. probe: every row checked against its file (size, frames, fps)
-#   3. buckets: the bucket, sizes and frames each row trains at -> out/demo/buckets.json
-#   4. parity: the VAE, the latent upsampler and its training loop against the reference cases
+# The README's demo command: set up a fresh Debian machine, build, and train a small latent
+# upsampler headless on the built-in demo data:
+#   1. buckets: which bucket, sizes and frames each demo row trains at -> out/demo/buckets.json
+#      (the demo dataset itself is written on first use: `demo_data: auto` in the config)
+#   2. `wanstudio --batch configs/demo-upsampler.yaml`: 300 steps against the demo's tiny Wan2.2
+#      VAE, with checkpoints and validation videos (low-res / upsampled / high-res) -> out/demo/run/
+#   3. a summary: loss at the start and the end, validation PSNR, where everything is.
+# A previous demo run in out/demo/run is replaced.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 "$root/packaging/build.sh"
-engine="${WANSTUDIO_BUILD_DIR:-$root/build}/engine/wanstudio-engine"
+build="${WANSTUDIO_BUILD_DIR:-$root/build}"
+engine="$build/engine/wanstudio-engine"
+app="$build/app/wanstudio"
+cd "$root"
+export OMP_WAIT_POLICY=PASSIVE  # idle OpenMP threads sleep instead of spinning on a busy machine
 out="$root/out/demo"
 mkdir -p "$out"
-cd "$root"
 
-echo "== demo data -> $out/data"
-"$engine" demo-data "$out/data"
-echo "== probe"
-"$engine" probe "$out/data/metadata.json"
 echo "== buckets -> $out/buckets.json"
 "$engine" buckets --config configs/demo-upsampler.yaml > "$out/buckets.json"
 python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('rows', r['counts']); print('buckets', r['buckets'])" "$out/buckets.json"
-echo "== parity"
-kinds=$("$engine" parity --help | sed -n '/^kinds:/,/^$/p' | awk 'NF {print $1}' | grep -v '^kinds:')
-for kind in $kinds; do
-  case $kind in *-train) dir=tests/data/train ;; *) dir=tests/data/$kind ;; esac
-  "$engine" parity "$kind" "$dir"
-done
-echo "== done: results in $out"
+
+echo "== training (configs/demo-upsampler.yaml) -> $out/run"
+rm -rf "$out/run"
+if [ -x "$app" ]; then
+  "$app" --batch configs/demo-upsampler.yaml
+else
+  "$engine" train-upsampler --config configs/demo-upsampler.yaml > /dev/null
+fi
+
+python3 - "$out/run" <<'PY'
+import json, os, sys
+run = sys.argv[1]
+ev = [json.loads(l) for l in open(os.path.join(run, "events.jsonl")) if l.strip().startswith("{")]
+steps = [e for e in ev if e["type"] == "step"]
+vals = [e for e in ev if e["type"] == "validation"]
+fin = [e for e in ev if e["type"] == "finished"]
+def mean(xs): return sum(xs) / max(1, len(xs))
+print("== summary")
+print(f"steps {len(steps)}, status {fin[-1]['status'] if fin else '?'}")
+if steps:
+    print(f"loss: first 20 steps {mean([s['loss'] for s in steps[:20]]):.4f}, last 20 steps {mean([s['loss'] for s in steps[-20:]]):.4f}")
+    print(f"clips/s (last 10 steps): {steps[-1]['samples_per_s']:.2f}")
+for v in vals[-2:]:
+    print(f"validation step {v['step']} #{v['index']}: PSNR upsampled {v['psnr']:.2f} dB vs low-res {v['psnr_lowres']:.2f} dB -> {v['upsampled']}")
+cks = sorted(d for d in os.listdir(run) if d.startswith("checkpoint-") and d[11:].isdigit())
+print("checkpoints:", ", ".join(os.path.join(run, c) for c in cks))
+print("samples:    ", os.path.join(run, "sample"))
+print("tensorboard: tensorboard --logdir", os.path.join(run, "logs"))
+print("studio:      wanstudio --open", run, "(Validation tab: side-by-side player)")
+PY

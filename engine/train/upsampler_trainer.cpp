@@ -65,6 +65,7 @@ class Trainer {
   void checkpoint(bool final_save);
   void validate(int64_t step);
   torch::Tensor micro_step(const data::Batch& batch, int64_t micro, std::optional<UpdateRecord>* rec);
+  torch::Tensor decode_with_grad(const torch::Tensor& latent);
   void encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr);
 
   io::Config& cfg_;
@@ -76,11 +77,13 @@ class Trainer {
   std::unique_ptr<UpsamplerUpdater> updater_;
   std::unique_ptr<data::ClipLoader> loader_;
   std::unique_ptr<LatentCache> cache_;
+  torch::Tensor latent_mean_, latent_inv_std_;  // the VAE's §9 normalisation, for the pixel-loss decode
   data::LoaderCursor last_cursor_;  // of the last batch used by a completed update
   int64_t epoch_ = 0;
   int64_t resume_step_ = 0;
   int64_t max_steps_ = 0, num_epochs_ = 0, steps_per_epoch_ = 1;
   int rank_ = 0, world_ = 1;
+  torch::Device device_{torch::kCPU};  // CUDA when this LibTorch has it and a GPU is present
   uint64_t seed_ = 42;
   std::deque<std::pair<double, int64_t>> recent_;  // (step seconds, samples) of the last 10 updates
   double samples_since_update_ = 0;
@@ -99,9 +102,23 @@ void Trainer::build_model_and_vae() {
   const bool pixel = cfg_.boolean("enable_pixel_loss");
   models::Wan22VaeOptions vo;
   vo.pack_weights = !pixel;  // packed oneDNN weights are inference-only; pixel loss backprops the decoder
+  if (device_.is_cuda()) {
+    vo.device = "cuda:" + std::to_string(device_.index());
+    vo.bf16 = cfg_.str("mixed_precision") == "bf16";  // §9.5: a bf16 VAE; the upsampler keeps fp32 master weights
+    vo.low_vram = cfg_.boolean("low_vram");
+  }
   spdlog::info("loading the VAE from {}", setup_.vae_file);
   vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config, vo);
   for (auto& p : vae_->net().parameters()) p.set_requires_grad(false);
+  if (pixel) {
+    // Wan22Vae::decode runs under no_grad; the pixel loss decodes through the network itself
+    // with the same normalisation (Wan22Vae's constructor: §9 constants for z_dim 48, else identity).
+    const int64_t z = vae_->config().z_dim;
+    const std::vector<double> mean = z == 48 ? models::wan22_latent_mean() : std::vector<double>(static_cast<size_t>(z), 0.0);
+    const std::vector<double> stdv = z == 48 ? models::wan22_latent_std() : std::vector<double>(static_cast<size_t>(z), 1.0);
+    latent_mean_ = torch::tensor(std::vector<float>(mean.begin(), mean.end()), torch::kFloat).view({1, -1, 1, 1, 1});
+    latent_inv_std_ = 1.0 / torch::tensor(std::vector<float>(stdv.begin(), stdv.end()), torch::kFloat).view({1, -1, 1, 1, 1});
+  }
 
   if (cfg_.boolean("cache_latents")) {
     const std::string dir = cfg_.opt_str("latent_cache_dir").value_or(fs::join(setup_.output_dir, "latent_cache"));
@@ -121,6 +138,7 @@ void Trainer::build_model_and_vae() {
       spdlog::warn("warm start from {} skipped keys: {}", p, report.summary());
   }
   model->set_gradient_checkpointing(cfg_.boolean("gradient_checkpointing"));
+  model->to(device_);
 
   UpsamplerUpdateOptions o;
   o.learning_rate = cfg_.real("learning_rate");
@@ -233,18 +251,28 @@ torch::Tensor Trainer::micro_step(const data::Batch& batch, int64_t micro, std::
   torch::Tensor pred = updater_->model()->forward(z_lr);
   std::vector<torch::Tensor> parts;
   for (int64_t i = 0; i < pred.size(0); i += mini)
-    parts.push_back(vae_->decode(pred.narrow(0, i, std::min(mini, pred.size(0) - i)), true));
+    parts.push_back(decode_with_grad(pred.narrow(0, i, std::min(mini, pred.size(0) - i))));
   torch::Tensor decoded = torch::cat(parts, 0);
-  torch::Tensor loss = cfg_.real("pixel_loss_weight") * torch::mse_loss(decoded.to(torch::kFloat), batch.x_hr.to(torch::kFloat));
+  torch::Tensor loss = cfg_.real("pixel_loss_weight") * torch::mse_loss(decoded.to(torch::kFloat), batch.x_hr.to(device_, torch::kFloat));
   updater_->accumulate(loss, rec);
   return {};
 }
 
+// Wan22Vae::decode (normalisation undone by the fp32 reciprocal, clamp to [-1, 1]) with
+// gradients flowing into the latent; the clamp passes no gradient where it saturates (§8).
+torch::Tensor Trainer::decode_with_grad(const torch::Tensor& latent) {
+  vae_->check_latent(latent, "pixel-loss decode");
+  torch::Tensor z = latent.to(torch::kFloat) / latent_inv_std_.to(latent.device()) + latent_mean_.to(latent.device());
+  torch::Tensor out = vae_->net().decode_raw(z, vae_->options().schedule);
+  return torch::clamp(out.to(torch::kFloat), -1.0, 1.0);
+}
+
 void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr) {
   const int64_t mini = cfg_.integer("vae_mini_batch");
+  const torch::Tensor x_hr = batch.x_hr.to(device_), x_lr = batch.x_lr.to(device_);
   if (!cache_) {
-    *z_hr = encode_batch(*vae_, batch.x_hr, mini);
-    *z_lr = encode_batch(*vae_, batch.x_lr, mini);
+    *z_hr = encode_batch(*vae_, x_hr, mini);
+    *z_lr = encode_batch(*vae_, x_lr, mini);
     return;
   }
   // Cached per clip; any miss encodes the whole batch and stores every clip.
@@ -265,12 +293,12 @@ void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tenso
     }
   }
   if (all) {
-    *z_hr = torch::stack(hr);
-    *z_lr = torch::stack(lr);
+    *z_hr = torch::stack(hr).to(device_);
+    *z_lr = torch::stack(lr).to(device_);
     return;
   }
-  *z_hr = encode_batch(*vae_, batch.x_hr, mini);
-  *z_lr = encode_batch(*vae_, batch.x_lr, mini);
+  *z_hr = encode_batch(*vae_, x_hr, mini);
+  *z_lr = encode_batch(*vae_, x_lr, mini);
   for (size_t i = 0; i < keys.size(); ++i) cache_->store(keys[i], (*z_hr)[static_cast<int64_t>(i)], (*z_lr)[static_cast<int64_t>(i)]);
 }
 
@@ -297,6 +325,17 @@ void Trainer::on_update(const UpdateRecord& rec, const data::Batch& batch, doubl
              {"size_lr", {batch.size.h_lr, batch.size.w_lr}},
              {"frames", batch.x_hr.size(2)},
              {"data_wait_s", loader_->wait_seconds()}};
+  // Which clips, frames and sizes this update trained on (users asked to see it).
+  json clips = json::array();
+  for (const auto& c : batch.clips) {
+    json o = {{"row", c.meta_index}, {"file", c.file}, {"start", c.frames.empty() ? 0 : c.frames.front()},
+              {"stride", c.frames.size() > 1 ? c.frames[1] - c.frames[0] : 1}, {"frames_in_clip", c.frames.size()}};
+    if (c.attempts > 0) o["replaced_after"] = c.attempts;
+    if (!c.degradation.empty()) o["degradation"] = c.degradation;
+    clips.push_back(o);
+  }
+  ev["clips"] = clips;
+  ev["hw_ratio"] = batch.hw_ratio;
   if (updater_->ema()) ev["ema_decay"] = rec.ema_decay;
   if (cache_) ev["cache_hits"] = cache_->hits(), ev["cache_misses"] = cache_->misses();
   run::EventStream::global().emit("step", ev);
@@ -404,8 +443,9 @@ int Trainer::run() {
   if (world_ != 1) throw Error("WORLD_SIZE " + std::to_string(world_) + ": data-parallel training is not available in this build yet; run one process");
   open_run_dir();
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  if (cfg_.str("mixed_precision") == "bf16" || cfg_.boolean("low_vram"))
-    spdlog::warn("CPU build: mixed_precision bf16 runs in fp32 and low_vram has no effect");
+  // One warning per option, so each names what the user set.
+  if (cfg_.str("mixed_precision") == "bf16") spdlog::warn("CPU build: mixed_precision bf16 runs in fp32");
+  if (cfg_.boolean("low_vram")) spdlog::warn("CPU build: low_vram has no effect (the VAE stays on the CPU)");
   if (cfg_.boolean("allow_tf32")) spdlog::info("allow_tf32 has no effect on the CPU");
 
   build_loader();

@@ -55,7 +55,8 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
 
   torch::Tensor z_hr = vae.encode(x.unsqueeze(0));
   torch::Tensor z_lr = vae.encode(x_lr.unsqueeze(0));
-  torch::Tensor z_up = model->forward(z_lr.to(torch::kFloat)).to(torch::kFloat);
+  const torch::Device dev = model->parameters().front().device();
+  torch::Tensor z_up = model->forward(z_lr.to(dev, torch::kFloat)).to(z_hr.device(), torch::kFloat);
   if (z_up.sizes() != z_hr.sizes())
     throw Error("validation: upsampled latent " + io::shape_str(z_up.sizes().vec()) + " does not match the high-res latent " + io::shape_str(z_hr.sizes().vec()));
   r.latent_mse = (z_up - z_hr).pow(2).mean().item<double>();
