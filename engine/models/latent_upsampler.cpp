@@ -1,5 +1,7 @@
 #include "models/latent_upsampler.h"
 
+#include "models/train_conv3d.h"
+
 #include <cmath>
 #include <sstream>
 
@@ -109,7 +111,10 @@ ConvNdImpl::ConvNdImpl(int64_t dims, int64_t in, int64_t out) : dims_(dims) {
 }
 
 torch::Tensor ConvNdImpl::forward(const torch::Tensor& x) {
-  if (dims_ == 3) return torch::conv3d(x, weight, bias, 1, 1);
+  if (dims_ == 3) {
+    if (train_conv3d_applies(x, weight)) return train_conv3d(x, weight, bias);
+    return torch::conv3d(x, weight, bias, 1, 1);
+  }
   return torch::conv2d(x, weight, bias, 1, 1);
 }
 

@@ -8,6 +8,7 @@
 
 #include "core/error.h"
 #include "models/latent_upsampler.h"
+#include "models/train_conv3d.h"
 #include "run/args.h"
 #include "run/bench.h"
 #include "train/upsampler_update.h"
@@ -19,7 +20,7 @@ struct UpsamplerBenchSetup {
   models::LatentUpsamplerConfig cfg;
   int64_t batch = 1, frames = 21, h = 20, w = 34, reps = 5, warmup = 1;
   int threads = 1;
-  bool checkpointing = false, ema = false;
+  bool checkpointing = false, ema = false, torch_conv = false;
 };
 
 Args bench_args(const std::string& kind) {
@@ -37,7 +38,8 @@ Args bench_args(const std::string& kind) {
       .value("warmup", "W", "untimed repetitions first (default 1)")
       .value("threads", "K", "CPU threads (default: all cores)")
       .flag("gradient_checkpointing", "recompute ResBlocks in backward (train only)")
-      .flag("use_ema", "update an EMA each step (train only)");
+      .flag("use_ema", "update an EMA each step (train only)")
+      .flag("torch_conv", "train: LibTorch's own conv3d path instead of the oneDNN training conv");
   return a;
 }
 
@@ -63,6 +65,8 @@ bool parse_setup(const std::string& kind, const std::vector<std::string>& argv, 
   s.threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
   s.checkpointing = a.boolean("gradient_checkpointing");
   s.ema = a.boolean("use_ema");
+  s.torch_conv = a.boolean("torch_conv");
+  models::set_train_conv3d_enabled(!s.torch_conv);
   return true;
 }
 
@@ -103,6 +107,7 @@ int bench_train(const std::vector<std::string>& argv) {
   auto extra = setup_json(s);
   extra["gradient_checkpointing"] = s.checkpointing;
   extra["use_ema"] = s.ema;
+  extra["conv_path"] = s.torch_conv ? "libtorch" : "onednn-train";
   bench_report(ms, extra, "step");
   return 0;
 }

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "models/latent_upsampler.h"
+#include "models/train_conv3d.h"
 #include "run/parity_upsampler.h"
 #include "test_paths.h"
 #include "train/adamw.h"
@@ -208,6 +209,29 @@ class TestTrainLoop : public QObject {
     auto a = grads(false), b = grads(true);
     QCOMPARE(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) QVERIFY(torch::allclose(a[i], b[i], 1e-5, 1e-7));
+  }
+
+  void onednn_training_conv_matches_libtorch() {
+    torch::manual_seed(5);
+    auto x = torch::randn({1, 32, 3, 7, 9}, torch::requires_grad());
+    auto w = (torch::randn({32, 32, 3, 3, 3}) * 0.1).requires_grad_();
+    auto b = torch::randn({32}).requires_grad_();
+    QVERIFY(models::train_conv3d_applies(x, w));  // a shape LibTorch 1.13 sends to vol2col
+    auto g_ref = torch::autograd::grad({torch::conv3d(x, w, b, 1, 1).square().sum()}, {x, w, b});
+    auto y = models::train_conv3d(x, w, b);
+    QVERIFY(torch::allclose(y, torch::conv3d(x, w, b, 1, 1), 1e-4, 1e-5));
+    auto g = torch::autograd::grad({y.square().sum()}, {x, w, b});
+    for (int i = 0; i < 3; ++i) {
+      const double scale = g_ref[static_cast<size_t>(i)].abs().max().item<double>();
+      QVERIFY2((g[static_cast<size_t>(i)] - g_ref[static_cast<size_t>(i)]).abs().max().item<double>() < 1e-5 * scale + 1e-6,
+               std::to_string(i).c_str());
+    }
+    // Not for inference, batches or shapes oneDNN already gets.
+    {
+      torch::NoGradGuard ng;
+      QVERIFY(!models::train_conv3d_applies(x, w));
+    }
+    QVERIFY(!models::train_conv3d_applies(torch::randn({2, 32, 3, 7, 9}), w));
   }
 
   void upsampler_config_errors() {
