@@ -263,8 +263,10 @@ torch::Tensor Trainer::micro_step(const data::Batch& batch, int64_t micro, std::
 torch::Tensor Trainer::decode_with_grad(const torch::Tensor& latent) {
   vae_->check_latent(latent, "pixel-loss decode");
   torch::Tensor z = latent.to(torch::kFloat) / latent_inv_std_.to(latent.device()) + latent_mean_.to(latent.device());
-  torch::Tensor out = vae_->net().decode_raw(z, vae_->options().schedule);
-  return torch::clamp(out.to(torch::kFloat), -1.0, 1.0);
+  // On the VAE's own device and dtype (a bf16 VAE on CUDA), as Wan22Vae::decode does.
+  const torch::Tensor w = vae_->net().parameters().front();
+  torch::Tensor out = vae_->net().decode_raw(z.to(w.device(), w.scalar_type()), vae_->options().schedule);
+  return torch::clamp(out.to(latent.device(), torch::kFloat), -1.0, 1.0);
 }
 
 void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr) {
