@@ -3,7 +3,7 @@
 # upsampler headless on the built-in demo data:
 #   1. buckets: which bucket, sizes and frames each demo row trains at -> out/demo/buckets.json
 #      (the demo dataset itself is written on first use: `demo_data: auto` in the config)
-#   2. `wanstudio --batch configs/demo-upsampler.yaml`: 300 steps against the demo's tiny Wan2.2
+#   2. `wanstudio --batch configs/demo-upsampler.yaml`: 500 steps against the demo's tiny Wan2.2
 #      VAE, with checkpoints and validation videos (low-res / upsampled / high-res) -> out/demo/run/
 #   3. a summary: loss at the start and the end, validation PSNR, where everything is.
 # A previous demo run in out/demo/run is replaced.

@@ -2,6 +2,7 @@
 
 #include <cmath>
 #include <set>
+#include <vector>
 
 #ifdef __GLIBC__
 #include <malloc.h>
@@ -72,9 +73,25 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
     if (kernel_ == Int3{1, 1, 1} && stride_ == Int3{1, 1, 1}) return pointwise_conv(u, weight, bias);
     return conv3d(u, weight, bias, stride_, spatial_pad, packed_);
   }
-  // [zeros | cache | u] in one buffer: the cache replaces as many front zero frames as it has.
   const int64_t have = cache_.defined() ? cache_.size(2) : 0;
   const int64_t t = x.size(2);
+  const int64_t keep = std::min<int64_t>(kCacheT, have + t);
+  if (grad_path(x, weight, gamma) || grad_path(cache_)) {
+    // Training: the same [zeros | cache | u] built out of place, so gradients flow through the
+    // cache into earlier chunks (the whole clip is one causal conv, §8).
+    std::vector<torch::Tensor> parts;
+    if (front > have) {
+      auto sizes = x.sizes().vec();
+      sizes[2] = front - have;
+      parts.push_back(at::zeros(sizes, x.options()));
+    }
+    if (have) parts.push_back(cache_);
+    parts.push_back(gamma.defined() ? rms_norm_silu(x, gamma) : x);
+    auto buf = at::cat(parts, 2);
+    cache_ = buf.narrow(2, front + t - keep, keep);
+    return conv3d(buf, weight, bias, stride_, spatial_pad, packed_);
+  }
+  // [zeros | cache | u] in one buffer: the cache replaces as many front zero frames as it has.
   auto sizes = x.sizes().vec();
   sizes[2] = front + t;
   auto buf = at::empty(sizes, x.options());
@@ -86,7 +103,6 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
   else
     slot.copy_(x);
   // The new cache comes from real frames only (old cache + input), never from padding.
-  const int64_t keep = std::min<int64_t>(kCacheT, have + t);
   cache_ = buf.narrow(2, front + t - keep, keep).clone(at::MemoryFormat::Contiguous);
   return conv3d(buf, weight, bias, stride_, spatial_pad, packed_);
 }

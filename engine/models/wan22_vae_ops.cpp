@@ -30,6 +30,13 @@ bool direct_onednn(const torch::Tensor& x, const torch::Tensor& w) {
 
 bool packed_path(const torch::Tensor& x) { return direct_onednn(x, torch::Tensor()); }
 
+bool grad_path(const torch::Tensor& a, const torch::Tensor& b, const torch::Tensor& c) {
+  if (!torch::GradMode::is_enabled()) return false;
+  for (const auto* t : {&a, &b, &c})
+    if (t->defined() && t->requires_grad()) return true;
+  return false;
+}
+
 torch::Tensor pack_conv3d_weight(torch::Tensor& w, Int3 stride, Int3 padding) {
   if (!onednn_ready() || !w.device().is_cpu() || w.scalar_type() != torch::kFloat) return {};
   torch::NoGradGuard no_grad;
@@ -94,6 +101,9 @@ torch::Tensor pointwise_conv(const torch::Tensor& x, const torch::Tensor& w, con
 }
 
 torch::Tensor channel_norm(const torch::Tensor& x) {
+  // Autograd: sqrt_ saves its result, which clamp_min_ would then overwrite. Clamping the
+  // square at eps² gives the same norm and a zero (not NaN) gradient for an all-zero vector.
+  if (grad_path(x)) return x.square().sum(1, /*keepdim=*/true).clamp_min(1e-24).sqrt();
   const int64_t c = x.size(1);
   torch::Tensor sq;
   if (x.numel() / std::max<int64_t>(c, 1) >= 4096) {
@@ -117,13 +127,17 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gamma) {
   const torch::Tensor xf = low ? x.to(torch::kFloat) : x;
   const double scale = std::sqrt(static_cast<double>(x.size(1)));
   auto y = xf / channel_norm(xf);
-  y.mul_(gamma.to(y.scalar_type()) * scale);
+  if (grad_path(y, gamma))
+    y = y * (gamma.to(y.scalar_type()) * scale);
+  else
+    y.mul_(gamma.to(y.scalar_type()) * scale);
   return low ? y.to(x.scalar_type()) : y;
 }
 
 void rms_norm_silu_into(const torch::Tensor& x, const torch::Tensor& gamma, torch::Tensor& out) {
   const double scale = std::sqrt(static_cast<double>(x.size(1)));
-  if (x.scalar_type() != torch::kFloat && x.scalar_type() != torch::kDouble) {
+  // out= kernels have no derivatives; copy_ into a view is recorded by autograd.
+  if (grad_path(x, gamma) || (x.scalar_type() != torch::kFloat && x.scalar_type() != torch::kDouble)) {
     out.copy_(rms_norm_silu(x, gamma));
     return;
   }
@@ -134,7 +148,7 @@ void rms_norm_silu_into(const torch::Tensor& x, const torch::Tensor& gamma, torc
 
 torch::Tensor rms_norm_silu(const torch::Tensor& x, const torch::Tensor& gamma) {
   auto y = rms_norm(x, gamma);
-  return at::silu_(y);
+  return grad_path(y) ? at::silu(y) : at::silu_(y);
 }
 
 torch::Tensor patchify(const torch::Tensor& x) {
@@ -190,8 +204,10 @@ torch::Tensor attention_frames(const torch::Tensor& x, const torch::Tensor& norm
       auto q = qkv.narrow(0, 0, c).t(), k = qkv.narrow(0, c, c), v = qkv.narrow(0, 2 * c, c).t();
       auto s = at::matmul(q, k);  // [HW, HW]
       s.div_(inv_scale);
-      // Softmax in fp32 even for bf16 activations, as autocast does.
-      s = s.scalar_type() == torch::kFloat ? at::softmax(s, -1) : at::softmax(s, -1, torch::kFloat).to(v.scalar_type());
+      // Softmax in fp32 even for bf16 activations, as autocast does (fp64 stays fp64: tests
+      // compare gradients with finite differences).
+      const bool full = s.scalar_type() == torch::kFloat || s.scalar_type() == torch::kDouble;
+      s = full ? at::softmax(s, -1) : at::softmax(s, -1, torch::kFloat).to(v.scalar_type());
       auto a = at::matmul(s, v);  // [HW, C]
       auto o = at::addmm(bp, wp, a.t());
       o.add_(x.select(0, i).select(1, j).reshape({c, h * w}));

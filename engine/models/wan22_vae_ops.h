@@ -27,6 +27,11 @@ torch::Tensor conv2d_frames(const torch::Tensor& x, const torch::Tensor& w, cons
 torch::Tensor pack_conv3d_weight(torch::Tensor& w, Int3 stride, Int3 padding);
 // Whether a call with input x can use a packed weight (dense fp32 CPU, no autograd).
 bool packed_path(const torch::Tensor& x);
+// Whether autograd records ops on these tensors (grad mode on and one of them requires grad).
+// Training (train-vae) and pixel losses then take out-of-place variants: the in-place fast
+// paths overwrite values autograd saved, and out= kernels have no derivatives.
+bool grad_path(const torch::Tensor& a, const torch::Tensor& b = torch::Tensor(),
+               const torch::Tensor& c = torch::Tensor());
 // A tensor of t's shape and dtype that holds no memory (stands in for a packed weight).
 torch::Tensor placeholder_like(const torch::Tensor& t);
 // Advises the kernel that t's pages are not needed soon (a mapped file's pages leave RSS).

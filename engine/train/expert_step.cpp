@@ -21,20 +21,35 @@ torch::Tensor ExpertStep::noisy_latent(const torch::Tensor& x0, const torch::Ten
   return x0.to(torch::kFloat) * (1.0 - s) + noise.to(torch::kFloat) * s;
 }
 
-ExpertStepRecord ExpertStep::forward_backward(const ExpertStepInput& in) {
+void ExpertStep::begin_accumulation() {
+  model_->train();
+  optimizer_->zero_grad();
+}
+
+double ExpertStep::accumulate(const ExpertStepInput& in, double weight, torch::Tensor* x_t) {
   if (!in.x0.defined() || !in.noise.defined() || in.x0.sizes() != in.noise.sizes())
     throw Error("expert step: x0 and noise must have the same shape");
-  model_->train();
-  ExpertStepRecord rec;
-  rec.x_t = noisy_latent(in.x0, in.noise, in.sigma);
+  auto xt = noisy_latent(in.x0, in.noise, in.sigma);
   auto t = torch::tensor({static_cast<float>(in.t)});
-  auto pred = model_->forward(rec.x_t, t, in.context.to(torch::kFloat), in.seq_len, in.y);
+  auto pred = model_->forward(xt, t, in.context.to(torch::kFloat), in.seq_len, in.y);
   auto target = in.noise.to(torch::kFloat) - in.x0.to(torch::kFloat);
   auto loss = torch::mse_loss(pred.to(torch::kFloat), target);
-  optimizer_->zero_grad();
-  loss.backward();
-  rec.loss = loss.item<double>();
-  rec.clip = clip_gradients(params_, opts_.clip, global_step_);
+  // Weight 1 backpropagates the loss itself, so the single-sample path stays bit-identical.
+  if (weight == 1.0)
+    loss.backward();
+  else
+    (loss * weight).backward();
+  if (x_t) *x_t = xt;
+  return loss.item<double>();
+}
+
+ClipResult ExpertStep::finish_gradients() { return clip_gradients(params_, opts_.clip, global_step_); }
+
+ExpertStepRecord ExpertStep::forward_backward(const ExpertStepInput& in) {
+  ExpertStepRecord rec;
+  begin_accumulation();
+  rec.loss = accumulate(in, 1.0, &rec.x_t);
+  rec.clip = finish_gradients();
   return rec;
 }
 

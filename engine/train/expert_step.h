@@ -53,8 +53,22 @@ class ExpertStep {
   // forward_backward + update.
   ExpertStepRecord step(const ExpertStepInput& in);
 
+  // A batch or several micro-batches in one update (the dual-expert trainer): clear the
+  // gradients, add weight·∂loss for each sample, then measure (and clip) once. forward_backward
+  // is begin_accumulation + accumulate(in, 1) + finish_gradients.
+  void begin_accumulation();
+  // Returns the sample's unweighted loss; `x_t` receives the noisy input when given.
+  double accumulate(const ExpertStepInput& in, double weight, torch::Tensor* x_t = nullptr);
+  ClipResult finish_gradients();
+  // Drops the gradients after update() so an idle expert holds none.
+  void release_gradients() { optimizer_->zero_grad(); }
+
   void set_learning_rate(double lr) { opts_.learning_rate = lr; }
+  double learning_rate() const { return opts_.learning_rate; }
   int64_t global_step() const { return global_step_; }
+  // Resume: the expert's completed updates (the clip threshold decays with it).
+  void set_global_step(int64_t step) { global_step_ = step; }
+  const ExpertStepOptions& options() const { return opts_; }
   models::WanModel& model() { return model_; }
   AdamW& optimizer() { return *optimizer_; }
   const std::vector<torch::Tensor>& parameters() const { return params_; }

@@ -53,7 +53,7 @@ w="$data/vae/vae_dev_weights.safetensors"
   || fail "vae decode failed"
 "$engine" inspect "$tmp/x.safetensors" | grep -q '^video .*\[3,5,32,32\]' || fail "no video [3, 5, 32, 32]"
 
-# A clip with T = 6 is refused with its shape; --video waits for the data pipeline.
+# A clip with T = 6 is refused with its shape; --video reads a video file through the data pipeline.
 python3 - "$tmp/t6.safetensors" <<'PY'
 import json, struct, sys
 n = 3 * 6 * 32 * 32
@@ -64,6 +64,12 @@ PY
 "$engine" vae encode --vae "$w" --input "$tmp/t6.safetensors" --out "$tmp/z6.safetensors" 2>"$tmp/err" \
   && fail "T=6 accepted"
 grep -q 'T=6' "$tmp/err" || fail "no T=6 in the error: $(cat "$tmp/err")"
-"$engine" vae encode --vae "$w" --video clip.mp4 --out "$tmp/z2.safetensors" 2>"$tmp/err" && fail "--video accepted"
-grep -q 'data pipeline' "$tmp/err" || fail "no data-pipeline message: $(cat "$tmp/err")"
+"$engine" vae encode --vae "$w" --video "$tmp/missing.mp4" --out "$tmp/z2.safetensors" 2>"$tmp/err" && fail "missing video accepted"
+grep -q 'missing.mp4' "$tmp/err" || fail "the error does not name the file: $(cat "$tmp/err")"
+"$engine" demo-data "$tmp/demo" >/dev/null 2>&1 || fail "demo-data"
+clip=$(ls "$tmp"/demo/videos/*.mp4 | head -1)
+out=$("$engine" vae encode --vae "$w" --video "$clip" --size 64x64 --frames 5 --out "$tmp/zv.safetensors") || fail "vae encode --video"
+grep -q '"latents":\[48,2,4,4\]' <<<"$out" || fail "latent shape of a 5-frame 64x64 clip: $out"
+out=$("$engine" vae decode --vae "$w" --latents "$tmp/zv.safetensors" --out "$tmp/back.mp4") || fail "vae decode to mp4"
+[ -s "$tmp/back.mp4" ] || fail "no mp4 written"
 echo "ok"

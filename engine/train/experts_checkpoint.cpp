@@ -1,0 +1,109 @@
+#include "train/experts_checkpoint.h"
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "io/safetensors.h"
+#include "io/weights.h"
+#include "train/expert_routing.h"
+
+namespace ws::train {
+
+using json = nlohmann::json;
+
+json ExpertsState::to_json() const {
+  json j = {{"format_version", format_version},
+            {"global_step", global_step},
+            {"steps_high", steps_high},
+            {"steps_low", steps_low},
+            {"epoch", epoch},
+            {"cursor", cursor.to_json()},
+            {"seed", seed},
+            {"eval_seed", eval_seed},
+            {"boundary_ratio", boundary_ratio},
+            {"boundary", boundary},
+            {"routing_mode", routing_mode},
+            {"shift", shift},
+            {"sigma_min", kSigmaMin},
+            {"app_version", WANSTUDIO_VERSION_STRING},
+            {"options_sha256", options_sha256},
+            {"options", options}};
+  for (auto& [k, v] : extra.items()) j[k] = v;
+  return j;
+}
+
+ExpertsState ExpertsState::from_json(const json& j, const std::string& source) {
+  ExpertsState s;
+  try {
+    s.format_version = j.at("format_version").get<int64_t>();
+    if (s.format_version != 1) throw Error(source + ": unknown format_version " + std::to_string(s.format_version));
+    s.global_step = j.at("global_step").get<int64_t>();
+    s.steps_high = j.at("steps_high").get<int64_t>();
+    s.steps_low = j.at("steps_low").get<int64_t>();
+    if (s.steps_high < 0 || s.steps_low < 0 || s.steps_high + s.steps_low != s.global_step)
+      throw Error(source + ": steps_high + steps_low must equal global_step");
+    s.epoch = j.at("epoch").get<int64_t>();
+    s.cursor = data::LoaderCursor::from_json(j.at("cursor"), source);
+    s.seed = j.at("seed").get<int64_t>();
+    s.eval_seed = j.value("eval_seed", s.seed);
+    s.boundary_ratio = j.at("boundary_ratio").get<double>();
+    s.boundary = j.at("boundary").get<int64_t>();
+    s.routing_mode = j.at("routing_mode").get<std::string>();
+    s.shift = j.at("shift").get<double>();
+    s.options_sha256 = j.value("options_sha256", std::string());
+    s.options = j.value("options", json::object());
+    for (const char* k : {"lr", "dtypes", "fp8", "sources"})
+      if (j.contains(k)) s.extra[k] = j[k];
+  } catch (const json::exception& e) {
+    throw Error(source + ": " + e.what());
+  }
+  return s;
+}
+
+json expert_config_json(const models::WanConfig& cfg) {
+  json c = cfg.to_json();
+  c["_class_name"] = "WanModel";
+  return c;
+}
+
+void write_experts_checkpoint(const std::string& dir, ExpertStep& high, ExpertStep& low, const ExpertsState& state) {
+  const std::string ts = fs::join(dir, "trainer_state");
+  fs::make_dirs(ts);
+  io::write_model_dir(fs::join(dir, "high_noise_transformer"), expert_config_json(high.model()->config()),
+                      io::module_state_dict(*high.model()));
+  io::write_model_dir(fs::join(dir, "low_noise_transformer"), expert_config_json(low.model()->config()),
+                      io::module_state_dict(*low.model()));
+  io::write_safetensors(fs::join(ts, "optimizer_high.safetensors"), high.optimizer().state_dict());
+  io::write_safetensors(fs::join(ts, "optimizer_low.safetensors"), low.optimizer().state_dict());
+  fs::write_file_atomic(fs::join(ts, "state.json"), state.to_json().dump(2) + "\n");
+}
+
+LoadedExperts read_experts_checkpoint(const std::string& dir) {
+  LoadedExperts c;
+  const std::string ts = fs::join(dir, "trainer_state");
+  const std::string state_path = fs::join(ts, "state.json");
+  if (!fs::exists(state_path))
+    throw Error(dir + ": not a resumable Wan Studio checkpoint (no trainer_state/state.json)");
+  json j;
+  try {
+    j = json::parse(fs::read_file(state_path));
+  } catch (const json::exception& e) {
+    throw Error(state_path + ": invalid JSON (" + std::string(e.what()) + ")");
+  }
+  c.state = ExpertsState::from_json(j, state_path);
+  for (const char* name : {"high_noise_transformer", "low_noise_transformer"}) {
+    const std::string sub = fs::join(dir, name);
+    if (!fs::is_dir(sub)) throw Error(dir + ": " + name + "/ is missing");
+    io::ModelDir md = io::read_model_dir(sub);
+    const bool high = std::string(name) == "high_noise_transformer";
+    (high ? c.high_config : c.low_config) = md.config;
+    (high ? c.high_weights : c.low_weights) = std::move(md.weights);
+  }
+  for (const char* name : {"optimizer_high.safetensors", "optimizer_low.safetensors"}) {
+    const std::string p = fs::join(ts, name);
+    if (!fs::exists(p)) throw Error(dir + ": trainer_state/" + name + " is missing");
+    (std::string(name) == "optimizer_high.safetensors" ? c.high_optimizer : c.low_optimizer) = io::read_safetensors(p);
+  }
+  return c;
+}
+
+}  // namespace ws::train

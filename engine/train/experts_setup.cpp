@@ -1,0 +1,250 @@
+#include "train/experts_setup.h"
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "data/metadata.h"
+#include "io/model_yaml.h"
+#include "train/text_embeddings.h"
+#include "train/upsampler_setup.h"
+
+namespace ws::train {
+
+using json = nlohmann::json;
+
+json experts_maths_options(const io::Config& cfg) {
+  static const char* keys[] = {
+      "config_path", "pretrained_model_name_or_path", "vae_path", "high_noise_model_path", "low_noise_model_path",
+      "transformer_config", "fp8", "train_data_meta", "train_data_dir", "text_embeddings_dir", "video_sample_size",
+      "video_sample_stride", "video_sample_n_frames", "train_batch_size", "enable_bucket", "random_hw_adapt",
+      "boundary_ratio", "routing_mode", "shift", "timestep_weighting", "seed", "gradient_accumulation_steps",
+      "learning_rate", "learning_rate_high", "learning_rate_low", "lr_scheduler", "lr_warmup_steps",
+      "lr_warmup_steps_high", "lr_warmup_steps_low", "lr_schedule_basis", "adam_beta1", "adam_beta2",
+      "adam_weight_decay", "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio"};
+  json j = json::object();
+  for (const char* k : keys) j[k] = cfg.value(k);
+  return j;
+}
+
+namespace {
+
+// A model folder (config.json inside) or a weights file with config.json beside it; else the
+// transformer_config.
+models::WanConfig source_config(const std::string& path, const std::optional<models::WanConfig>& fallback) {
+  const std::string dir = fs::is_dir(path) ? path : fs::dirname(path);
+  const std::string cj = fs::join(dir, "config.json");
+  if (fs::exists(cj)) return models::load_wan_config(cj);
+  if (fallback) return *fallback;
+  throw Error(path + ": no config.json beside the expert's weights (or set transformer_config)");
+}
+
+// Every row needs its embedding; with demo_data auto the missing ones are made up.
+void check_text_embeddings(io::Config& cfg, ExpertsSetup& s, const std::string& meta_path, int64_t text_len,
+                           int64_t text_dim, const char* option) {
+  data::Metadata meta;
+  try {
+    meta = data::read_metadata(meta_path, s.data_dir);
+  } catch (const Error& e) {
+    cfg.error(option, e.what());
+    return;
+  }
+  const bool demo = cfg.opt_str("demo_data").value_or("") == "auto";
+  std::vector<std::string> missing;
+  size_t written = 0;
+  for (size_t i = 0; i < meta.rows.size(); ++i) {
+    const auto& row = meta.rows[i];
+    const std::string p = text_embedding_path(s.text_dir, meta, row);
+    if (fs::exists(p)) continue;
+    if (demo) {
+      write_synthetic_text_embedding(p, row.text, text_len, text_dim);
+      ++written;
+    } else {
+      missing.push_back("row " + std::to_string(i) + " (" + p + ")");
+    }
+  }
+  if (written)
+    s.warnings.push_back("demo_data auto: wrote " + std::to_string(written) + " synthetic text embeddings in " + s.text_dir);
+  if (!missing.empty()) {
+    std::string list;
+    for (size_t i = 0; i < std::min<size_t>(3, missing.size()); ++i) list += (i ? ", " : "") + missing[i];
+    cfg.error("text_embeddings_dir", std::to_string(missing.size()) + " of " + std::to_string(meta.rows.size()) +
+                                         " rows of " + meta_path + " have no text embedding, first: " + list);
+  }
+}
+
+}  // namespace
+
+ExpertsSetup resolve_experts_setup(io::Config& cfg) {
+  ExpertsSetup s;
+  s.output_dir = cfg.str("output_dir");
+
+  // Model YAML.
+  json tak = json::object(), sched = json::object();
+  if (cfg.is_set("config_path")) {
+    try {
+      io::ModelYaml y = io::read_model_yaml(cfg.str("config_path"));
+      tak = y.section("transformer_additional_kwargs");
+      sched = y.section("scheduler_kwargs");
+      s.vae_config = y.section("vae_kwargs");
+      if (tak.contains("boundary") && !tak["boundary"].is_number())
+        throw Error(y.path + ": transformer_additional_kwargs.boundary must be a number");
+      if (sched.contains("shift") && !sched["shift"].is_number())
+        throw Error(y.path + ": scheduler_kwargs.shift must be a number");
+    } catch (const Error& e) {
+      cfg.error("config_path", e.what());
+      tak = sched = json::object();
+    }
+  }
+
+  // Routing.
+  s.routing.boundary_ratio = cfg.opt_real("boundary_ratio").value_or(tak.value("boundary", 0.875));
+  s.routing.mode = cfg.str("routing_mode");
+  s.routing.shift = cfg.opt_real("shift").value_or(sched.value("shift", 12.0));
+  // run.yaml records the values really used (architecture.md "Run directory").
+  if (!cfg.is_set("boundary_ratio")) cfg.set("boundary_ratio", s.routing.boundary_ratio, tak.contains("boundary") ? "model YAML boundary" : "default");
+  if (!cfg.is_set("shift")) cfg.set("shift", s.routing.shift, sched.contains("shift") ? "model YAML scheduler_kwargs.shift" : "default");
+  try {
+    s.routing.validate();
+  } catch (const Error& e) {
+    cfg.error(cfg.is_set("boundary_ratio") ? "boundary_ratio" : "routing_mode", e.what());
+  }
+
+  // Experts: explicit paths, else the model YAML's subpaths under pretrained_model_name_or_path,
+  // else fresh ones from transformer_config.
+  std::optional<models::WanConfig> fresh;
+  if (cfg.is_set("transformer_config")) {
+    try {
+      fresh = models::load_wan_config(cfg.str("transformer_config"));
+      fresh->validate(cfg.str("transformer_config"));
+    } catch (const Error& e) {
+      cfg.error("transformer_config", e.what());
+    }
+  }
+  bool have_model = true, models_ok = true;
+  auto resolve_expert = [&](const char* option, const char* subkey, const char* default_sub, ExpertSource& out) {
+    std::optional<std::string> path;
+    if (cfg.is_set(option)) {
+      path = cfg.str(option);
+    } else if (cfg.is_set("pretrained_model_name_or_path") && !cfg.is_set("transformer_config")) {
+      std::string sub = tak.contains(subkey) && tak[subkey].is_string() ? tak[subkey].get<std::string>() : default_sub;
+      path = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
+    }
+    try {
+      if (path) {
+        if (!fs::exists(*path)) throw Error("not found: " + *path);
+        out.config = source_config(*path, fresh);
+        out.config.validate(*path);
+        out.weights = path;
+      } else if (fresh) {
+        out.config = *fresh;
+      } else {
+        have_model = false;
+      }
+    } catch (const Error& e) {
+      cfg.error(option, e.what());
+      models_ok = false;
+    }
+  };
+  resolve_expert("high_noise_model_path", "transformer_high_noise_model_subpath", "high_noise_model", s.high);
+  resolve_expert("low_noise_model_path", "transformer_low_noise_model_subpath", "low_noise_model", s.low);
+  if (!have_model && !cfg.is_set("transformer_config"))
+    cfg.add_error("no experts: set transformer_config (fresh tiny experts), pretrained_model_name_or_path, or "
+                  "high_noise_model_path and low_noise_model_path");
+  const models::WanConfig& mc = s.high.config;
+  have_model = have_model && models_ok && (!cfg.is_set("transformer_config") || fresh);
+  if (have_model) {
+    if (mc.model_type != "t2v" || s.low.config.model_type != "t2v")
+      cfg.add_error("model_type " + mc.model_type + ": this version trains t2v experts only (i2v/ti2v conditioning is not wired yet)");
+    if (mc.in_dim != s.low.config.in_dim || mc.out_dim != s.low.config.out_dim || mc.text_dim != s.low.config.text_dim)
+      cfg.add_error("the high and low experts differ in in_dim/out_dim/text_dim");
+    if (mc.in_dim != 48 || mc.out_dim != 48)
+      cfg.add_error("experts with in_dim " + std::to_string(mc.in_dim) +
+                    ": only 48-channel (Wan2.2 VAE) experts can be trained here; 16-channel experts need Wan2.1 VAE latents (not available yet)");
+  }
+
+  // fp8 (§10): float8 types exist only in LibTorch 2.1+ CUDA builds.
+  if (cfg.str("fp8") != "none") {
+#ifdef WANSTUDIO_HAVE_CUDA
+    cfg.error("fp8", "e4m3 weight storage is not available in this version of the trainer yet");
+#else
+    cfg.error("fp8", "e4m3 needs a CUDA build whose LibTorch has float8 types (2.1 or newer); this build trains on the CPU");
+#endif
+  }
+  if (cfg.str("mixed_precision") == "fp16")
+    cfg.error("mixed_precision", "fp16 needs a gradient scaler, which is not ported: use bf16 or no");
+
+  // Data.
+  if (cfg.is_set("train_data_meta")) {
+    s.meta_path = cfg.str("train_data_meta");
+    if (!fs::exists(s.meta_path))
+      cfg.error("train_data_meta", "file not found: " + s.meta_path + (cfg.is_set("demo_data") ? "" : " (set demo_data: auto to make the demo dataset)"));
+  }
+  s.data_dir = cfg.opt_str("train_data_dir").value_or("");
+  if (!s.data_dir.empty() && !fs::is_dir(s.data_dir)) cfg.error("train_data_dir", "folder not found: " + s.data_dir);
+  if (cfg.is_set("demo_data") && cfg.str("demo_data") != "auto") cfg.error("demo_data", "the only value is 'auto'");
+  const int64_t N = cfg.integer("video_sample_n_frames");
+  if ((N - 1) % 4 != 0) cfg.error("video_sample_n_frames", "must be 4k+1 (1, 5, 9, ..., 81), got " + std::to_string(N));
+  if (cfg.integer("video_sample_size") < 32) cfg.error("video_sample_size", "must be at least 32 (the bucket alignment)");
+  if (cfg.is_set("latent_cache_dir")) {
+    s.latent_cache_dir = cfg.str("latent_cache_dir");
+    if (cfg.boolean("random_hw_adapt") && cfg.integer("video_sample_size") >= 768)
+      cfg.error("latent_cache_dir", "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
+  }
+
+  // Text embeddings (after the model: text_len and text_dim come from it).
+  if (cfg.is_set("text_embeddings_dir")) {
+    s.text_dir = cfg.str("text_embeddings_dir");
+    if (!fs::is_dir(s.text_dir) && cfg.opt_str("demo_data").value_or("") != "auto")
+      cfg.error("text_embeddings_dir", "folder not found: " + s.text_dir);
+    else if (have_model && !s.meta_path.empty() && fs::exists(s.meta_path))
+      check_text_embeddings(cfg, s, s.meta_path, mc.text_len, mc.text_dim, "train_data_meta");
+  }
+
+  // VAE.
+  if (cfg.is_set("vae_path")) {
+    s.vae_file = cfg.str("vae_path");
+    if (!fs::exists(s.vae_file)) cfg.error("vae_path", "file not found: " + s.vae_file);
+  } else if (cfg.is_set("pretrained_model_name_or_path")) {
+    std::string sub = "Wan2.2_VAE.pth";
+    if (s.vae_config.contains("vae_subpath") && s.vae_config["vae_subpath"].is_string())
+      sub = s.vae_config["vae_subpath"].get<std::string>();
+    s.vae_file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
+    if (!fs::exists(s.vae_file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + s.vae_file);
+  } else {
+    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth) or vae_path");
+  }
+
+  // Learning rates.
+  for (const char* k : {"learning_rate", "learning_rate_high", "learning_rate_low"})
+    if (cfg.str("lr_scheduler") == "polynomial" && cfg.opt_real(k).value_or(1.0) <= 1e-7)
+      cfg.error(k, "the polynomial schedule needs a learning rate > 1e-7 (its lr_end)");
+
+  // Eval.
+  s.eval_seed = cfg.opt_integer("eval_seed").value_or(cfg.integer("seed"));
+  if (!cfg.is_set("eval_seed")) cfg.set("eval_seed", s.eval_seed, "seed");
+  for (const char* e : {"high", "low"}) {
+    const std::string lr = std::string("learning_rate_") + e, warm = std::string("lr_warmup_steps_") + e;
+    if (!cfg.is_set(lr)) cfg.set(lr, cfg.real("learning_rate"), "learning_rate");
+    if (!cfg.is_set(warm)) cfg.set(warm, cfg.integer("lr_warmup_steps"), "lr_warmup_steps");
+  }
+  if (cfg.is_set("eval_data_meta")) {
+    s.eval_meta = cfg.str("eval_data_meta");
+    if (!fs::exists(*s.eval_meta))
+      cfg.error("eval_data_meta", "file not found: " + *s.eval_meta);
+    else if (have_model && !s.text_dir.empty())
+      check_text_embeddings(cfg, s, *s.eval_meta, mc.text_len, mc.text_dim, "eval_data_meta");
+  }
+  if (cfg.integers("eval_timesteps").empty()) cfg.error("eval_timesteps", "needs at least one timestep");
+  for (int64_t t : cfg.integers("eval_timesteps"))
+    if (t < 0 || t >= kTrainTimesteps) cfg.error("eval_timesteps", "each must lie in 0..999, got " + std::to_string(t));
+
+  // Resume.
+  if (cfg.is_set("resume_from_checkpoint")) {
+    std::string warning, error;
+    s.resume_dir = find_resume_checkpoint(cfg.str("resume_from_checkpoint"), s.output_dir, &warning, &error);
+    if (!warning.empty()) s.warnings.push_back(warning);
+    if (!error.empty()) cfg.error("resume_from_checkpoint", error);
+  }
+  return s;
+}
+
+}  // namespace ws::train

@@ -1,0 +1,121 @@
+#!/usr/bin/env bash
+# train-experts end to end on the demo data with a tiny VAE and tiny experts: config errors,
+# events with per-expert fields, checkpoint layout, eval with per-sample routing, exact resume
+# (bitwise), cancel, the latent cache, the schema, and the dit-train parity cases that share
+# the trainer's ExpertStep.
+set -u
+engine=$1 data=$2
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+
+"$engine" parity dit-train "$data/train" >"$tmp/parity.out" 2>&1 || fail "parity dit-train: $(cat "$tmp/parity.out")"
+"$engine" schema train-experts | grep -q '"boundary_ratio"' || fail "schema train-experts"
+
+"$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
+cat > "$tmp/dit.yaml" <<YAML
+in_dim: 48
+out_dim: 48
+dim: 32
+ffn_dim: 64
+num_heads: 2
+num_layers: 1
+text_dim: 16
+text_len: 8
+YAML
+common=(--transformer_config "$tmp/dit.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
+        --train_data_meta "$tmp/data/metadata.json" --text_embeddings_dir "$tmp/text" --demo_data auto
+        --video_sample_size 64 --video_sample_n_frames 5 --learning_rate 1e-3 --lr_warmup_steps 2
+        --seed 3 --dataloader_num_workers 1 --gradient_checkpointing=false --max_grad_norm 1.0
+        --eval_data_meta "$tmp/data/metadata.json" --eval_steps 4 --eval_max_samples_per_t 1
+        --boundary_ratio 0.5)
+count() { grep -c "\"type\":\"$1\"" "$2"; }
+
+# 1. Every config problem at once, no `started`, exit 1.
+out=$("$engine" train-experts --train_data_meta "$tmp/nope.json" --transformer_config "$tmp/dit.yaml" \
+      --text_embeddings_dir "$tmp/none" --vae_path "$tmp/nope.pth" --boundary_ratio 1.5 --fp8 e4m3 \
+      --output_dir "$tmp/bad" 2>/dev/null); rc=$?
+[ $rc -eq 1 ] || fail "bad config exited $rc"
+[ "$(grep -c '"type":"error"' <<<"$out")" -ge 4 ] || fail "expected ≥ 4 error lines: $out"
+grep -q '"started"' <<<"$out" && fail "started despite config errors"
+grep -q 'fp8' <<<"$out" || fail "no fp8 error"
+grep -q 'boundary_ratio' <<<"$out" || fail "no boundary_ratio error"
+# Missing text embeddings (no demo_data) name the rows.
+out=$("$engine" train-experts --train_data_meta "$tmp/data/metadata.json" --transformer_config "$tmp/dit.yaml" \
+      --text_embeddings_dir "$tmp/data" --vae_path "$data/vae/vae_dev_weights.safetensors" --output_dir "$tmp/bad2" 2>/dev/null) \
+  && fail "missing embeddings accepted"
+grep -q 'no text embedding, first: row 0' <<<"$out" || fail "missing embeddings not named: $out"
+
+# 2. A straight run of 8 steps: events, routing fields, checkpoints, eval, TensorBoard.
+"$engine" train-experts "${common[@]}" --max_train_steps 8 --checkpointing_steps 4 --output_dir "$tmp/a" \
+  >"$tmp/a.out" 2>"$tmp/a.err" || fail "run a exited $?: $(tail -3 "$tmp/a.err")"
+ev="$tmp/a/events.jsonl"
+[ "$(count started "$ev")" -eq 1 ] || fail "started count"
+grep '"type":"started"' "$ev" | grep -q '"job":"experts"' || fail "started job"
+[ "$(count step "$ev")" -eq 8 ] || fail "step count $(count step "$ev")"
+cmp -s "$tmp/a.out" "$ev" || fail "stdout and events.jsonl differ"
+grep -q '"status":"completed","step":8' "$ev" || fail "no completed finish"
+nh=$(grep '"type":"step"' "$ev" | grep -c '"expert":"high"'); nl=$(grep '"type":"step"' "$ev" | grep -c '"expert":"low"')
+[ $((nh + nl)) -eq 8 ] || fail "expert field missing"
+[ "$nh" -ge 1 ] && [ "$nl" -ge 1 ] || fail "seed 3 at ratio 0.5 should route both ways ($nh high, $nl low)"
+# Each expert's first update uses lr 0 (its own warmup) and expert_step counts per expert.
+for e in high low; do
+  first=$(grep '"type":"step"' "$ev" | grep "\"expert\":\"$e\"" | head -1)
+  grep -q '"expert_step":1,' <<<"$first" || fail "$e's first expert_step: $first"
+  grep -q '"lr":0.0,\|"lr":0,' <<<"$first" || fail "$e's first update must use lr 0: $first"
+  last=$(grep '"type":"step"' "$ev" | grep "\"expert\":\"$e\"" | tail -1)
+  n=$([ $e = high ] && echo $nh || echo $nl)
+  grep -q "\"expert_step\":$n," <<<"$last" || fail "$e's last expert_step should be $n: $last"
+done
+grep '"type":"step"' "$ev" | tail -1 | grep -q '"share_high":' || fail "no share_high"
+[ "$(count eval "$ev")" -eq 2 ] || fail "eval events $(count eval "$ev")"
+grep '"type":"eval"' "$ev" | head -1 | grep -q '"expert":"all".*"loss_high":[0-9].*"loss_low":[0-9]' \
+  || fail "eval without per-expert losses: $(grep '"type":"eval"' "$ev" | head -1)"
+for f in high_noise_transformer/config.json high_noise_transformer/diffusion_pytorch_model.safetensors \
+         low_noise_transformer/config.json low_noise_transformer/diffusion_pytorch_model.safetensors \
+         trainer_state/optimizer_high.safetensors trainer_state/optimizer_low.safetensors trainer_state/state.json; do
+  [ -s "$tmp/a/checkpoint-8/$f" ] || fail "checkpoint-8/$f missing"
+done
+[ -d "$tmp/a/checkpoint-4" ] || fail "no periodic checkpoint-4"
+grep -q '"_class_name": "WanModel"' "$tmp/a/checkpoint-8/high_noise_transformer/config.json" || fail "config.json class"
+grep -q "\"steps_high\": $nh" "$tmp/a/checkpoint-8/trainer_state/state.json" || fail "state.json steps_high"
+ls "$tmp"/a/logs/events.out.tfevents.* >/dev/null 2>&1 || fail "no tfevents file"
+grep -qa 'high/loss' "$tmp"/a/logs/events.out.tfevents.* && grep -qa 'low/lr' "$tmp"/a/logs/events.out.tfevents.* \
+  || fail "per-expert TensorBoard tags missing"
+grep -q '^job: experts' "$tmp/a/run.yaml" || fail "run.yaml"
+
+# 3. Exact resume: 3 steps, then resume to 8, equals 8 straight bit for bit (both experts, both optimizers).
+"$engine" train-experts "${common[@]}" --max_train_steps 3 --checkpointing_steps 100 --output_dir "$tmp/b" \
+  >/dev/null 2>"$tmp/b.err" || fail "run b1: $(tail -3 "$tmp/b.err")"
+"$engine" train-experts "${common[@]}" --max_train_steps 8 --checkpointing_steps 4 --output_dir "$tmp/b" \
+  --resume_from_checkpoint latest >/dev/null 2>"$tmp/b.err" || fail "run b2: $(tail -3 "$tmp/b.err")"
+grep '"type":"started"' "$tmp/b/events.jsonl" | tail -1 | grep -q '"resume_step":3' || fail "resume_step 3"
+grep '"type":"step"' "$tmp/b/events.jsonl" | sed -n 4p | grep -q '"step":4' || fail "first resumed step is 4"
+for f in high_noise_transformer/diffusion_pytorch_model.safetensors low_noise_transformer/diffusion_pytorch_model.safetensors \
+         trainer_state/optimizer_high.safetensors trainer_state/optimizer_low.safetensors; do
+  cmp -s "$tmp/a/checkpoint-8/$f" "$tmp/b/checkpoint-8/$f" || fail "resumed $f differs from the straight run"
+done
+steps_of() { grep '"type":"step"' "$1" | grep -o '"expert":"[a-z]*","expert_step":[0-9]*\|"loss":[^,]*\|"step":[0-9]*\|"timesteps":[^]]*'; }
+diff <(steps_of "$tmp/a/events.jsonl") <(steps_of "$tmp/b/events.jsonl") \
+  >/dev/null || fail "routing or losses differ after resume"
+
+# 4. Cancel: finish the step, checkpoint, `finished` cancelled, exit 130.
+"$engine" train-experts "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --eval_steps 100000 \
+  --output_dir "$tmp/c" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do grep -q '"type":"step"' "$tmp/c/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] || fail "cancel exited $rc"
+line=$(grep '"type":"finished"' "$tmp/c/events.jsonl")
+grep -q '"status":"cancelled"' <<<"$line" || fail "not cancelled: $line"
+step=$(sed 's/.*"step":\([0-9]*\).*/\1/' <<<"$line")
+[ -d "$tmp/c/checkpoint-$step" ] || fail "no checkpoint-$step after cancel"
+
+# 5. Latent cache: a second run over the same cache hits every batch and trains to the same bits.
+cache=("${common[@]}" --latent_cache_dir "$tmp/cache" --max_train_steps 6 --checkpointing_steps 100 --dataloader_num_workers 0)
+"$engine" train-experts "${cache[@]}" --output_dir "$tmp/l1" >/dev/null 2>"$tmp/l1.err" || fail "cache run 1: $(tail -3 "$tmp/l1.err")"
+"$engine" train-experts "${cache[@]}" --output_dir "$tmp/l2" >/dev/null 2>"$tmp/l2.err" || fail "cache run 2: $(tail -3 "$tmp/l2.err")"
+grep '"type":"step"' "$tmp/l2/events.jsonl" | tail -1 | grep -q '"cache_misses":0' || fail "second cached run missed"
+cmp -s "$tmp/l1/checkpoint-6/low_noise_transformer/diffusion_pytorch_model.safetensors" \
+       "$tmp/l2/checkpoint-6/low_noise_transformer/diffusion_pytorch_model.safetensors" || fail "cached latents changed the result"
+echo ok
