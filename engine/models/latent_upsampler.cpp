@@ -110,7 +110,13 @@ ConvNdImpl::ConvNdImpl(int64_t dims, int64_t in, int64_t out) : dims_(dims) {
   bias = register_parameter("bias", torch::empty({out}).uniform_(-bound, bound));
 }
 
-torch::Tensor ConvNdImpl::forward(const torch::Tensor& x) {
+torch::Tensor ConvNdImpl::forward(const torch::Tensor& input) {
+  if (compute != torch::kFloat) {
+    const torch::Tensor x = input.to(compute);
+    return dims_ == 3 ? torch::conv3d(x, weight.to(compute), bias.to(compute), 1, 1)
+                      : torch::conv2d(x, weight.to(compute), bias.to(compute), 1, 1);
+  }
+  const torch::Tensor& x = input;
   if (dims_ == 3) {
     if (train_conv3d_applies(x, weight)) return train_conv3d(x, weight, bias);
     return torch::conv3d(x, weight, bias, 1, 1);
@@ -125,9 +131,12 @@ UpsamplerResBlockImpl::UpsamplerResBlockImpl(int64_t dims, int64_t channels) {
   norm2 = register_module("norm2", torch::nn::GroupNorm(torch::nn::GroupNormOptions(32, channels).eps(1e-5)));
 }
 
+// GroupNorm in fp32 whatever the conv dtype (autocast's rule for group_norm).
+static torch::Tensor norm_fp32(torch::nn::GroupNorm& norm, const torch::Tensor& x) { return norm(x.to(torch::kFloat)); }
+
 torch::Tensor UpsamplerResBlockImpl::forward(const torch::Tensor& x) {
-  auto h = torch::silu(norm1(conv1(x)));
-  h = norm2(conv2(h));
+  auto h = torch::silu(norm_fp32(norm1, conv1(x)));
+  h = norm_fp32(norm2, conv2(h));
   return torch::silu(h + x);  // activation after the residual add (reference order)
 }
 
@@ -149,7 +158,8 @@ SpatialResamplerImpl::SpatialResamplerImpl(int64_t channels, int64_t num_, int64
 }
 
 torch::Tensor SpatialResamplerImpl::forward(const torch::Tensor& x, std::map<std::string, torch::Tensor>* inter) {
-  auto y = conv(x);
+  auto y = compute == torch::kFloat ? conv(x)
+                                    : torch::conv2d(x.to(compute), conv->weight.to(compute), conv->bias.to(compute), 1, 1);
   if (inter) (*inter)["inter.upsampler_conv"] = y;
   y = torch::pixel_shuffle(y, num);
   if (inter) (*inter)["inter.upsampler_pixel_shuffle"] = y;
@@ -195,7 +205,7 @@ torch::Tensor LatentUpsamplerImpl::forward(const torch::Tensor& input, std::map<
     return d3 ? t : t.reshape({B, F, t.size(1), t.size(2), t.size(3)}).permute({0, 2, 1, 3, 4});
   };
 
-  x = torch::silu(initial_norm(initial_conv(x)));
+  x = torch::silu(initial_norm(initial_conv(x).to(torch::kFloat)));
   if (inter) (*inter)["inter.after_initial"] = to_5d(x);
   for (auto& m : *res_blocks) {
     auto blk = UpsamplerResBlock(std::dynamic_pointer_cast<UpsamplerResBlockImpl>(m));
@@ -214,8 +224,16 @@ torch::Tensor LatentUpsamplerImpl::forward(const torch::Tensor& input, std::map<
     x = run_block(blk, x);
   }
   if (inter) (*inter)["inter.after_post_res_blocks"] = to_5d(x);
-  x = final_conv(x);
+  x = final_conv(x).to(torch::kFloat);
   return to_5d(x).contiguous();
+}
+
+void LatentUpsamplerImpl::set_compute_dtype(torch::Dtype dt) {
+  compute_ = dt;
+  for (auto& m : modules(/*include_self=*/false)) {
+    if (auto* c = dynamic_cast<ConvNdImpl*>(m.get())) c->compute = dt;
+    if (auto* r = dynamic_cast<SpatialResamplerImpl*>(m.get())) r->compute = dt;
+  }
 }
 
 // ---- files ----

@@ -38,6 +38,7 @@ class ConvNdImpl : public torch::nn::Module {
   ConvNdImpl(int64_t dims, int64_t in, int64_t out);
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;
+  torch::Dtype compute = torch::kFloat;  // mixed precision: the conv runs in this dtype
 
  private:
   int64_t dims_;
@@ -63,6 +64,7 @@ class SpatialResamplerImpl : public torch::nn::Module {
   torch::nn::Conv2d conv{nullptr};
   std::shared_ptr<torch::nn::Module> blur_down;  // holds buffer `kernel` [1,1,5,5]
   torch::Tensor kernel;
+  torch::Dtype compute = torch::kFloat;
 };
 TORCH_MODULE(SpatialResampler);
 
@@ -74,6 +76,10 @@ class LatentUpsamplerImpl : public torch::nn::Module {
   const LatentUpsamplerConfig& config() const { return cfg_; }
   // Recompute each ResBlock in backward instead of keeping its activations.
   void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
+  // Mixed precision as bf16 autocast does it: convs in `dt` (weights cast per call, so the
+  // fp32 parameters stay the master copy and get fp32 gradients), GroupNorm in fp32, fp32 output.
+  void set_compute_dtype(torch::Dtype dt);
+  torch::Dtype compute_dtype() const { return compute_; }
   bool gradient_checkpointing() const { return checkpointing_; }
 
   ConvNd initial_conv{nullptr};
@@ -86,6 +92,7 @@ class LatentUpsamplerImpl : public torch::nn::Module {
   torch::Tensor run_block(UpsamplerResBlock& block, const torch::Tensor& x);
   LatentUpsamplerConfig cfg_;
   bool checkpointing_ = false;
+  torch::Dtype compute_ = torch::kFloat;
 };
 TORCH_MODULE(LatentUpsampler);
 

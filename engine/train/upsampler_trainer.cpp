@@ -139,6 +139,8 @@ void Trainer::build_model_and_vae() {
   }
   model->set_gradient_checkpointing(cfg_.boolean("gradient_checkpointing"));
   model->to(device_);
+  // §9.5: bf16 compute for the upsampler on the GPU, fp32 master weights, AdamW state and loss.
+  if (device_.is_cuda() && cfg_.str("mixed_precision") == "bf16") model->set_compute_dtype(torch::kBFloat16);
 
   UpsamplerUpdateOptions o;
   o.learning_rate = cfg_.real("learning_rate");
