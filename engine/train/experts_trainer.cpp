@@ -30,6 +30,7 @@
 #include "train/latent_cache.h"
 #include "train/lr_schedule.h"
 #include "train/text_embeddings.h"
+#include "train/training_verb.h"
 #include "train/upsampler_setup.h"
 
 namespace ws::train {
@@ -569,47 +570,7 @@ int Trainer::run() {
 }  // namespace
 
 int run_train_experts(const std::vector<std::string>& argv) {
-  const io::OptionSchema schema = experts_option_schema();
-  for (const auto& a : argv)
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", schema.help_text().c_str());
-      return 0;
-    }
-  run::install_cancel_handlers();
-  auto& events = run::EventStream::global();
-  io::Config cfg = io::load_config(schema, argv);
-  ExpertsSetup setup;
-  if (cfg.ok()) {
-    try {
-      if (make_demo_data_if_asked(cfg)) spdlog::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
-    } catch (const std::exception& e) {
-      cfg.error("demo_data", e.what());
-    }
-    setup = resolve_experts_setup(cfg);
-  }
-  if (!cfg.ok()) {
-    try {
-      if (cfg.is_set("output_dir")) {
-        fs::make_dirs(cfg.str("output_dir"));
-        events.open_file(fs::join(cfg.str("output_dir"), "events.jsonl"));
-      }
-    } catch (const std::exception&) {
-    }
-    for (const auto& e : cfg.errors()) events.error(e);
-    events.finished("failed", 0);
-    return 1;
-  }
-  std::unique_ptr<Trainer> trainer = std::make_unique<Trainer>(cfg, std::move(setup));
-  try {
-    return trainer->run();
-  } catch (const c10::Error& e) {
-    std::string msg = e.what_without_backtrace();
-    events.error(msg.substr(0, msg.find('\n')));
-  } catch (const std::exception& e) {
-    events.error(e.what());
-  }
-  events.finished("failed", trainer->global_step());
-  return 1;
+  return run_training_verb<Trainer>(experts_option_schema(), argv, [](io::Config& cfg) { return resolve_experts_setup(cfg); });
 }
 
 }  // namespace ws::train

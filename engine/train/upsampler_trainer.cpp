@@ -28,6 +28,7 @@
 #include "train/upsampler_options.h"
 #include "train/upsampler_setup.h"
 #include "train/upsampler_update.h"
+#include "train/training_verb.h"
 #include "train/upsampler_validation.h"
 
 namespace ws::train {
@@ -483,49 +484,7 @@ int Trainer::run() {
 }  // namespace
 
 int run_train_upsampler(const std::vector<std::string>& argv) {
-  const io::OptionSchema schema = upsampler_option_schema();
-  for (const auto& a : argv)
-    if (a == "--help" || a == "-h") {
-      std::printf("%s", schema.help_text().c_str());
-      return 0;
-    }
-  run::install_cancel_handlers();
-  auto& events = run::EventStream::global();
-  io::Config cfg = io::load_config(schema, argv);
-  UpsamplerSetup setup;
-  if (cfg.ok()) {
-    try {
-      if (make_demo_data_if_asked(cfg)) spdlog::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
-    } catch (const std::exception& e) {
-      cfg.error("demo_data", e.what());
-    }
-    setup = resolve_upsampler_setup(cfg);
-  }
-  if (!cfg.ok()) {
-    // Config errors reach events.jsonl too when the run folder can be made (architecture.md).
-    try {
-      if (cfg.is_set("output_dir")) {
-        fs::make_dirs(cfg.str("output_dir"));
-        events.open_file(fs::join(cfg.str("output_dir"), "events.jsonl"));
-      }
-    } catch (const std::exception&) {
-    }
-    for (const auto& e : cfg.errors()) events.error(e);
-    events.finished("failed", 0);
-    return 1;
-  }
-  // The trainer outlives a failure so the `error` still reaches its events.jsonl.
-  std::unique_ptr<Trainer> trainer = std::make_unique<Trainer>(cfg, std::move(setup));
-  try {
-    return trainer->run();
-  } catch (const c10::Error& e) {
-    std::string msg = e.what_without_backtrace();
-    events.error(msg.substr(0, msg.find('\n')));
-  } catch (const std::exception& e) {
-    events.error(e.what());
-  }
-  events.finished("failed", trainer->global_step());
-  return 1;
+  return run_training_verb<Trainer>(upsampler_option_schema(), argv, [](io::Config& cfg) { return resolve_upsampler_setup(cfg); });
 }
 
 }  // namespace ws::train
