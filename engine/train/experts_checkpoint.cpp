@@ -1,5 +1,7 @@
 #include "train/experts_checkpoint.h"
 
+#include "train/upsampler_checkpoint.h"
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "io/safetensors.h"
@@ -81,14 +83,7 @@ LoadedExperts read_experts_checkpoint(const std::string& dir) {
   LoadedExperts c;
   const std::string ts = fs::join(dir, "trainer_state");
   const std::string state_path = fs::join(ts, "state.json");
-  if (!fs::exists(state_path))
-    throw Error(dir + ": not a resumable Wan Studio checkpoint (no trainer_state/state.json)");
-  json j;
-  try {
-    j = json::parse(fs::read_file(state_path));
-  } catch (const json::exception& e) {
-    throw Error(state_path + ": invalid JSON (" + std::string(e.what()) + ")");
-  }
+  const json j = read_trainer_state_json(dir);
   c.state = ExpertsState::from_json(j, state_path);
   for (const char* name : {"high_noise_transformer", "low_noise_transformer"}) {
     const std::string sub = fs::join(dir, name);

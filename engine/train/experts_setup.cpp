@@ -200,18 +200,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   }
 
   // VAE.
-  if (cfg.is_set("vae_path")) {
-    s.vae_file = cfg.str("vae_path");
-    if (!fs::exists(s.vae_file)) cfg.error("vae_path", "file not found: " + s.vae_file);
-  } else if (cfg.is_set("pretrained_model_name_or_path")) {
-    std::string sub = "Wan2.2_VAE.pth";
-    if (s.vae_config.contains("vae_subpath") && s.vae_config["vae_subpath"].is_string())
-      sub = s.vae_config["vae_subpath"].get<std::string>();
-    s.vae_file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
-    if (!fs::exists(s.vae_file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + s.vae_file);
-  } else {
-    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth) or vae_path");
-  }
+  s.vae_file = resolve_vae_file(cfg, s.vae_config);
 
   // Learning rates.
   for (const char* k : {"learning_rate", "learning_rate_high", "learning_rate_low"})

@@ -94,18 +94,22 @@ void write_upsampler_checkpoint(const std::string& dir, UpsamplerUpdater& update
   fs::write_file_atomic(fs::join(ts, "state.json"), state.to_json().dump(2) + "\n");
 }
 
+json read_trainer_state_json(const std::string& dir) {
+  const std::string state_path = fs::join(fs::join(dir, "trainer_state"), "state.json");
+  if (!fs::exists(state_path))
+    throw Error(dir + ": not a resumable Wan Studio checkpoint (no trainer_state/state.json)");
+  try {
+    return json::parse(fs::read_file(state_path));
+  } catch (const json::exception& e) {
+    throw Error(state_path + ": invalid JSON (" + std::string(e.what()) + ")");
+  }
+}
+
 LoadedCheckpoint read_upsampler_checkpoint(const std::string& dir) {
   LoadedCheckpoint c;
   const std::string ts = fs::join(dir, "trainer_state");
   const std::string state_path = fs::join(ts, "state.json");
-  if (!fs::exists(state_path))
-    throw Error(dir + ": not a resumable Wan Studio checkpoint (no trainer_state/state.json)");
-  json j;
-  try {
-    j = json::parse(fs::read_file(state_path));
-  } catch (const json::exception& e) {
-    throw Error(state_path + ": invalid JSON (" + std::string(e.what()) + ")");
-  }
+  const json j = read_trainer_state_json(dir);
   c.state = TrainerState::from_json(j, state_path);
   const std::string online = fs::join(ts, "online_weights.safetensors");
   const std::string model_dir = fs::join(dir, "latent_upsampler");

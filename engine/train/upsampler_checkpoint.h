@@ -46,6 +46,9 @@ struct LoadedCheckpoint {
   nlohmann::json model_config;  // latent_upsampler/config.json
 };
 
+// <dir>/trainer_state/state.json parsed (both trainers' checkpoints); ws::Error when missing or bad.
+nlohmann::json read_trainer_state_json(const std::string& dir);
+
 // Throws ws::Error naming the file for anything missing or malformed.
 LoadedCheckpoint read_upsampler_checkpoint(const std::string& dir);
 

@@ -20,6 +20,23 @@ bool make_demo_data_if_asked(const io::Config& cfg) {
   return true;
 }
 
+std::string resolve_vae_file(io::Config& cfg, const json& vae_config) {
+  std::string file;
+  if (cfg.is_set("vae_path")) {
+    file = cfg.str("vae_path");
+    if (!fs::exists(file)) cfg.error("vae_path", "file not found: " + file);
+  } else if (cfg.is_set("pretrained_model_name_or_path")) {
+    std::string sub = "Wan2.2_VAE.pth";
+    if (vae_config.contains("vae_subpath") && vae_config["vae_subpath"].is_string())
+      sub = vae_config["vae_subpath"].get<std::string>();
+    file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
+    if (!fs::exists(file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + file);
+  } else {
+    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth) or vae_path");
+  }
+  return file;
+}
+
 std::optional<std::string> find_resume_checkpoint(const std::string& value, const std::string& output_dir,
                                                   std::string* warning, std::string* error) {
   if (value == "latest") {
@@ -121,18 +138,7 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
     s.degradation_range = std::make_pair(range[0], range[1]);
 
   // VAE.
-  if (cfg.is_set("vae_path")) {
-    s.vae_file = cfg.str("vae_path");
-    if (!fs::exists(s.vae_file)) cfg.error("vae_path", "file not found: " + s.vae_file);
-  } else if (cfg.is_set("pretrained_model_name_or_path")) {
-    std::string sub = "Wan2.2_VAE.pth";
-    if (s.vae_config.contains("vae_subpath") && s.vae_config["vae_subpath"].is_string())
-      sub = s.vae_config["vae_subpath"].get<std::string>();
-    s.vae_file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
-    if (!fs::exists(s.vae_file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + s.vae_file);
-  } else {
-    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth) or vae_path");
-  }
+  s.vae_file = resolve_vae_file(cfg, s.vae_config);
   if (cfg.is_set("latent_upsampler_path")) {
     s.warm_start = cfg.str("latent_upsampler_path");
     if (!fs::exists(*s.warm_start)) cfg.error("latent_upsampler_path", "not found: " + *s.warm_start);

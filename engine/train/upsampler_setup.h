@@ -37,6 +37,11 @@ bool make_demo_data_if_asked(const io::Config& cfg);
 // Validates and resolves. Problems go to cfg.errors() (the caller checks cfg.ok()).
 UpsamplerSetup resolve_upsampler_setup(io::Config& cfg);
 
+// The VAE file: `vae_path`, else `vae_kwargs.vae_subpath` (default Wan2.2_VAE.pth) under
+// pretrained_model_name_or_path; a missing file or neither option is a config error. Shared by
+// both trainers, like the two helpers around it.
+std::string resolve_vae_file(io::Config& cfg, const nlohmann::json& vae_config);
+
 // The checkpoint to resume from, or nullopt for a fresh start. `latest` with none is a fresh
 // start (with a warning in `warning`); a path that does not exist is an error message.
 std::optional<std::string> find_resume_checkpoint(const std::string& value, const std::string& output_dir,
