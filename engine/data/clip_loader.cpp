@@ -1,5 +1,6 @@
 #include "data/clip_loader.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdio>
 
@@ -8,6 +9,7 @@
 extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 #include "core/error.h"
+#include "io/safetensors.h"
 #include "data/clip_tensor.h"
 #include "data/degradation.h"
 #include "data/frame_sampling.h"
@@ -46,7 +48,73 @@ std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vec
   return out;
 }
 
+std::string row_latent_path(const Metadata& meta, const MetaRow& row) {
+  if (!row.raw.is_object() || !row.raw.contains("latent_path") || !row.raw["latent_path"].is_string()) return {};
+  const std::string p = row.raw["latent_path"].get<std::string>();
+  if (p.empty()) return {};
+  return p[0] == '/' ? p : meta.data_dir + "/" + p;
+}
+
+std::vector<TrainRow> usable_rows_with_latents(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped) {
+  Metadata videos = meta;
+  videos.rows.clear();
+  std::vector<size_t> video_index;  // videos.rows[i] is meta.rows[video_index[i]]
+  std::vector<TrainRow> out;
+  for (size_t i = 0; i < meta.rows.size(); ++i) {
+    const std::string lp = row_latent_path(meta, meta.rows[i]);
+    if (lp.empty()) {
+      videos.rows.push_back(meta.rows[i]);
+      video_index.push_back(i);
+      continue;
+    }
+    std::string reason;
+    TrainRow t;
+    try {
+      auto sd = io::read_safetensors(lp);
+      auto it = sd.find("latents");
+      if (it == sd.end()) throw Error("no tensor 'latents'");
+      if (it->second.dim() != 4) throw Error("'latents' must be [C, F, h, w]");
+      t.latent_shape = it->second.sizes().vec();
+      auto y = sd.find("y");
+      if (y != sd.end() && (y->second.dim() != 4 || y->second.sizes().slice(1) != it->second.sizes().slice(1)))
+        throw Error("'y' must be [C_y, F, h, w] with the latents' F, h, w");
+    } catch (const std::exception& e) {
+      reason = std::string("latent file ") + lp + ": " + e.what();
+    }
+    if (!reason.empty()) {
+      if (dropped) dropped->push_back({i, lp, reason});
+      continue;
+    }
+    t.meta_index = i;
+    t.path = lp;
+    t.latent_path = lp;
+    t.frames = t.latent_shape[1];
+    t.height = t.latent_shape[2];
+    t.width = t.latent_shape[3];
+    out.push_back(std::move(t));
+  }
+  if (!videos.rows.empty()) {
+    std::vector<DroppedRow> d;
+    for (TrainRow& r : usable_rows(videos, stride, &d)) {
+      r.meta_index = video_index[r.meta_index];
+      out.push_back(std::move(r));
+    }
+    for (DroppedRow& r : d) {
+      r.meta_index = video_index[r.meta_index];
+      if (dropped) dropped->push_back(std::move(r));
+    }
+  }
+  std::sort(out.begin(), out.end(), [](const TrainRow& a, const TrainRow& b) { return a.meta_index < b.meta_index; });
+  return out;
+}
+
 std::string bucket_key(const TrainRow& row, bool enable_bucket) {
+  if (!row.latent_path.empty()) {
+    // Latent files batch only with files of the same shape: they cannot be resized.
+    std::string k = "latent";
+    for (int64_t d : row.latent_shape) k += ":" + std::to_string(d);
+    return k;
+  }
   if (!enable_bucket) return row.image ? "image:square" : "video:square";
   const size_t k = nearest_bucket(static_cast<double>(row.height) / static_cast<double>(row.width));
   char buf[48];
@@ -123,7 +191,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
   b.hw_ratio = opt_.random_hw_adapt ? draw_hw_ratio(opt_.sample_size, batch_rng) : 1.0;
   const int64_t n_rows = static_cast<int64_t>(rows_.size());
 
-  std::vector<torch::Tensor> clips;
+  std::vector<torch::Tensor> clips, latents, ys;
   std::vector<Rng> clip_rngs;  // each clip's stream continues into its degradation draws
   bool sized = false;
   for (const SampleRef& item : plan.items) {
@@ -136,6 +204,25 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
       const int64_t row = attempt == 0 ? item.row : rng.uniform_int(0, n_rows - 1);
       if (known_failed(row)) continue;
       const TrainRow& tr = rows_[static_cast<size_t>(row)];
+      if (!tr.latent_path.empty()) {
+        // Checked at the start of the run; a file that breaks later stops it (a replacement row
+        // from another bucket could not join this batch).
+        if (attempt > 0) continue;
+        auto sd = io::read_safetensors(tr.latent_path);
+        auto z = sd.find("latents");
+        if (z == sd.end() || z->second.sizes().vec() != tr.latent_shape)
+          throw Error(tr.latent_path + ": 'latents' changed since the start of the run");
+        auto y = sd.find("y");
+        if (!latents.empty() && (y != sd.end()) != !ys.empty())
+          throw Error(tr.latent_path + ": some latent files of this bucket have 'y' and some not");
+        latents.push_back(z->second.to(torch::kFloat).clone());
+        if (y != sd.end()) ys.push_back(y->second.to(torch::kFloat).clone());
+        ClipInfo info;
+        info.meta_index = tr.meta_index;
+        info.file = tr.latent_path;
+        b.clips.push_back(std::move(info));
+        break;
+      }
       std::vector<int64_t> idx{0};
       if (!tr.image) {
         ClipPlan cp = plan_clip(tr.frames, opt_.n_frames, opt_.stride);
@@ -144,7 +231,9 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
           continue;
         }
         int64_t start = 0;
-        if (opt_.frames_per_row) {
+        if (opt_.start_at_zero) {
+          // start stays 0
+        } else if (opt_.frames_per_row) {
           Rng row_rng = Rng::keyed(opt_.seed, "row", row);
           start = row_rng.uniform_int(0, cp.max_start);
         } else {
@@ -178,6 +267,12 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
     }
   }
 
+  if (!latents.empty()) {
+    if (!clips.empty()) throw Error("a batch mixes latent files and videos");
+    b.latents = torch::stack(latents);
+    if (!ys.empty()) b.y = torch::stack(ys);
+    return b;
+  }
   int64_t shortest = clips.front().size(1);
   for (const auto& c : clips) shortest = std::min<int64_t>(shortest, c.size(1));
   const int64_t L = batch_frames(opt_.n_frames, shortest);

@@ -29,6 +29,10 @@ struct TrainRow {
   bool image = false;
   int64_t frames = 1;   // decodable frames (1 for images)
   int64_t width = 0, height = 0;  // displayed size
+  // A row with its own latents (`latent_path`, dual-expert-training.md §9) trains from that
+  // file without decoding: `latents` [C, F, h, w] and, for i2v, `y`.
+  std::string latent_path;
+  std::vector<int64_t> latent_shape;  // [C, F, h, w]
 };
 
 struct DroppedRow {
@@ -42,6 +46,12 @@ struct DroppedRow {
 std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
                                   const std::function<void(size_t, size_t)>& progress = {});
 
+// The same with rows that name a latent file (`latent_path`, relative to the data folder):
+// those are checked by the file (it must hold a 4-D `latents`), their video is not opened.
+std::vector<TrainRow> usable_rows_with_latents(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped);
+// The latent file a row names, resolved; empty when it names none.
+std::string row_latent_path(const Metadata& meta, const MetaRow& row);
+
 struct LoaderOptions {
   uint64_t seed = 42;
   int64_t sample_size = 640;   // S
@@ -54,6 +64,7 @@ struct LoaderOptions {
   bool degradation = false;
   int64_t min_ops = 1, max_ops = 4;
   bool frames_per_row = false;  // latent cache: a row always trains on the same frames (§6.1)
+  bool start_at_zero = false;   // every clip from its first frame (the experts' eval set)
   int workers = 1;              // decode threads; 0 = decode on the caller's thread
   int prefetch = 0;             // batches decoded ahead (0: 2 per worker)
   int rank = 0, world = 1;
@@ -74,6 +85,9 @@ struct Batch {
   BatchPlan plan;
   torch::Tensor x_hr;  // [B, 3, L, H, W] in [-1, 1], clean
   torch::Tensor x_lr;  // [B, 3, L, h, w]: bilinear down (no antialias) of the (degraded) x_hr
+  // Rows with latent files: x_hr/x_lr stay undefined and these hold the files' tensors.
+  torch::Tensor latents;  // [B, C, F, h, w]
+  torch::Tensor y;        // [B, C_y, F, h, w] when the files have `y`
   BucketSize size;
   double hw_ratio = 1.0;  // the random_hw_adapt r of this batch
   std::vector<ClipInfo> clips;

@@ -29,9 +29,13 @@ WanMlpImpl::WanMlpImpl(int64_t in, int64_t hidden, int64_t out) {
   l2 = register_module("2", torch::nn::Linear(hidden, out));
 }
 
+torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x) {
+  return q.defined() ? fp8_linear(x, lin->weight, lin->bias, q) : lin(x);
+}
+
 torch::Tensor WanMlpImpl::forward(const torch::Tensor& x, bool gelu) {
-  auto h = l0(x);
-  return l2(gelu ? torch::gelu(h, "tanh") : torch::silu(h));
+  auto h = apply_linear(l0, fp8[0], x);
+  return apply_linear(l2, fp8[1], gelu ? torch::gelu(h, "tanh") : torch::silu(h));
 }
 
 WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps)
@@ -51,7 +55,7 @@ WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm,
 
 torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles) {
   const int64_t Lq = x.size(0), Lk = kv.size(0), D = x.size(1), n = heads_, d = D / n;
-  auto qx = q(x), kx = k(kv), vx = v(kv);
+  auto qx = apply_linear(q, fp8[0], x), kx = apply_linear(k, fp8[1], kv), vx = apply_linear(v, fp8[2], kv);
   if (norm_q.defined()) {
     qx = wan_rms_norm(qx, norm_q, eps_);
     kx = wan_rms_norm(kx, norm_k, eps_);
@@ -64,7 +68,7 @@ torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Ten
   }
   auto out = wan_attention(qx.transpose(0, 1), kx.transpose(0, 1), vx.view({Lk, n, d}).transpose(0, 1),
                            1.0 / std::sqrt(static_cast<double>(d)));
-  return o(out.transpose(0, 1).reshape({Lq, D}));
+  return apply_linear(o, fp8[3], out.transpose(0, 1).reshape({Lq, D}));
 }
 
 WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) {
@@ -135,6 +139,36 @@ void WanModelImpl::init_weights() {
   const double s = 1.0 / std::sqrt(static_cast<double>(cfg_.dim));
   for (auto& b : *blocks) b->as<WanBlockImpl>()->modulation.copy_(torch::randn({1, 6, cfg_.dim}) * s);
   head->modulation.copy_(torch::randn({1, 2, cfg_.dim}) * s);
+}
+
+void WanModelImpl::set_fp8(bool on) {
+  fp8_ = on;
+  refresh_fp8();
+}
+
+void WanModelImpl::refresh_fp8() {
+  for (auto& m : *blocks) {
+    auto* b = m->as<WanBlockImpl>();
+    for (auto* a : {b->self_attn.get(), b->cross_attn.get()}) {
+      torch::nn::Linear* lin[4] = {&a->q, &a->k, &a->v, &a->o};
+      for (int i = 0; i < 4; ++i) a->fp8[i] = fp8_ ? fp8_quantize((*lin[i])->weight) : Fp8Weight{};
+    }
+    b->ffn->fp8[0] = fp8_ ? fp8_quantize(b->ffn->l0->weight) : Fp8Weight{};
+    b->ffn->fp8[1] = fp8_ ? fp8_quantize(b->ffn->l2->weight) : Fp8Weight{};
+  }
+}
+
+int64_t WanModelImpl::fp8_bytes() const {
+  int64_t n = 0;
+  for (const auto& m : *blocks) {
+    const auto* b = m->as<WanBlockImpl>();
+    for (const auto* a : {b->self_attn.get(), b->cross_attn.get()})
+      for (const auto& q : a->fp8)
+        if (q.defined()) n += q.codes.numel();
+    for (const auto& q : b->ffn->fp8)
+      if (q.defined()) n += q.codes.numel();
+  }
+  return n;
 }
 
 torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,

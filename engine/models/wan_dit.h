@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "io/state_dict.h"
+#include "models/fp8.h"
 #include "models/wan_dit_config.h"
 
 namespace ws::models {
@@ -22,6 +23,7 @@ class WanMlpImpl : public torch::nn::Module {
   WanMlpImpl(int64_t in, int64_t hidden, int64_t out);
   torch::Tensor forward(const torch::Tensor& x, bool gelu);  // gelu: GELU(tanh), else SiLU
   torch::nn::Linear l0{nullptr}, l2{nullptr};
+  Fp8Weight fp8[2];  // fp8 copies of l0, l2 (blocks' ffn only); undefined: the weights themselves
 };
 TORCH_MODULE(WanMlp);
 
@@ -33,6 +35,7 @@ class WanAttentionImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles);
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   torch::Tensor norm_q, norm_k;  // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
+  Fp8Weight fp8[4];  // fp8 copies of q, k, v, o; undefined: the weights themselves
 
  private:
   int64_t heads_;
@@ -88,6 +91,15 @@ class WanModelImpl : public torch::nn::Module {
   bool gradient_checkpointing() const { return checkpointing_; }
   // The reference's init_weights (spec §2 "Fresh initialisation"); the constructor calls it.
   void init_weights();
+  // fp8 e4m3 storage (dual-expert-training.md §10): every block Linear (attention q/k/v/o, ffn)
+  // reads an fp8 copy of its weight with a per-tensor scale; embeddings, modulation, norms and
+  // the head stay in full precision. The copies are not in the state dict; refresh_fp8() makes
+  // them again from the (master) weights, after each update.
+  void set_fp8(bool on);
+  void refresh_fp8();
+  bool fp8() const { return fp8_; }
+  // Bytes held by the fp8 copies.
+  int64_t fp8_bytes() const;
 
   torch::nn::Conv3d patch_embedding{nullptr};
   WanMlp text_embedding{nullptr}, time_embedding{nullptr};
@@ -101,8 +113,12 @@ class WanModelImpl : public torch::nn::Module {
                           const torch::Tensor& context, const torch::Tensor& angles);
   WanConfig cfg_;
   bool checkpointing_ = false;
+  bool fp8_ = false;
 };
 TORCH_MODULE(WanModel);
+
+// A Linear through its fp8 copy when it has one.
+torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x);
 
 // Diffusers (`WanTransformer3DModel`) key names -> official ones (spec §2). Keys already official
 // pass through; returns the input unchanged when it has no diffusers key.

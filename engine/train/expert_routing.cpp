@@ -93,20 +93,41 @@ std::vector<torch::Tensor> draw_noise(uint64_t seed, int64_t global_step, int64_
 
 bool routes_high(double t, int64_t boundary) { return t >= static_cast<double>(boundary); }
 
-std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
-                                          const std::vector<torch::Tensor>& x_t, const std::vector<double>& t,
-                                          const std::vector<torch::Tensor>& context) {
-  if (x_t.size() != t.size() || x_t.size() != context.size())
-    throw Error("routed_predict: x_t, t and context must have one entry per sample");
+namespace {
+// Partition by the mask, run each expert on its subset (high first), scatter back in order.
+template <typename Forward>
+std::vector<torch::Tensor> route_each(models::WanModel& high, models::WanModel& low, int64_t boundary,
+                                      const std::vector<double>& t, Forward forward) {
   std::vector<size_t> hi, lo;
   for (size_t i = 0; i < t.size(); ++i) (routes_high(t[i], boundary) ? hi : lo).push_back(i);
   std::vector<torch::Tensor> out(t.size());
   for (auto* part : {&hi, &lo}) {
     models::WanModel& m = part == &hi ? high : low;
-    for (size_t i : *part)
-      out[i] = m->forward(x_t[i], torch::tensor({static_cast<float>(t[i])}), context[i].to(torch::kFloat));
+    for (size_t i : *part) out[i] = forward(m, i);
   }
   return out;
+}
+}  // namespace
+
+std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
+                                          const std::vector<torch::Tensor>& x_t, const std::vector<double>& t,
+                                          const std::vector<torch::Tensor>& context) {
+  if (x_t.size() != t.size() || x_t.size() != context.size())
+    throw Error("routed_predict: x_t, t and context must have one entry per sample");
+  return route_each(high, low, boundary, t, [&](models::WanModel& m, size_t i) {
+    return m->forward(x_t[i], torch::tensor({static_cast<float>(t[i])}), context[i].to(torch::kFloat));
+  });
+}
+
+std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
+                                          const std::vector<ExpertStepInput>& samples) {
+  std::vector<double> t;
+  for (const auto& s : samples) t.push_back(s.t);
+  return route_each(high, low, boundary, t, [&](models::WanModel& m, size_t i) {
+    const ExpertStepInput& s = samples[i];
+    const ExpertModelInput mi = expert_model_input(s);
+    return m->forward(mi.x_t, mi.t, s.context.to(torch::kFloat), s.seq_len, s.y);
+  });
 }
 
 }  // namespace ws::train

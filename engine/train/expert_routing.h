@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "models/wan_dit.h"
+#include "train/expert_step.h"
 
 namespace ws::train {
 
@@ -61,5 +62,9 @@ bool routes_high(double t, int64_t boundary);
 std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
                                           const std::vector<torch::Tensor>& x_t, const std::vector<double>& t,
                                           const std::vector<torch::Tensor>& context);
+// The same for whole samples: each one's model input (expert_model_input: i2v y, ti2v's clean
+// first frame) goes to the expert its t selects.
+std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
+                                          const std::vector<ExpertStepInput>& samples);
 
 }  // namespace ws::train

@@ -1,6 +1,7 @@
 #include "train/expert_step.h"
 
 #include "core/error.h"
+#include "train/expert_conditioning.h"
 
 namespace ws::train {
 
@@ -21,6 +22,28 @@ torch::Tensor ExpertStep::noisy_latent(const torch::Tensor& x0, const torch::Ten
   return x0.to(torch::kFloat) * (1.0 - s) + noise.to(torch::kFloat) * s;
 }
 
+ExpertModelInput expert_model_input(const ExpertStepInput& in) {
+  ExpertModelInput m;
+  m.x_t = ExpertStep::noisy_latent(in.x0, in.noise, in.sigma);
+  if (in.clean_first_frame) {
+    m.x_t = with_clean_first_frame(m.x_t, in.x0.to(torch::kFloat));
+    m.t = first_frame_token_timesteps(in.t, m.x_t.size(1), m.x_t.size(2), m.x_t.size(3));
+  } else {
+    m.t = torch::tensor({static_cast<float>(in.t)});
+  }
+  return m;
+}
+
+torch::Tensor expert_loss(const torch::Tensor& pred, const ExpertStepInput& in) {
+  auto p = pred.to(torch::kFloat), target = in.noise.to(torch::kFloat) - in.x0.to(torch::kFloat);
+  if (in.clean_first_frame) {
+    const int64_t F = p.size(1);
+    p = p.narrow(1, 1, F - 1);
+    target = target.narrow(1, 1, F - 1);
+  }
+  return torch::mse_loss(p, target);
+}
+
 void ExpertStep::begin_accumulation() {
   model_->train();
   optimizer_->zero_grad();
@@ -29,17 +52,16 @@ void ExpertStep::begin_accumulation() {
 double ExpertStep::accumulate(const ExpertStepInput& in, double weight, torch::Tensor* x_t) {
   if (!in.x0.defined() || !in.noise.defined() || in.x0.sizes() != in.noise.sizes())
     throw Error("expert step: x0 and noise must have the same shape");
-  auto xt = noisy_latent(in.x0, in.noise, in.sigma);
-  auto t = torch::tensor({static_cast<float>(in.t)});
-  auto pred = model_->forward(xt, t, in.context.to(torch::kFloat), in.seq_len, in.y);
-  auto target = in.noise.to(torch::kFloat) - in.x0.to(torch::kFloat);
-  auto loss = torch::mse_loss(pred.to(torch::kFloat), target);
+  if (in.clean_first_frame && in.x0.size(1) < 2) throw Error("expert step: first-frame conditioning needs 2+ latent frames");
+  const ExpertModelInput mi = expert_model_input(in);
+  auto pred = model_->forward(mi.x_t, mi.t, in.context.to(torch::kFloat), in.seq_len, in.y);
+  auto loss = expert_loss(pred, in);
   // Weight 1 backpropagates the loss itself, so the single-sample path stays bit-identical.
   if (weight == 1.0)
     loss.backward();
   else
     (loss * weight).backward();
-  if (x_t) *x_t = xt;
+  if (x_t) *x_t = mi.x_t;
   return loss.item<double>();
 }
 
@@ -55,6 +77,7 @@ ExpertStepRecord ExpertStep::forward_backward(const ExpertStepInput& in) {
 
 void ExpertStep::update() {
   optimizer_->step({opts_.learning_rate});
+  if (model_->fp8()) model_->refresh_fp8();  // the fp8 copies follow the master weights
   ++global_step_;
 }
 

@@ -30,7 +30,20 @@ struct ExpertStepInput {
   torch::Tensor context;  // [L_txt, text_dim], unpadded
   int64_t seq_len = 0;    // 0 = the token count
   torch::Tensor y;        // i2v conditioning, or undefined
+  // ti2v image conditioning: latent frame 0 of x_t is x0's, its tokens get t = 0 and it is
+  // left out of the loss (inference overwrites that frame every step; DiffSynth does the same,
+  // VideoX-Fun keeps it in the mean).
+  bool clean_first_frame = false;
 };
+
+// What the model sees for one sample: x_t (frame 0 clean under clean_first_frame) and t
+// ([1], or per token).
+struct ExpertModelInput {
+  torch::Tensor x_t, t;
+};
+ExpertModelInput expert_model_input(const ExpertStepInput& in);
+// The per-sample flow-matching loss: mse(pred, ε − x0), in fp32, over the frames that count.
+torch::Tensor expert_loss(const torch::Tensor& pred, const ExpertStepInput& in);
 
 struct ExpertStepRecord {
   double loss = 0;       // fp32 loss as a double

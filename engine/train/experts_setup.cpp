@@ -2,8 +2,10 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "data/clip_loader.h"
 #include "data/metadata.h"
 #include "io/model_yaml.h"
+#include "train/expert_conditioning.h"
 #include "train/text_embeddings.h"
 #include "train/upsampler_setup.h"
 
@@ -68,6 +70,19 @@ void check_text_embeddings(io::Config& cfg, ExpertsSetup& s, const std::string& 
     for (size_t i = 0; i < std::min<size_t>(3, missing.size()); ++i) list += (i ? ", " : "") + missing[i];
     cfg.error("text_embeddings_dir", std::to_string(missing.size()) + " of " + std::to_string(meta.rows.size()) +
                                          " rows of " + meta_path + " have no text embedding, first: " + list);
+  }
+}
+
+// Whether every row of a metadata.json names its own latent file (unreadable: false, the
+// metadata's own error is reported elsewhere).
+bool every_row_has_latents(const std::string& meta_path, const std::string& data_dir) {
+  try {
+    data::Metadata meta = data::read_metadata(meta_path, data_dir);
+    for (const auto& row : meta.rows)
+      if (data::row_latent_path(meta, row).empty()) return false;
+    return !meta.rows.empty();
+  } catch (const Error&) {
+    return false;
   }
 }
 
@@ -151,24 +166,30 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
                   "high_noise_model_path and low_noise_model_path");
   const models::WanConfig& mc = s.high.config;
   have_model = have_model && models_ok && (!cfg.is_set("transformer_config") || fresh);
+  // Latent files made elsewhere (§9) free the run from the VAE: the way to train 16-channel experts.
+  s.data_dir = cfg.opt_str("train_data_dir").value_or("");
+  s.all_latent_files = cfg.is_set("train_data_meta") && every_row_has_latents(cfg.str("train_data_meta"), s.data_dir) &&
+                       (!cfg.is_set("eval_data_meta") || every_row_has_latents(cfg.str("eval_data_meta"), s.data_dir));
   if (have_model) {
-    if (mc.model_type != "t2v" || s.low.config.model_type != "t2v")
-      cfg.add_error("model_type " + mc.model_type + ": this version trains t2v experts only (i2v/ti2v conditioning is not wired yet)");
+    if (mc.model_type != s.low.config.model_type)
+      cfg.add_error("the high expert is " + mc.model_type + ", the low one " + s.low.config.model_type + ": both must have one model_type");
     if (mc.in_dim != s.low.config.in_dim || mc.out_dim != s.low.config.out_dim || mc.text_dim != s.low.config.text_dim)
       cfg.add_error("the high and low experts differ in in_dim/out_dim/text_dim");
-    if (mc.in_dim != 48 || mc.out_dim != 48)
-      cfg.add_error("experts with in_dim " + std::to_string(mc.in_dim) +
-                    ": only 48-channel (Wan2.2 VAE) experts can be trained here; 16-channel experts need Wan2.1 VAE latents (not available yet)");
+    const int64_t want_in = expected_in_dim(image_conditioning(mc.model_type), mc.out_dim);
+    if (mc.in_dim != want_in)
+      cfg.add_error("a " + mc.model_type + " expert with out_dim " + std::to_string(mc.out_dim) + " needs in_dim " +
+                    std::to_string(want_in) + (mc.model_type == "i2v" ? " (latent + 4 mask + image latent)" : "") +
+                    ", got " + std::to_string(mc.in_dim));
+    if (mc.out_dim != 48 && !s.all_latent_files)
+      cfg.add_error("experts with " + std::to_string(mc.out_dim) +
+                    " latent channels: the on-the-fly encoder is the Wan2.2 VAE (48 channels); give every row a "
+                    "latent_path with Wan2.1 VAE latents [16, F, h, w] (and y for i2v)");
   }
 
-  // fp8 (§10): float8 types exist only in LibTorch 2.1+ CUDA builds.
-  if (cfg.str("fp8") != "none") {
-#ifdef WANSTUDIO_HAVE_CUDA
-    cfg.error("fp8", "e4m3 weight storage is not available in this version of the trainer yet");
-#else
-    cfg.error("fp8", "e4m3 needs a CUDA build whose LibTorch has float8 types (2.1 or newer); this build trains on the CPU");
-#endif
-  }
+  // fp8 (§10): our own e4m3 codes run on any LibTorch; on the CPU they only add a copy.
+  if (cfg.str("fp8") != "none")
+    s.warnings.push_back("fp8 e4m3 on a CPU build: block Linear weights are read from e4m3 copies (the fp8 numerics), "
+                         "kept beside the fp32 master weights, so no memory is saved");
   if (cfg.str("mixed_precision") == "fp16")
     cfg.error("mixed_precision", "fp16 needs a gradient scaler, which is not ported: use bf16 or no");
 
@@ -199,8 +220,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
       check_text_embeddings(cfg, s, s.meta_path, mc.text_len, mc.text_dim, "train_data_meta");
   }
 
-  // VAE.
-  s.vae_file = resolve_vae_file(cfg, s.vae_config);
+  // VAE: not needed when every row brings its latents (unless named, then it must exist).
+  if (!s.all_latent_files || cfg.is_set("vae_path")) s.vae_file = resolve_vae_file(cfg, s.vae_config);
 
   // Learning rates.
   for (const char* k : {"learning_rate", "learning_rate_high", "learning_rate_low"})

@@ -20,7 +20,8 @@ struct ExpertSource {
 struct ExpertsSetup {
   std::string output_dir;
   std::string meta_path, data_dir;
-  std::string vae_file;
+  std::string vae_file;      // empty when every row brings its own latent file
+  bool all_latent_files = false;  // every train (and eval) row names a latent_path
   nlohmann::json vae_config = nlohmann::json::object();
   ExpertSource high, low;
   std::string text_dir;

@@ -22,6 +22,7 @@
 #include "run/events.h"
 #include "run/logging.h"
 #include "run/run_dir.h"
+#include "train/expert_conditioning.h"
 #include "train/expert_routing.h"
 #include "train/expert_step.h"
 #include "train/experts_checkpoint.h"
@@ -49,8 +50,13 @@ int env_int(const char* name, int fallback) {
 
 struct EvalItem {
   size_t row = 0;  // j: the row's index in eval_data_meta
-  double t = 0;
-  torch::Tensor x0, noise, context;
+  ExpertStepInput in;  // x0, fixed noise, σ, t, context and the image conditioning
+};
+
+// A micro-batch's latents: z [B, C, F, h, w] and, for i2v, the encodings of the first-frame
+// clips (`image`) or the latent files' own `y`.
+struct Latents {
+  torch::Tensor z, image, y;
 };
 
 class Trainer {
@@ -61,15 +67,20 @@ class Trainer {
 
  private:
   void build_loader();
+  void check_latent_rows(const std::vector<data::TrainRow>& rows, const std::string& meta_path) const;
   void build_models();
   void resume();
   void build_eval();
   void train_loop();
-  torch::Tensor latents(const data::Batch& batch);
+  Latents latents(const data::Batch& batch);
+  Latents encode_batch(const torch::Tensor& x_hr);
+  // Conditioning of sample b: i2v's y, ti2v's clean first frame (drawn; always in eval).
+  void condition(ExpertStepInput& in, const Latents& z, int64_t b, bool ti2v_image) const;
   torch::Tensor encode(const torch::Tensor& x);
   double weight(double t) const { return cfg_.str("timestep_weighting") == "bsmntw" ? bsmntw_weight(t) : 1.0; }
   void emit_step(bool high, double loss, double lr, const ClipResult& clip, double max_abs_grad,
-                 const std::vector<double>& ts, const data::Batch& batch, double secs, int64_t samples);
+                 const std::vector<double>& ts, const std::vector<bool>& first_frame, const data::Batch& batch,
+                 double secs, int64_t samples);
   void evaluate();
   void checkpoint();
 
@@ -80,6 +91,7 @@ class Trainer {
   std::unique_ptr<io::TfEventsWriter> tb_;
   std::unique_ptr<models::Wan22Vae> vae_;
   std::unique_ptr<ExpertStep> high_, low_;
+  ImageConditioning cond_ = ImageConditioning::None;
   LrSchedule sched_high_, sched_low_;
   double lr_high_ = 0, lr_low_ = 0;
   data::Metadata meta_;
@@ -99,12 +111,25 @@ class Trainer {
   json options_;
 };
 
+void Trainer::check_latent_rows(const std::vector<data::TrainRow>& rows, const std::string& meta_path) const {
+  const models::WanConfig& c = setup_.high.config;
+  for (const auto& r : rows) {
+    if (r.latent_path.empty()) continue;
+    const auto& s = r.latent_shape;
+    if (s[0] != c.out_dim || s[2] % 2 || s[3] % 2)
+      throw Error(meta_path + " row " + std::to_string(r.meta_index) + ": " + r.latent_path + " holds latents [" +
+                  std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ", " +
+                  std::to_string(s[3]) + "]; the experts need " + std::to_string(c.out_dim) + " channels and even h, w");
+  }
+}
+
 void Trainer::build_loader() {
   meta_ = data::read_metadata(setup_.meta_path, setup_.data_dir);
   std::vector<data::DroppedRow> dropped;
-  auto rows = data::usable_rows(meta_, cfg_.integer("video_sample_stride"), &dropped);
+  auto rows = data::usable_rows_with_latents(meta_, cfg_.integer("video_sample_stride"), &dropped);
   for (const auto& d : dropped) spdlog::warn("dataset row {} ({}) skipped: {}", d.meta_index, d.file, d.reason);
   if (rows.empty()) throw Error(setup_.meta_path + ": no usable rows (every row was skipped)");
+  check_latent_rows(rows, setup_.meta_path);
   data::LoaderOptions lo;
   lo.seed = seed_;
   lo.sample_size = cfg_.integer("video_sample_size");
@@ -137,9 +162,13 @@ void Trainer::build_loader() {
 }
 
 void Trainer::build_models() {
-  spdlog::info("loading the VAE from {}", setup_.vae_file);
-  vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config);
-  if (setup_.latent_cache_dir) {
+  if (!setup_.vae_file.empty()) {
+    spdlog::info("loading the VAE from {}", setup_.vae_file);
+    vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config);
+  } else {
+    spdlog::info("every row brings its latent file: no VAE");
+  }
+  if (setup_.latent_cache_dir && vae_) {
     vae_sha_ = sha256_file(setup_.vae_file);
     cache_ = std::make_unique<LatentCache>(*setup_.latent_cache_dir, vae_sha_);
   }
@@ -159,6 +188,7 @@ void Trainer::build_models() {
       m = models::WanModel(src.config);
     }
     m->set_gradient_checkpointing(cfg_.boolean("gradient_checkpointing"));
+    m->set_fp8(cfg_.str("fp8") == "e4m3");
     ExpertStepOptions o;
     o.learning_rate = expert_lr;
     o.adam = {cfg_.real("adam_beta1"), cfg_.real("adam_beta2"), cfg_.real("adam_epsilon"), cfg_.real("adam_weight_decay")};
@@ -167,6 +197,7 @@ void Trainer::build_models() {
     o.clip.initial_grad_norm_ratio = cfg_.real("initial_grad_norm_ratio");
     return std::make_unique<ExpertStep>(m, o);
   };
+  cond_ = image_conditioning(setup_.high.config.model_type);
   high_ = make(setup_.high, "high", lr_high_);
   low_ = make(setup_.low, "low", lr_low_);
 
@@ -203,6 +234,7 @@ void Trainer::resume() {
     json b = e->model()->config().to_json();
     if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
     io::load_state_dict(*e->model(), h ? ck.high_weights : ck.low_weights, io::LoadMode::Strict, dir + "/" + name);
+    e->model()->refresh_fp8();
     e->optimizer().load_state_dict(h ? ck.high_optimizer : ck.low_optimizer,
                                    dir + "/trainer_state/optimizer_" + (h ? "high" : "low") + ".safetensors");
     const int64_t steps = h ? st.steps_high : st.steps_low;
@@ -225,17 +257,43 @@ void Trainer::resume() {
 }
 
 torch::Tensor Trainer::encode(const torch::Tensor& x) {
+  if (!vae_) throw Error("a video row without latent_path, and no VAE to encode it");
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
   for (int64_t i = 0; i < x.size(0); ++i) parts.push_back(vae_->encode(x.narrow(0, i, 1)));
   return torch::cat(parts, 0).to(torch::kFloat);
 }
 
-// [B, 48, F, H/16, W/16] normalised latents: from the cache (`latents` per clip) or the VAE.
-torch::Tensor Trainer::latents(const data::Batch& batch) {
-  if (!cache_) return encode(batch.x_hr);
+Latents Trainer::encode_batch(const torch::Tensor& x_hr) {
+  Latents l;
+  l.z = encode(x_hr);
+  if (cond_ == ImageConditioning::I2V) l.image = encode(first_frame_clip(x_hr));
+  return l;
+}
+
+void Trainer::condition(ExpertStepInput& in, const Latents& z, int64_t b, bool ti2v_image) const {
+  if (cond_ == ImageConditioning::I2V) {
+    if (z.y.defined())
+      in.y = z.y[b];
+    else if (z.image.defined())
+      in.y = i2v_y(z.image[b]);
+    else
+      throw Error("i2v experts: a latent file without 'y' (the mask and image latent, [in_dim − C, F, h, w])");
+    const int64_t want = high_->model()->config().in_dim - high_->model()->config().out_dim;
+    if (in.y.size(0) != want)
+      throw Error("i2v experts: 'y' has " + std::to_string(in.y.size(0)) + " channels, the experts need " + std::to_string(want));
+  }
+  if (cond_ == ImageConditioning::TI2V) in.clean_first_frame = ti2v_image;
+}
+
+// [B, C, F, H/16, W/16] normalised latents (and i2v's image latents): from the cache
+// (`latents`, `image_latents` per clip) or the VAE.
+Latents Trainer::latents(const data::Batch& batch) {
+  if (batch.latents.defined()) return {batch.latents, torch::Tensor(), batch.y};
+  if (!cache_) return encode_batch(batch.x_hr);
+  const bool i2v = cond_ == ImageConditioning::I2V;
   const int64_t L = batch.x_hr.size(2), F = 1 + (L - 1) / 4;
-  std::vector<torch::Tensor> out;
+  std::vector<torch::Tensor> out, images;
   std::vector<std::string> paths;
   bool all = true;
   for (const auto& c : batch.clips) {
@@ -252,6 +310,14 @@ torch::Tensor Trainer::latents(const data::Batch& batch) {
       if (it == sd.end() || it->second.dim() != 4 || it->second.size(1) != F || it->second.size(2) != batch.size.H / 16)
         throw Error(paths.back() + ": not a latent cache entry of this clip");
       out.push_back(it->second.to(torch::kFloat));
+      if (i2v) {
+        auto im = sd.find("image_latents");
+        if (im == sd.end() || im->second.sizes() != it->second.sizes()) {
+          all = false;  // an entry a t2v run wrote: encode the image latent and rewrite it
+          continue;
+        }
+        images.push_back(im->second.to(torch::kFloat));
+      }
     } catch (const std::exception& e) {
       spdlog::warn("latent cache entry unusable, recomputing: {}", e.what());
       all = false;
@@ -259,13 +325,14 @@ torch::Tensor Trainer::latents(const data::Batch& batch) {
   }
   if (all) {
     ++cache_hits_;
-    return torch::stack(out);
+    return {torch::stack(out), i2v ? torch::stack(images) : torch::Tensor(), torch::Tensor()};
   }
   ++cache_misses_;
-  auto z = encode(batch.x_hr);
+  Latents z = encode_batch(batch.x_hr);
   for (size_t i = 0; i < paths.size(); ++i) {
     io::StateDict sd;
-    sd["latents"] = z[static_cast<int64_t>(i)].contiguous();
+    sd["latents"] = z.z[static_cast<int64_t>(i)].contiguous();
+    if (i2v) sd["image_latents"] = z.image[static_cast<int64_t>(i)].contiguous();
     io::write_safetensors(paths[i], sd,
                           {{"vae_sha256", vae_sha_},
                            {"pixel_size", std::to_string(batch.size.H) + "x" + std::to_string(batch.size.W)}});
@@ -277,8 +344,9 @@ void Trainer::build_eval() {
   if (!setup_.eval_meta) return;
   data::Metadata meta = data::read_metadata(*setup_.eval_meta, setup_.data_dir);
   std::vector<data::DroppedRow> dropped;
-  auto rows = data::usable_rows(meta, cfg_.integer("video_sample_stride"), &dropped);
+  auto rows = data::usable_rows_with_latents(meta, cfg_.integer("video_sample_stride"), &dropped);
   for (const auto& d : dropped) spdlog::warn("eval row {} ({}) skipped: {}", d.meta_index, d.file, d.reason);
+  check_latent_rows(rows, *setup_.eval_meta);
   const auto ts = cfg_.integers("eval_timesteps");
   const int64_t per_t = cfg_.integer("eval_max_samples_per_t");
   std::map<int64_t, int64_t> count;
@@ -300,6 +368,7 @@ void Trainer::build_eval() {
   lo.enable_bucket = cfg_.boolean("enable_bucket");
   lo.random_hw_adapt = false;
   lo.frames_per_row = true;  // fixed frames per row: every eval sees the same inputs
+  lo.start_at_zero = true;   // from each clip's first frame (§6)
   lo.workers = 0;
   data::ClipLoader loader(kept, lo);
   spdlog::info("encoding {} eval clips", kept.size());
@@ -310,12 +379,16 @@ void Trainer::build_eval() {
     data::Batch b = loader.make_batch(plan);
     EvalItem it;
     it.row = b.clips.front().meta_index;
-    it.t = kept_t[i];
-    it.x0 = encode(b.x_hr)[0];
-    it.context = texts_->get(meta, meta.rows[it.row]);
+    const Latents z = b.latents.defined() ? Latents{b.latents, torch::Tensor(), b.y} : encode_batch(b.x_hr);
+    it.in.x0 = z.z[0];
+    it.in.t = kept_t[i];
+    it.in.sigma = sigma_from_t(it.in.t);
+    it.in.context = texts_->get(meta, meta.rows[it.row]);
+    // ti2v eval rows are all image-conditioned (what the model is asked at inference).
+    condition(it.in, z, 0, it.in.x0.size(1) > 1);
     data::Rng r = data::Rng::keyed(static_cast<uint64_t>(setup_.eval_seed), "eval", static_cast<int64_t>(it.row));
     auto gen = at::detail::createCPUGenerator(r.derive_seed());
-    it.noise = torch::randn(it.x0.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat));
+    it.in.noise = torch::randn(it.in.x0.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat));
     eval_.push_back(std::move(it));
   }
 }
@@ -330,17 +403,12 @@ void Trainer::evaluate() {
   std::map<int64_t, std::pair<double, int64_t>> by_t;  // t -> (sum, n)
   const size_t chunk = 8;
   for (size_t i0 = 0; i0 < eval_.size(); i0 += chunk) {
-    std::vector<torch::Tensor> xt, ctx;
-    std::vector<double> ts;
-    for (size_t i = i0; i < std::min(eval_.size(), i0 + chunk); ++i) {
-      xt.push_back(ExpertStep::noisy_latent(eval_[i].x0, eval_[i].noise, sigma_from_t(eval_[i].t)));
-      ts.push_back(eval_[i].t);
-      ctx.push_back(eval_[i].context);
-    }
-    auto pred = routed_predict(high_->model(), low_->model(), boundary, xt, ts, ctx);
+    std::vector<ExpertStepInput> samples;
+    for (size_t i = i0; i < std::min(eval_.size(), i0 + chunk); ++i) samples.push_back(eval_[i].in);
+    auto pred = routed_predict(high_->model(), low_->model(), boundary, samples);
     for (size_t k = 0; k < pred.size(); ++k) {
-      const EvalItem& e = eval_[i0 + k];
-      const double l = torch::mse_loss(pred[k].to(torch::kFloat), e.noise - e.x0).item<double>() * weight(e.t);
+      const ExpertStepInput& e = samples[k];
+      const double l = expert_loss(pred[k], e).item<double>() * weight(e.t);
       auto& acc = by_t[static_cast<int64_t>(e.t)];
       acc.first += l, acc.second += 1;
     }
@@ -403,7 +471,8 @@ void Trainer::checkpoint() {
 }
 
 void Trainer::emit_step(bool high, double loss, double lr, const ClipResult& clip, double max_abs_grad,
-                        const std::vector<double>& ts, const data::Batch& batch, double secs, int64_t samples) {
+                        const std::vector<double>& ts, const std::vector<bool>& first_frame, const data::Batch& batch,
+                        double secs, int64_t samples) {
   const int64_t step = global_step();
   ExpertStep& e = high ? *high_ : *low_;
   recent_.emplace_back(secs, samples);
@@ -431,11 +500,14 @@ void Trainer::emit_step(bool high, double loss, double lr, const ClipResult& cli
              {"share_high", share},
              {"timesteps", ts},
              {"epoch", batch.plan.epoch},
-             {"size", {batch.size.H, batch.size.W}},
-             {"frames", batch.x_hr.size(2)},
+             {"size", batch.latents.defined() ? json(nullptr) : json{batch.size.H, batch.size.W}},
+             {"frames", batch.x_hr.defined() ? batch.x_hr.size(2) : 4 * (batch.latents.size(2) - 1) + 1},
              {"clips", clips},
              {"data_wait_s", loader_->wait_seconds()}};
   if (cache_) ev["cache_hits"] = cache_hits_, ev["cache_misses"] = cache_misses_;
+  if (batch.latents.defined()) ev["latent_size"] = batch.latents.sizes().slice(2).vec();  // F, h, w of the files
+  if (cond_ != ImageConditioning::None) ev["conditioning"] = cond_ == ImageConditioning::I2V ? "i2v" : "ti2v";
+  if (!first_frame.empty()) ev["image_conditioned"] = first_frame;
   run::EventStream::global().emit("step", ev);
   if (!tb_) return;
   // Per-expert series at that expert's own step, so they never go backwards (§11).
@@ -467,6 +539,7 @@ void Trainer::train_loop() {
     double loss = 0;
     int64_t samples = 0;
     std::vector<double> ts;
+    std::vector<bool> first_frame;  // ti2v: which samples were image-conditioned
     data::Batch batch;
     bool ended = false;
     for (int64_t micro = 0; micro < A; ++micro) {
@@ -478,13 +551,15 @@ void Trainer::train_loop() {
           break;
         }
       }
-      torch::Tensor z = latents(batch);
-      const int64_t B = z.size(0);
+      const Latents z = latents(batch);
+      const int64_t B = z.z.size(0), F = z.z.size(2);
       StepDraw d = draw_step(setup_.routing, seed_, gs, micro, rank_, B);
-      auto noise = draw_noise(seed_, gs, micro, rank_, B, z[0].sizes().vec());
+      auto noise = draw_noise(seed_, gs, micro, rank_, B, z.z[0].sizes().vec());
       for (int64_t b = 0; b < B; ++b) {
         ExpertStepInput in;
-        in.x0 = z[b];
+        in.x0 = z.z[b];
+        condition(in, z, b, cond_ == ImageConditioning::TI2V && draw_ti2v_image(seed_, gs, micro, rank_, b, F));
+        if (cond_ == ImageConditioning::TI2V) first_frame.push_back(in.clean_first_frame);
         in.noise = noise[static_cast<size_t>(b)];
         in.sigma = d.sigma[static_cast<size_t>(b)];
         in.t = d.t[static_cast<size_t>(b)];
@@ -510,7 +585,7 @@ void Trainer::train_loop() {
     e.release_gradients();  // the idle expert keeps no gradient buffers
     last_cursor_ = batch.plan.cursor;
     const auto now = std::chrono::steady_clock::now();
-    emit_step(high, loss, lr, clip, max_abs, ts, batch, std::chrono::duration<double>(now - t0).count(), samples);
+    emit_step(high, loss, lr, clip, max_abs, ts, first_frame, batch, std::chrono::duration<double>(now - t0).count(), samples);
     const int64_t step = global_step();
     if (step % ckpt_every == 0 && step < max_steps_) checkpoint();
     if (step % eval_every == 0) evaluate();
@@ -551,7 +626,9 @@ int Trainer::run() {
                                               {"dataset_rows", loader_->rows().size()},
                                               {"eval_samples", eval_.size()},
                                               {"parameters_high", setup_.high.config.parameter_count()},
-                                              {"parameters_low", setup_.low.config.parameter_count()}});
+                                              {"parameters_low", setup_.low.config.parameter_count()},
+                                              {"conditioning", setup_.high.config.model_type},
+                                              {"fp8_bytes_per_expert", high_->model()->fp8_bytes()}});
   train_loop();
   const int64_t step = global_step();
   if (run::cancel_requested()) {

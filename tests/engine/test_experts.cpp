@@ -1,14 +1,19 @@
 // The dual-expert trainer's rules (dual-expert-training.md §2, §5–§7, §12): routing frequency
 // and timestep ranges under a fixed seed, the idle expert left bit for bit, per-sample eval
-// routing on a mixed batch, and the checkpoint round trip of both experts.
+// routing on a mixed batch, the checkpoint round trip of both experts, the i2v/ti2v image
+// conditioning, fp8 e4m3 weight storage, and training from latent files (16-channel experts).
 #include <QtTest/QtTest>
+#include <QProcess>
 
 #include <cmath>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "io/safetensors.h"
 #include "io/state_dict.h"
+#include "models/fp8.h"
 #include "test_paths.h"
+#include "train/expert_conditioning.h"
 #include "train/expert_routing.h"
 #include "train/expert_step.h"
 #include "train/experts_checkpoint.h"
@@ -253,6 +258,207 @@ class TestExperts : public QObject {
     QVERIFY(differs_from_batch_route);
     QVERIFY(train::routes_high(875, boundary));
     QVERIFY(!train::routes_high(874.999, boundary));
+  }
+
+  void fp8_codes_are_e4m3fn() {
+    // Every finite code decodes and encodes back to itself; NaN codes stay NaN.
+    auto codes = torch::arange(256, torch::kLong).to(torch::kUInt8);
+    auto vals = models::fp8_e4m3_decode(codes);
+    auto back = models::fp8_e4m3_encode(vals);
+    for (int c = 0; c < 256; ++c) {
+      const bool nan = (c & 0x7f) == 0x7f;
+      QVERIFY2(nan ? std::isnan(vals[c].item<float>()) : back[c].item<uint8_t>() == c, qPrintable(QString::number(c)));
+    }
+    // Known values, round to nearest with ties to even, saturation, subnormals, signed zero.
+    auto enc = [](float x) { return static_cast<int>(models::fp8_e4m3_encode(torch::tensor({x}))[0].item<uint8_t>()); };
+    QCOMPARE(enc(1.0f), 0x38);
+    QCOMPARE(enc(448.0f), 0x7e);
+    QCOMPARE(enc(1000.0f), 0x7e);
+    QCOMPARE(enc(-1000.0f), 0xfe);
+    QCOMPARE(enc(std::ldexp(1.0f, -9)), 0x01);  // the smallest subnormal
+    QCOMPARE(enc(std::ldexp(1.0f, -10)), 0x00);  // half of it: the tie goes to the even code 0
+    QCOMPARE(enc(1.0625f), 0x38);                // between 1 (0x38) and 1.125 (0x39): even
+    QCOMPARE(enc(1.1875f), 0x3a);                // between 1.125 and 1.25 (0x3a): even
+    QCOMPARE(enc(1.07f), 0x39);
+    QCOMPARE(enc(-0.0f), 0x80);
+    QCOMPARE(enc(-2.0f), 0xc0);
+    QCOMPARE(models::fp8_e4m3_decode(torch::tensor({0x7e}).to(torch::kUInt8))[0].item<float>(), 448.0f);
+    // Relative error of a random tensor's round trip stays within e4m3's half-ulp (2^-4).
+    auto x = torch::randn({1000}) * 10;
+    auto q = models::fp8_quantize(x);
+    // (values whose scaled magnitude is in the normal range, ≥ 2^-6).
+    auto rel = ((q.dequantize(torch::kFloat) - x).abs() / x.abs()).masked_select(x.abs() * q.scale >= 0.015625).max().item<double>();
+    QVERIFY2(rel <= 0.0625 + 1e-6, qPrintable(QString::number(rel)));
+  }
+
+  void fp8_linear_reads_the_copy_and_passes_gradients_through() {
+    torch::manual_seed(3);
+    torch::nn::Linear lin(8, 5);
+    auto q = models::fp8_quantize(lin->weight);
+    auto wq = q.dequantize(torch::kFloat).detach();
+    auto x = torch::randn({3, 8}, torch::requires_grad());
+    auto y = models::fp8_linear(x, lin->weight, lin->bias, q);
+    // The forward uses the fp8 copy, not the weight.
+    QVERIFY(torch::allclose(y, torch::addmm(lin->bias, x, wq.t()), 1e-6, 1e-6));
+    QVERIFY(!torch::allclose(y, lin(x), 1e-7, 1e-7));
+    auto g = torch::randn({3, 5});
+    y.backward(g);
+    QVERIFY(torch::allclose(x.grad(), torch::matmul(g, wq), 1e-6, 1e-6));
+    QVERIFY(torch::allclose(lin->weight.grad(), torch::matmul(g.t(), x.detach()), 1e-6, 1e-6));  // straight through
+    QVERIFY(torch::allclose(lin->bias.grad(), g.sum(0), 1e-6, 1e-6));
+  }
+
+  void fp8_step_is_close_to_full_precision() {
+    auto a = make_expert(41), b = make_expert(41);
+    b->model()->set_fp8(true);
+    QVERIFY(b->model()->fp8_bytes() > 0);
+    QVERIFY(identical(snapshot(*a), snapshot(*b)));  // the fp8 copies are not parameters
+    std::vector<double> la, lb;
+    for (int i = 0; i < 3; ++i) {
+      auto in = sample(i, 300 + 200 * i);
+      for (auto [e, l] : {std::make_pair(a.get(), &la), std::make_pair(b.get(), &lb)}) {
+        e->begin_accumulation();
+        l->push_back(e->accumulate(in, 1.0));
+        e->finish_gradients();
+        e->update();
+      }
+    }
+    for (size_t i = 0; i < la.size(); ++i) {
+      QVERIFY(std::isfinite(lb[i]));
+      QVERIFY2(std::fabs(la[i] - lb[i]) <= 0.03 * la[i], qPrintable(QString("step %1: %2 vs %3").arg(i).arg(la[i]).arg(lb[i])));
+      if (i > 0) QVERIFY(la[i] != lb[i]);  // the fp8 path really ran
+    }
+    // The copies follow the master weights after each update.
+    auto* blk = b->model()->blocks[0]->as<models::WanBlockImpl>();
+    auto fresh = models::fp8_quantize(blk->self_attn->q->weight);
+    QVERIFY(torch::equal(fresh.codes, blk->self_attn->fp8[0].codes));
+    b->model()->set_fp8(false);
+    QCOMPARE(b->model()->fp8_bytes(), int64_t{0});
+  }
+
+  void i2v_conditioning() {
+    auto img = torch::randn({48, 3, 4, 4});
+    auto y = train::i2v_y(img);
+    QCOMPARE(y.sizes().vec(), (std::vector<int64_t>{52, 3, 4, 4}));
+    QVERIFY(torch::equal(y.narrow(0, 0, 4).select(1, 0), torch::ones({4, 4, 4})));  // frame 0: the image
+    QVERIFY(torch::equal(y.narrow(0, 0, 4).narrow(1, 1, 2), torch::zeros({4, 2, 4, 4})));
+    QVERIFY(torch::equal(y.narrow(0, 4, 48), img));
+    QCOMPARE(train::expected_in_dim(train::image_conditioning("i2v"), 16), int64_t{36});
+    QCOMPARE(train::expected_in_dim(train::image_conditioning("i2v"), 48), int64_t{100});
+    QCOMPARE(train::expected_in_dim(train::image_conditioning("ti2v"), 48), int64_t{48});
+    // The image clip keeps pixel frame 0 only.
+    auto clip = torch::rand({1, 3, 5, 8, 8});
+    auto f = train::first_frame_clip(clip);
+    QVERIFY(torch::equal(f.select(2, 0), clip.select(2, 0)));
+    QVERIFY(torch::equal(f.narrow(2, 1, 4), torch::zeros({1, 3, 4, 8, 8})));
+    // An i2v expert trains with y; without y the model refuses the narrower input.
+    auto cfg = tiny();
+    cfg.model_type = "i2v";
+    cfg.in_dim = 100;
+    torch::manual_seed(5);
+    train::ExpertStep e(models::WanModel(cfg), {});
+    auto in = sample(0, 500);
+    in.y = train::i2v_y(torch::randn({48, 1, 4, 4}));
+    e.begin_accumulation();
+    QVERIFY(std::isfinite(e.accumulate(in, 1.0)));
+    in.y = torch::Tensor();
+    QVERIFY(throws_error([&] { e.accumulate(in, 1.0); }));
+  }
+
+  void ti2v_first_frame_conditioning() {
+    auto g = at::detail::createCPUGenerator(7);
+    train::ExpertStepInput in;
+    in.x0 = torch::randn({48, 3, 4, 4}, g, torch::TensorOptions().dtype(torch::kFloat));
+    in.noise = torch::randn({48, 3, 4, 4}, g, torch::TensorOptions().dtype(torch::kFloat));
+    in.context = torch::randn({5, 16}, g, torch::TensorOptions().dtype(torch::kFloat));
+    in.t = 700;
+    in.sigma = train::sigma_from_t(in.t);
+    in.clean_first_frame = true;
+    auto mi = train::expert_model_input(in);
+    QVERIFY(torch::equal(mi.x_t.select(1, 0), in.x0.select(1, 0)));  // frame 0 is the clean image latent
+    auto plain = train::ExpertStep::noisy_latent(in.x0, in.noise, in.sigma);
+    QVERIFY(torch::equal(mi.x_t.narrow(1, 1, 2), plain.narrow(1, 1, 2)));
+    QCOMPARE(mi.t.numel(), int64_t{3 * 2 * 2});
+    QVERIFY(torch::equal(mi.t.narrow(0, 0, 4), torch::zeros({4})));  // frame 0's tokens at t = 0
+    QVERIFY(torch::equal(mi.t.narrow(0, 4, 8), torch::full({8}, 700.0f)));
+    // Frame 0 does not count in the loss.
+    auto pred = torch::randn({48, 3, 4, 4});
+    auto pred2 = pred.clone();
+    pred2.select(1, 0).add_(5.0);
+    QCOMPARE(train::expert_loss(pred, in).item<float>(), train::expert_loss(pred2, in).item<float>());
+    in.clean_first_frame = false;
+    QVERIFY(train::expert_loss(pred, in).item<float>() != train::expert_loss(pred2, in).item<float>());
+    // About half the samples are image-conditioned; one latent frame never is.
+    int n = 0;
+    for (int64_t s = 0; s < 4000; ++s) n += train::draw_ti2v_image(9, s, 0, 0, 0, 3);
+    QVERIFY2(std::abs(n - 2000) < 5 * std::sqrt(1000.0), qPrintable(QString::number(n)));
+    QVERIFY(!train::draw_ti2v_image(9, 1, 0, 0, 0, 1));
+    // A tiny ti2v expert takes the per-token timesteps.
+    auto cfg = tiny();
+    cfg.model_type = "ti2v";
+    torch::manual_seed(5);
+    train::ExpertStep e(models::WanModel(cfg), {});
+    in.clean_first_frame = true;
+    e.begin_accumulation();
+    QVERIFY(std::isfinite(e.accumulate(in, 1.0)));
+  }
+
+  // 16-channel experts (the official A14B latent space) train from latent files that rows name
+  // with latent_path; no VAE is loaded. i2v experts read their y from the same files.
+  void trains_from_latent_files() {
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString();
+    nlohmann::json rows = nlohmann::json::array();
+    for (int i = 0; i < 4; ++i) {
+      auto g = at::detail::createCPUGenerator(static_cast<uint64_t>(50 + i));
+      const int64_t h = i < 2 ? 4 : 6;  // two buckets of latent sizes
+      io::StateDict sd;
+      sd["latents"] = torch::randn({16, 2, h, 4}, g, torch::TensorOptions().dtype(torch::kFloat));
+      sd["y"] = torch::randn({20, 2, h, 4}, g, torch::TensorOptions().dtype(torch::kFloat));
+      io::write_safetensors(dir + "/lat" + std::to_string(i) + ".safetensors", sd);
+      io::StateDict te;
+      te["context"] = torch::randn({3, 16}, g, torch::TensorOptions().dtype(torch::kFloat));
+      io::write_safetensors(dir + "/text" + std::to_string(i) + ".safetensors", te);
+      rows.push_back({{"file_path", "missing_video_" + std::to_string(i) + ".mp4"},
+                      {"text", "row " + std::to_string(i)},
+                      {"type", "video"},
+                      {"latent_path", "lat" + std::to_string(i) + ".safetensors"},
+                      {"text_embedding_path", "text" + std::to_string(i) + ".safetensors"}});
+    }
+    fs::write_file_atomic(dir + "/metadata.json", rows.dump(1));
+    for (const char* type : {"t2v", "i2v"}) {
+      const bool i2v = std::string(type) == "i2v";
+      fs::write_file_atomic(dir + "/dit.yaml", std::string("model_type: ") + type + "\nin_dim: " + (i2v ? "36" : "16") +
+                                                   "\nout_dim: 16\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\n"
+                                                   "text_dim: 16\ntext_len: 8\n");
+      const std::string out = dir + "/run_" + type;
+      QProcess p;
+      p.setProcessChannelMode(QProcess::MergedChannels);
+      p.start(WS_ENGINE_EXE, {"train-experts", "--transformer_config", QString::fromStdString(dir + "/dit.yaml"),
+                              "--train_data_meta", QString::fromStdString(dir + "/metadata.json"),
+                              "--text_embeddings_dir", QString::fromStdString(dir), "--max_train_steps", "4",
+                              "--boundary_ratio", "0.5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
+                              "--eval_data_meta", QString::fromStdString(dir + "/metadata.json"), "--eval_steps", "4",
+                              "--dataloader_num_workers", "1", "--output_dir", QString::fromStdString(out)});
+      QVERIFY(p.waitForFinished(300000));
+      const QString log = QString::fromUtf8(p.readAll());
+      QVERIFY2(p.exitCode() == 0, qPrintable(log.right(1500)));
+      QVERIFY2(log.contains("\"latent_size\":[2,"), qPrintable(log.left(1500)));
+      QVERIFY(log.contains("\"type\":\"eval\""));
+      QVERIFY(fs::exists(out + "/checkpoint-4/low_noise_transformer/diffusion_pytorch_model.safetensors"));
+      if (i2v) QVERIFY(log.contains("\"conditioning\":\"i2v\""));
+    }
+    // Latents with the wrong channel count are one clear error before training starts.
+    fs::write_file_atomic(dir + "/dit.yaml", "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\ntext_dim: 16\ntext_len: 8\n");
+    QProcess p;
+    p.setProcessChannelMode(QProcess::MergedChannels);
+    p.start(WS_ENGINE_EXE, {"train-experts", "--transformer_config", QString::fromStdString(dir + "/dit.yaml"),
+                            "--train_data_meta", QString::fromStdString(dir + "/metadata.json"), "--text_embeddings_dir",
+                            QString::fromStdString(dir), "--max_train_steps", "2", "--output_dir", QString::fromStdString(dir + "/bad")});
+    QVERIFY(p.waitForFinished(300000));
+    const QString log = QString::fromUtf8(p.readAll());
+    QVERIFY(p.exitCode() != 0);
+    QVERIFY2(log.contains("the experts need 48 channels"), qPrintable(log.right(1500)));
   }
 
   void checkpoint_round_trip() {

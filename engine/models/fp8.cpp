@@ -1,0 +1,109 @@
+#include "models/fp8.h"
+
+#include <cmath>
+
+namespace ws::models {
+
+namespace {
+
+// The 127 non-negative finite e4m3fn values, code order (which is value order).
+const std::vector<float>& e4m3_values() {
+  static const std::vector<float> v = [] {
+    std::vector<float> out;
+    for (int code = 0; code < 127; ++code) {
+      const int e = code >> 3, m = code & 7;
+      out.push_back(e == 0 ? std::ldexp(static_cast<float>(m) / 8.0f, -6)
+                           : std::ldexp(1.0f + static_cast<float>(m) / 8.0f, e - 7));
+    }
+    return out;
+  }();
+  return v;
+}
+
+torch::Tensor table(const torch::Device& device) {
+  const auto& v = e4m3_values();
+  std::vector<float> all(256);
+  for (int c = 0; c < 256; ++c) {
+    const int mag = c & 0x7f;
+    const float x = mag == 0x7f ? std::nanf("") : v[static_cast<size_t>(mag)];
+    all[static_cast<size_t>(c)] = c & 0x80 ? -x : x;
+  }
+  return torch::tensor(all).to(device);
+}
+
+}  // namespace
+
+torch::Tensor fp8_e4m3_encode(const torch::Tensor& x_in) {
+  const auto& v = e4m3_values();
+  auto x = x_in.to(torch::kFloat);
+  // Midpoints between neighbours are exact in fp32 (≤ 5 significant bits).
+  std::vector<float> mid;
+  for (size_t i = 0; i + 1 < v.size(); ++i) mid.push_back((v[i] + v[i + 1]) / 2.0f);
+  auto mids = torch::tensor(mid).to(x.device());
+  auto a = x.abs().clamp_max(448.0f);
+  // bucketize: the number of midpoints below |x|, i.e. round-half-down; then ties go to the even code.
+  auto idx = torch::bucketize(a, mids, /*out_int32=*/false, /*right=*/false);
+  auto at_mid = mids.index_select(0, idx.flatten().clamp_max(static_cast<int64_t>(mid.size()) - 1)).view(idx.sizes()) == a;
+  idx = torch::where(at_mid & (idx.remainder(2) == 1), idx + 1, idx);
+  auto code = idx + torch::where(x.signbit(), torch::full_like(idx, 128), torch::zeros_like(idx));
+  code = torch::where(x.isnan(), torch::full_like(code, 0x7f), code);
+  return code.to(torch::kUInt8);
+}
+
+torch::Tensor fp8_e4m3_decode(const torch::Tensor& codes, torch::ScalarType dtype) {
+  auto t = table(codes.device());
+  return t.index_select(0, codes.flatten().to(torch::kLong)).view(codes.sizes()).to(dtype);
+}
+
+Fp8Weight fp8_quantize(const torch::Tensor& w) {
+  torch::NoGradGuard no_grad;
+  Fp8Weight q;
+  const double amax = w.detach().abs().max().item<double>();
+  q.scale = amax > 0 && std::isfinite(amax) ? 448.0 / amax : 1.0;
+  q.codes = fp8_e4m3_encode(w.detach().to(torch::kFloat) * q.scale);
+  return q;
+}
+
+namespace {
+
+struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
+                               const torch::Tensor& bias, const torch::Tensor& codes, double scale) {
+    ctx->save_for_backward({x, codes});
+    ctx->saved_data["scale"] = scale;
+    ctx->saved_data["has_bias"] = bias.defined();
+    torch::NoGradGuard no_grad;
+    auto wq = fp8_e4m3_decode(codes, x.scalar_type()) / scale;
+    (void)weight;  // only its gradient is produced
+    return bias.defined() ? torch::addmm(bias.to(x.scalar_type()), x.reshape({-1, x.size(-1)}), wq.t())
+                                .view([&] {
+                                  auto s = x.sizes().vec();
+                                  s.back() = wq.size(0);
+                                  return s;
+                                }())
+                          : torch::matmul(x, wq.t());
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto saved = ctx->get_saved_variables();
+    const auto &x = saved[0], &codes = saved[1];
+    const double scale = ctx->saved_data["scale"].toDouble();
+    auto g = grad_out[0];
+    auto wq = fp8_e4m3_decode(codes, g.scalar_type()) / scale;
+    auto g2 = g.reshape({-1, g.size(-1)}), x2 = x.reshape({-1, x.size(-1)});
+    auto dx = torch::matmul(g, wq);
+    auto dw = torch::matmul(g2.t(), x2.to(g.scalar_type()));
+    auto db = ctx->saved_data["has_bias"].toBool() ? g2.sum(0) : torch::Tensor();
+    return {dx, dw, db, torch::Tensor(), torch::Tensor()};
+  }
+};
+
+}  // namespace
+
+torch::Tensor fp8_linear(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                         const Fp8Weight& q) {
+  return Fp8LinearFn::apply(x, weight, bias, q.codes, q.scale);
+}
+
+}  // namespace ws::models
