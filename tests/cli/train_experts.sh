@@ -33,12 +33,12 @@ count() { grep -c "\"type\":\"$1\"" "$2"; }
 
 # 1. Every config problem at once, no `started`, exit 1.
 out=$("$engine" train-experts --train_data_meta "$tmp/nope.json" --transformer_config "$tmp/dit.yaml" \
-      --text_embeddings_dir "$tmp/none" --vae_path "$tmp/nope.pth" --boundary_ratio 1.5 --fp8 e4m3 \
+      --text_embeddings_dir "$tmp/none" --vae_path "$tmp/nope.pth" --boundary_ratio 1.5 --mixed_precision fp16 \
       --output_dir "$tmp/bad" 2>/dev/null); rc=$?
 [ $rc -eq 1 ] || fail "bad config exited $rc"
 [ "$(grep -c '"type":"error"' <<<"$out")" -ge 4 ] || fail "expected ≥ 4 error lines: $out"
 grep -q '"started"' <<<"$out" && fail "started despite config errors"
-grep -q 'fp8' <<<"$out" || fail "no fp8 error"
+grep -q 'mixed_precision' <<<"$out" || fail "no mixed_precision error"
 grep -q 'boundary_ratio' <<<"$out" || fail "no boundary_ratio error"
 # Missing text embeddings (no demo_data) name the rows.
 out=$("$engine" train-experts --train_data_meta "$tmp/data/metadata.json" --transformer_config "$tmp/dit.yaml" \
@@ -118,4 +118,46 @@ cache=("${common[@]}" --latent_cache_dir "$tmp/cache" --max_train_steps 6 --chec
 grep '"type":"step"' "$tmp/l2/events.jsonl" | tail -1 | grep -q '"cache_misses":0' || fail "second cached run missed"
 cmp -s "$tmp/l1/checkpoint-6/low_noise_transformer/diffusion_pytorch_model.safetensors" \
        "$tmp/l2/checkpoint-6/low_noise_transformer/diffusion_pytorch_model.safetensors" || fail "cached latents changed the result"
+# 6. SIGKILL: the run resumes from its last complete checkpoint; a half-written one is cleared.
+"$engine" train-experts "${common[@]}" --max_train_steps 100000 --checkpointing_steps 2 --checkpoints_total_limit 2 \
+  --eval_steps 100000 --output_dir "$tmp/k" >/dev/null 2>&1 &
+pid=$!
+for _ in $(seq 600); do ls -d "$tmp"/k/checkpoint-4 >/dev/null 2>&1 && break; sleep 0.1; done
+kill -9 $pid; wait $pid 2>/dev/null
+[ -d "$tmp/k/checkpoint-4" ] || ls -d "$tmp"/k/checkpoint-* >/dev/null 2>&1 || fail "no checkpoint before SIGKILL"
+grep -q '"type":"finished"' "$tmp/k/events.jsonl" && fail "a killed run wrote finished"
+mkdir -p "$tmp/k/.checkpoint-999.tmp/high_noise_transformer" && echo junk > "$tmp/k/.checkpoint-999.tmp/high_noise_transformer/config.json"
+last=$(ls -d "$tmp"/k/checkpoint-* | sed 's/.*checkpoint-//' | sort -n | tail -1)
+"$engine" train-experts "${common[@]}" --max_train_steps $((last + 2)) --eval_steps 100000 --output_dir "$tmp/k" \
+  --resume_from_checkpoint latest >/dev/null 2>"$tmp/k.err" || fail "resume after SIGKILL: $(tail -3 "$tmp/k.err")"
+grep '"type":"started"' "$tmp/k/events.jsonl" | tail -1 | grep -q "\"resume_step\":$last" || fail "did not resume at $last"
+grep '"type":"finished"' "$tmp/k/events.jsonl" | grep -q "\"status\":\"completed\",\"step\":$((last + 2))" || fail "resumed run did not complete"
+[ -e "$tmp/k/.checkpoint-999.tmp" ] && fail "leftover temporary checkpoint not removed"
+
+# 7. Image conditioning on the fly: i2v experts (in_dim 48 + 4 + 48) get y, ti2v experts a clean
+# first frame on about half the samples; both evaluate.
+i2v=(--video_sample_n_frames 9 --max_train_steps 4 --checkpointing_steps 100 --output_dir)
+sed 's/in_dim: 48/in_dim: 100/' "$tmp/dit.yaml" > "$tmp/i2v.yaml"; echo "model_type: i2v" >> "$tmp/i2v.yaml"
+"$engine" train-experts "${common[@]}" --transformer_config "$tmp/i2v.yaml" "${i2v[@]}" "$tmp/i2v" \
+  >/dev/null 2>"$tmp/i2v.err" || fail "i2v run: $(tail -3 "$tmp/i2v.err")"
+grep '"type":"step"' "$tmp/i2v/events.jsonl" | head -1 | grep -q '"conditioning":"i2v"' || fail "i2v steps"
+[ "$(count eval "$tmp/i2v/events.jsonl")" -ge 1 ] || fail "i2v eval"
+cp "$tmp/dit.yaml" "$tmp/ti2v.yaml"; echo "model_type: ti2v" >> "$tmp/ti2v.yaml"
+"$engine" train-experts "${common[@]}" --transformer_config "$tmp/ti2v.yaml" "${i2v[@]}" "$tmp/ti2v" \
+  >/dev/null 2>"$tmp/ti2v.err" || fail "ti2v run: $(tail -3 "$tmp/ti2v.err")"
+grep '"type":"step"' "$tmp/ti2v/events.jsonl" | grep -q '"image_conditioned":\[true' || fail "ti2v: no image-conditioned sample"
+grep '"type":"step"' "$tmp/ti2v/events.jsonl" | grep -q '"image_conditioned":\[false' || fail "ti2v: no text-only sample"
+# A t2v expert's in_dim does not fit i2v: a clear config error.
+sed 's/ti2v/i2v/' "$tmp/ti2v.yaml" > "$tmp/bad.yaml"
+out=$("$engine" train-experts "${common[@]}" --transformer_config "$tmp/bad.yaml" --output_dir "$tmp/bad3" 2>/dev/null) \
+  && fail "i2v with in_dim 48 accepted"
+grep -q 'needs in_dim 100' <<<"$out" || fail "i2v in_dim error: $out"
+
+# 8. fp8 e4m3 weight copies: the run trains, says what fp8 does on a CPU build, counts the bytes.
+"$engine" train-experts "${common[@]}" --fp8 e4m3 --max_train_steps 3 --checkpointing_steps 100 --output_dir "$tmp/f8" \
+  >/dev/null 2>"$tmp/f8.err" || fail "fp8 run: $(tail -3 "$tmp/f8.err")"
+grep -q 'fp8 e4m3 on a CPU build' "$tmp/f8/events.jsonl" || fail "no fp8 CPU warning"
+grep '"type":"started"' "$tmp/f8/events.jsonl" | grep -q '"fp8_bytes_per_expert":[1-9]' || fail "fp8 bytes"
+grep '"type":"step"' "$tmp/f8/events.jsonl" | grep -q '"loss":[0-9]' || fail "fp8 loss"
+grep -q '"fp8": "e4m3"' "$tmp/f8/checkpoint-3/trainer_state/state.json" || fail "state.json fp8"
 echo ok
