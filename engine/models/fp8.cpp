@@ -72,6 +72,7 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     ctx->save_for_backward({x, codes});
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["has_bias"] = bias.defined();
+    ctx->saved_data["weight_dtype"] = static_cast<int64_t>(weight.scalar_type());
     torch::NoGradGuard no_grad;
     auto wq = fp8_e4m3_decode(codes, x.scalar_type()) / scale;
     (void)weight;  // only its gradient is produced
@@ -93,8 +94,10 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     auto wq = fp8_e4m3_decode(codes, g.scalar_type()) / scale;
     auto g2 = g.reshape({-1, g.size(-1)}), x2 = x.reshape({-1, x.size(-1)});
     auto dx = torch::matmul(g, wq);
-    auto dw = torch::matmul(g2.t(), x2.to(g.scalar_type()));
-    auto db = ctx->saved_data["has_bias"].toBool() ? g2.sum(0) : torch::Tensor();
+    // Gradients in the master weight's dtype (fp32 under bf16 compute).
+    const auto wd = static_cast<torch::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
+    auto dw = torch::matmul(g2.t(), x2.to(g.scalar_type())).to(wd);
+    auto db = ctx->saved_data["has_bias"].toBool() ? g2.sum(0).to(wd) : torch::Tensor();
     return {dx, dw, db, torch::Tensor(), torch::Tensor()};
   }
 };

@@ -29,13 +29,17 @@ WanMlpImpl::WanMlpImpl(int64_t in, int64_t hidden, int64_t out) {
   l2 = register_module("2", torch::nn::Linear(hidden, out));
 }
 
-torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x) {
-  return q.defined() ? fp8_linear(x, lin->weight, lin->bias, q) : lin(x);
+torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x, torch::ScalarType compute) {
+  const auto xc = x.to(compute);
+  if (q.defined()) return fp8_linear(xc, lin->weight, lin->bias, q);
+  if (compute == lin->weight.scalar_type()) return lin(xc);
+  // The casts are autograd ops: gradients arrive at the master weights in their own dtype.
+  return torch::nn::functional::linear(xc, lin->weight.to(compute), lin->bias.to(compute));
 }
 
 torch::Tensor WanMlpImpl::forward(const torch::Tensor& x, bool gelu) {
-  auto h = apply_linear(l0, fp8[0], x);
-  return apply_linear(l2, fp8[1], gelu ? torch::gelu(h, "tanh") : torch::silu(h));
+  auto h = apply_linear(l0, fp8[0], x, compute);
+  return apply_linear(l2, fp8[1], gelu ? torch::gelu(h, "tanh") : torch::silu(h), compute);
 }
 
 WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps)
@@ -55,7 +59,8 @@ WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm,
 
 torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles) {
   const int64_t Lq = x.size(0), Lk = kv.size(0), D = x.size(1), n = heads_, d = D / n;
-  auto qx = apply_linear(q, fp8[0], x), kx = apply_linear(k, fp8[1], kv), vx = apply_linear(v, fp8[2], kv);
+  auto qx = apply_linear(q, fp8[0], x, compute), kx = apply_linear(k, fp8[1], kv, compute),
+       vx = apply_linear(v, fp8[2], kv, compute);
   if (norm_q.defined()) {
     qx = wan_rms_norm(qx, norm_q, eps_);
     kx = wan_rms_norm(kx, norm_k, eps_);
@@ -66,9 +71,10 @@ torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Ten
     qx = wan_rope_apply(qx, angles);
     kx = wan_rope_apply(kx, angles);
   }
-  auto out = wan_attention(qx.transpose(0, 1), kx.transpose(0, 1), vx.view({Lk, n, d}).transpose(0, 1),
-                           1.0 / std::sqrt(static_cast<double>(d)));
-  return apply_linear(o, fp8[3], out.transpose(0, 1).reshape({Lq, D}));
+  // Norms and RoPE run in fp32/double; attention itself in the compute dtype.
+  auto out = wan_attention(qx.transpose(0, 1).to(compute), kx.transpose(0, 1).to(compute),
+                           vx.view({Lk, n, d}).transpose(0, 1).to(compute), 1.0 / std::sqrt(static_cast<double>(d)));
+  return apply_linear(o, fp8[3], out.transpose(0, 1).reshape({Lq, D}), compute);
 }
 
 WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) {
@@ -141,6 +147,14 @@ void WanModelImpl::init_weights() {
   head->modulation.copy_(torch::randn({1, 2, cfg_.dim}) * s);
 }
 
+void WanModelImpl::set_compute_dtype(torch::ScalarType dtype) {
+  compute_ = dtype;
+  for (auto& m : *blocks) {
+    auto* b = m->as<WanBlockImpl>();
+    b->self_attn->compute = b->cross_attn->compute = b->ffn->compute = dtype;
+  }
+}
+
 void WanModelImpl::set_fp8(bool on) {
   fp8_ = on;
   refresh_fp8();
@@ -190,7 +204,7 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   if (y.defined()) {
     if (y.dim() != 4 || x.dim() != 4 || y.sizes().slice(1) != x.sizes().slice(1))
       throw Error("WanModel: y " + sizes_str(y) + " does not match x " + sizes_str(x) + " in F, H, W");
-    x = torch::cat({x, y.to(x.scalar_type())}, 0);
+    x = torch::cat({x, y.to(x.options())}, 0);
   }
   if (x.dim() != 4 || x.size(0) != cfg_.in_dim || x.size(2) % 2 || x.size(3) % 2)
     throw Error("WanModel: x must be [" + std::to_string(cfg_.in_dim) + ", F, H, W] with even H and W, got " +
@@ -225,13 +239,13 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   }
 
   // Text: zero-pad to text_len before the MLP; every row is attended.
-  auto ctx = context.to(tokens.scalar_type());
+  auto ctx = context.to(tokens.options());
   if (ctx.size(0) < cfg_.text_len)
     ctx = torch::cat({ctx, torch::zeros({cfg_.text_len - ctx.size(0), ctx.size(1)}, ctx.options())}, 0);
   auto c = text_embedding(ctx, /*gelu=*/true);
   if (inter) (*inter)["inter.text_embedding"] = c;
 
-  auto angles = wan_rope_angles(cfg_.head_dim(), F, Hp, Wp);
+  auto angles = wan_rope_angles(cfg_.head_dim(), F, Hp, Wp).to(tokens.device());
   auto h = tokens;
   int64_t i = 0;
   for (auto& m : *blocks) {

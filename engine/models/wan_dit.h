@@ -24,6 +24,7 @@ class WanMlpImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, bool gelu);  // gelu: GELU(tanh), else SiLU
   torch::nn::Linear l0{nullptr}, l2{nullptr};
   Fp8Weight fp8[2];  // fp8 copies of l0, l2 (blocks' ffn only); undefined: the weights themselves
+  torch::ScalarType compute = torch::kFloat;  // matmul dtype (blocks' ffn only)
 };
 TORCH_MODULE(WanMlp);
 
@@ -36,6 +37,7 @@ class WanAttentionImpl : public torch::nn::Module {
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   torch::Tensor norm_q, norm_k;  // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
   Fp8Weight fp8[4];  // fp8 copies of q, k, v, o; undefined: the weights themselves
+  torch::ScalarType compute = torch::kFloat;  // matmul and attention dtype
 
  private:
   int64_t heads_;
@@ -100,6 +102,12 @@ class WanModelImpl : public torch::nn::Module {
   bool fp8() const { return fp8_; }
   // Bytes held by the fp8 copies.
   int64_t fp8_bytes() const;
+  // Mixed precision (wan-dit.md §8): the blocks' Linear matmuls and attention in `dtype` (bf16)
+  // from the fp32 master weights, while the embeddings, AdaLN arithmetic, norms, residual stream
+  // and head stay fp32. The parameters (and their gradients) keep their own dtype.
+  void set_compute_dtype(torch::ScalarType dtype);
+  torch::ScalarType compute_dtype() const { return compute_; }
+  torch::Device device() const { return patch_embedding->weight.device(); }
 
   torch::nn::Conv3d patch_embedding{nullptr};
   WanMlp text_embedding{nullptr}, time_embedding{nullptr};
@@ -114,11 +122,13 @@ class WanModelImpl : public torch::nn::Module {
   WanConfig cfg_;
   bool checkpointing_ = false;
   bool fp8_ = false;
+  torch::ScalarType compute_ = torch::kFloat;
 };
 TORCH_MODULE(WanModel);
 
-// A Linear through its fp8 copy when it has one.
-torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x);
+// A Linear in `compute` dtype, through its fp8 copy when it has one. The output is in `compute`.
+torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x,
+                           torch::ScalarType compute = torch::kFloat);
 
 // Diffusers (`WanTransformer3DModel`) key names -> official ones (spec §2). Keys already official
 // pass through; returns the input unchanged when it has no diffusers key.

@@ -73,6 +73,11 @@ void AdamW::load_state_dict(const io::StateDict& sd, const std::string& source) 
   step_ = it->second.to(torch::kLong).item<int64_t>();
 }
 
+void AdamW::to(const torch::Device& device) {
+  for (auto* state : {&m_, &v_})
+    for (auto& [name, t] : *state) t = t.to(device);
+}
+
 torch::Tensor AdamW::exp_avg(const std::string& name) const {
   auto it = m_.find(name);
   return it == m_.end() ? torch::Tensor() : it->second;

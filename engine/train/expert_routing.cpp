@@ -97,12 +97,14 @@ namespace {
 // Partition by the mask, run each expert on its subset (high first), scatter back in order.
 template <typename Forward>
 std::vector<torch::Tensor> route_each(models::WanModel& high, models::WanModel& low, int64_t boundary,
-                                      const std::vector<double>& t, Forward forward) {
+                                      const std::vector<double>& t, Forward forward,
+                                      const std::function<void(bool)>& activate = {}) {
   std::vector<size_t> hi, lo;
   for (size_t i = 0; i < t.size(); ++i) (routes_high(t[i], boundary) ? hi : lo).push_back(i);
   std::vector<torch::Tensor> out(t.size());
   for (auto* part : {&hi, &lo}) {
     models::WanModel& m = part == &hi ? high : low;
+    if (activate && !part->empty()) activate(part == &hi);
     for (size_t i : *part) out[i] = forward(m, i);
   }
   return out;
@@ -120,14 +122,15 @@ std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanMod
 }
 
 std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
-                                          const std::vector<ExpertStepInput>& samples) {
+                                          const std::vector<ExpertStepInput>& samples,
+                                          const std::function<void(bool high)>& activate) {
   std::vector<double> t;
   for (const auto& s : samples) t.push_back(s.t);
   return route_each(high, low, boundary, t, [&](models::WanModel& m, size_t i) {
-    const ExpertStepInput& s = samples[i];
+    const ExpertStepInput s = on_device(samples[i], m->device());
     const ExpertModelInput mi = expert_model_input(s);
     return m->forward(mi.x_t, mi.t, s.context.to(torch::kFloat), s.seq_len, s.y);
-  });
+  }, activate);
 }
 
 }  // namespace ws::train

@@ -6,6 +6,7 @@
 #include <torch/torch.h>
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -64,7 +65,9 @@ std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanMod
                                           const std::vector<torch::Tensor>& context);
 // The same for whole samples: each one's model input (expert_model_input: i2v y, ti2v's clean
 // first frame) goes to the expert its t selects.
+// `activate(high)` runs before an expert takes its subset (the trainer brings it to the GPU).
 std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
-                                          const std::vector<ExpertStepInput>& samples);
+                                          const std::vector<ExpertStepInput>& samples,
+                                          const std::function<void(bool high)>& activate = {});
 
 }  // namespace ws::train

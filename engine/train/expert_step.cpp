@@ -22,6 +22,14 @@ torch::Tensor ExpertStep::noisy_latent(const torch::Tensor& x0, const torch::Ten
   return x0.to(torch::kFloat) * (1.0 - s) + noise.to(torch::kFloat) * s;
 }
 
+ExpertStepInput on_device(const ExpertStepInput& in, const torch::Device& device) {
+  ExpertStepInput out = in;
+  for (auto [src, dst] : {std::make_pair(&in.x0, &out.x0), std::make_pair(&in.noise, &out.noise),
+                          std::make_pair(&in.context, &out.context), std::make_pair(&in.y, &out.y)})
+    if (src->defined()) *dst = src->to(device);
+  return out;
+}
+
 ExpertModelInput expert_model_input(const ExpertStepInput& in) {
   ExpertModelInput m;
   m.x_t = ExpertStep::noisy_latent(in.x0, in.noise, in.sigma);
@@ -35,7 +43,8 @@ ExpertModelInput expert_model_input(const ExpertStepInput& in) {
 }
 
 torch::Tensor expert_loss(const torch::Tensor& pred, const ExpertStepInput& in) {
-  auto p = pred.to(torch::kFloat), target = in.noise.to(torch::kFloat) - in.x0.to(torch::kFloat);
+  auto p = pred.to(torch::kFloat);
+  auto target = in.noise.to(p.device(), torch::kFloat) - in.x0.to(p.device(), torch::kFloat);
   if (in.clean_first_frame) {
     const int64_t F = p.size(1);
     p = p.narrow(1, 1, F - 1);
@@ -49,7 +58,15 @@ void ExpertStep::begin_accumulation() {
   optimizer_->zero_grad();
 }
 
-double ExpertStep::accumulate(const ExpertStepInput& in, double weight, torch::Tensor* x_t) {
+void ExpertStep::to(const torch::Device& device) {
+  if (device == model_->device()) return;
+  model_->to(device);
+  optimizer_->to(device);
+  if (model_->fp8()) model_->refresh_fp8();
+}
+
+double ExpertStep::accumulate(const ExpertStepInput& in_any, double weight, torch::Tensor* x_t) {
+  const ExpertStepInput in = on_device(in_any, model_->device());
   if (!in.x0.defined() || !in.noise.defined() || in.x0.sizes() != in.noise.sizes())
     throw Error("expert step: x0 and noise must have the same shape");
   if (in.clean_first_frame && in.x0.size(1) < 2) throw Error("expert step: first-frame conditioning needs 2+ latent frames");

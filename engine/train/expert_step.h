@@ -42,6 +42,8 @@ struct ExpertModelInput {
   torch::Tensor x_t, t;
 };
 ExpertModelInput expert_model_input(const ExpertStepInput& in);
+// The sample's tensors on `device` (the model's).
+ExpertStepInput on_device(const ExpertStepInput& in, const torch::Device& device);
 // The per-sample flow-matching loss: mse(pred, ε − x0), in fp32, over the frames that count.
 torch::Tensor expert_loss(const torch::Tensor& pred, const ExpertStepInput& in);
 
@@ -75,6 +77,11 @@ class ExpertStep {
   ClipResult finish_gradients();
   // Drops the gradients after update() so an idle expert holds none.
   void release_gradients() { optimizer_->zero_grad(); }
+
+  // Moves the expert (weights, fp8 copies, Adam moments) to `device`: the trainer keeps only
+  // the routed expert on the GPU under low_vram. Bit-exact both ways.
+  void to(const torch::Device& device);
+  torch::Device device() const { return model_->device(); }
 
   void set_learning_rate(double lr) { opts_.learning_rate = lr; }
   double learning_rate() const { return opts_.learning_rate; }

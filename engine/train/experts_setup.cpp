@@ -1,5 +1,7 @@
 #include "train/experts_setup.h"
 
+#include <torch/cuda.h>
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "data/clip_loader.h"
@@ -188,8 +190,9 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
 
   // fp8 (§10): our own e4m3 codes run on any LibTorch; on the CPU they only add a copy.
   if (cfg.str("fp8") != "none")
-    s.warnings.push_back("fp8 e4m3 on a CPU build: block Linear weights are read from e4m3 copies (the fp8 numerics), "
-                         "kept beside the fp32 master weights, so no memory is saved");
+    s.warnings.push_back(std::string("fp8 e4m3: block Linear matmuls read e4m3 copies of their weights (1 byte each), "
+                                     "kept beside the fp32 master weights") +
+                         (torch::cuda::is_available() ? "" : "; on the CPU this only checks the fp8 numerics"));
   if (cfg.str("mixed_precision") == "fp16")
     cfg.error("mixed_precision", "fp16 needs a gradient scaler, which is not ported: use bf16 or no");
 

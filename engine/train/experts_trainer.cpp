@@ -31,6 +31,7 @@
 #include "train/latent_cache.h"
 #include "train/lr_schedule.h"
 #include "train/text_embeddings.h"
+#include "train/training_device.h"
 #include "train/training_verb.h"
 #include "train/upsampler_setup.h"
 
@@ -92,6 +93,10 @@ class Trainer {
   std::unique_ptr<models::Wan22Vae> vae_;
   std::unique_ptr<ExpertStep> high_, low_;
   ImageConditioning cond_ = ImageConditioning::None;
+  torch::Device device_{torch::kCPU};
+  bool swap_experts_ = false;  // low_vram on a GPU: only the routed expert is resident
+  // Brings the expert about to run onto the device, the other one off it (low_vram).
+  void activate(bool high);
   LrSchedule sched_high_, sched_low_;
   double lr_high_ = 0, lr_low_ = 0;
   data::Metadata meta_;
@@ -161,10 +166,25 @@ void Trainer::build_loader() {
   spdlog::info("{} usable rows, about {} steps per epoch, {} steps", n, steps_per_epoch, max_steps_);
 }
 
+void Trainer::activate(bool high) {
+  if (!swap_experts_) return;
+  ExpertStep& on = high ? *high_ : *low_;
+  ExpertStep& off = high ? *low_ : *high_;
+  if (on.device() == device_) return;
+  off.to(torch::kCPU);  // first, so both never share the GPU
+  on.to(device_);
+}
+
 void Trainer::build_models() {
   if (!setup_.vae_file.empty()) {
     spdlog::info("loading the VAE from {}", setup_.vae_file);
-    vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config);
+    models::Wan22VaeOptions vo;
+    if (device_.is_cuda()) {
+      vo.device = "cuda:" + std::to_string(device_.index());
+      vo.bf16 = cfg_.str("mixed_precision") == "bf16";
+      vo.low_vram = cfg_.boolean("low_vram");
+    }
+    vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config, vo);
   } else {
     spdlog::info("every row brings its latent file: no VAE");
   }
@@ -189,6 +209,8 @@ void Trainer::build_models() {
     }
     m->set_gradient_checkpointing(cfg_.boolean("gradient_checkpointing"));
     m->set_fp8(cfg_.str("fp8") == "e4m3");
+    // bf16 matmuls and attention from fp32 master weights (wan-dit.md §8), on the GPU only.
+    if (device_.is_cuda() && cfg_.str("mixed_precision") == "bf16") m->set_compute_dtype(torch::kBFloat16);
     ExpertStepOptions o;
     o.learning_rate = expert_lr;
     o.adam = {cfg_.real("adam_beta1"), cfg_.real("adam_beta2"), cfg_.real("adam_epsilon"), cfg_.real("adam_weight_decay")};
@@ -200,6 +222,12 @@ void Trainer::build_models() {
   cond_ = image_conditioning(setup_.high.config.model_type);
   high_ = make(setup_.high, "high", lr_high_);
   low_ = make(setup_.low, "low", lr_low_);
+  // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (§5).
+  swap_experts_ = device_.is_cuda() && cfg_.boolean("low_vram");
+  if (device_.is_cuda() && !swap_experts_) {
+    high_->to(device_);
+    low_->to(device_);
+  }
 
   // §4: per-expert schedules over each expert's expected share of the steps (or the global count).
   const bool expert_basis = cfg_.str("lr_schedule_basis") == "expert_steps";
@@ -380,7 +408,7 @@ void Trainer::build_eval() {
     EvalItem it;
     it.row = b.clips.front().meta_index;
     const Latents z = b.latents.defined() ? Latents{b.latents, torch::Tensor(), b.y} : encode_batch(b.x_hr);
-    it.in.x0 = z.z[0];
+    it.in.x0 = z.z[0].cpu();  // the eval set waits in CPU memory
     it.in.t = kept_t[i];
     it.in.sigma = sigma_from_t(it.in.t);
     it.in.context = texts_->get(meta, meta.rows[it.row]);
@@ -405,7 +433,7 @@ void Trainer::evaluate() {
   for (size_t i0 = 0; i0 < eval_.size(); i0 += chunk) {
     std::vector<ExpertStepInput> samples;
     for (size_t i = i0; i < std::min(eval_.size(), i0 + chunk); ++i) samples.push_back(eval_[i].in);
-    auto pred = routed_predict(high_->model(), low_->model(), boundary, samples);
+    auto pred = routed_predict(high_->model(), low_->model(), boundary, samples, [this](bool h) { activate(h); });
     for (size_t k = 0; k < pred.size(); ++k) {
       const ExpertStepInput& e = samples[k];
       const double l = expert_loss(pred[k], e).item<double>() * weight(e.t);
@@ -535,6 +563,7 @@ void Trainer::train_loop() {
     const int64_t gs = global_step();
     const bool high = draw_route(setup_.routing, seed_, gs);
     ExpertStep& e = high ? *high_ : *low_;
+    activate(high);
     e.begin_accumulation();
     double loss = 0;
     int64_t samples = 0;
@@ -604,8 +633,15 @@ int Trainer::run() {
   run_->open_events();
   heartbeat_ = std::make_unique<run::Heartbeat>(5.0);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  if (cfg_.str("mixed_precision") == "bf16" || cfg_.boolean("low_vram"))
-    spdlog::warn("CPU build: mixed_precision bf16 runs in fp32 and low_vram has no effect");
+  device_ = training_device(env_int("LOCAL_RANK", 0));
+  spdlog::info("training on {}", device_.str());
+  {
+    std::vector<std::string> gpu_only;
+    if (cfg_.str("mixed_precision") == "bf16") gpu_only.push_back("mixed_precision bf16 runs in fp32");
+    if (cfg_.boolean("low_vram")) gpu_only.push_back("low_vram has no effect (both experts stay in CPU memory)");
+    const std::string w = no_gpu_warning(device_, gpu_only);
+    if (!w.empty()) spdlog::warn("{}", w);
+  }
 
   build_loader();
   options_ = experts_maths_options(cfg_);

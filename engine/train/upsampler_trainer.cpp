@@ -27,6 +27,7 @@
 #include "train/upsampler_checkpoint.h"
 #include "train/upsampler_options.h"
 #include "train/upsampler_setup.h"
+#include "train/training_device.h"
 #include "train/upsampler_update.h"
 #include "train/training_verb.h"
 #include "train/upsampler_validation.h"
@@ -448,10 +449,20 @@ int Trainer::run() {
   if (world_ != 1) throw Error("WORLD_SIZE " + std::to_string(world_) + ": data-parallel training is not available in this build yet; run one process");
   open_run_dir();
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  // One warning per option, so each names what the user set.
-  if (cfg_.str("mixed_precision") == "bf16") spdlog::warn("CPU build: mixed_precision bf16 runs in fp32");
-  if (cfg_.boolean("low_vram")) spdlog::warn("CPU build: low_vram has no effect (the VAE stays on the CPU)");
-  if (cfg_.boolean("allow_tf32")) spdlog::info("allow_tf32 has no effect on the CPU");
+  device_ = training_device(env_int("LOCAL_RANK", 0));
+  spdlog::info("training on {}", device_.str());
+  {
+    std::vector<std::string> gpu_only;
+    if (cfg_.str("mixed_precision") == "bf16") gpu_only.push_back("mixed_precision bf16 runs in fp32");
+    if (cfg_.boolean("low_vram")) gpu_only.push_back("low_vram has no effect (the VAE stays on the CPU)");
+    const std::string w = no_gpu_warning(device_, gpu_only);
+    if (!w.empty()) spdlog::warn("{}", w);
+  }
+  if (!device_.is_cuda() && cfg_.boolean("allow_tf32")) spdlog::info("allow_tf32 has no effect on the CPU");
+  if (device_.is_cuda() && cfg_.boolean("allow_tf32")) {
+    at::globalContext().setAllowTF32CuBLAS(true);
+    at::globalContext().setAllowTF32CuDNN(true);
+  }
 
   build_loader();
   options_ = maths_options(cfg_);

@@ -1,0 +1,18 @@
+// Where a training run computes: the GPU when this LibTorch has CUDA and the machine a device
+// (the LOCAL_RANK-th under data parallel), else the CPU. The same code runs on both; only the
+// device differs, so every CPU test exercises the GPU path's plumbing.
+#pragma once
+#include <torch/torch.h>
+
+#include <string>
+#include <vector>
+
+namespace ws::train {
+
+torch::Device training_device(int local_rank);
+
+// One warning naming the GPU-only options that were set but act only on a GPU (empty when
+// none, or when the run has a GPU). `options`: (option, what it would do) pairs that are on.
+std::string no_gpu_warning(const torch::Device& device, const std::vector<std::string>& options);
+
+}  // namespace ws::train
