@@ -10,6 +10,7 @@
 #include "core/error.h"
 #include "models/wan_dit.h"
 #include "run/args.h"
+#include "train/training_device.h"
 #include "run/bench.h"
 #include "train/expert_step.h"
 
@@ -39,7 +40,9 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .value("threads", "K", "CPU threads (default: all cores)")
       .value("layers", "L", "override num_layers (time a released width with fewer blocks)")
       .value("text_tokens", "T", "rows of the text context (default text_len)")
-      .flag("gradient_checkpointing", "recompute each block in backward");
+      .flag("gradient_checkpointing", "recompute each block in backward")
+      .flag("fp8", "block Linears read fp8 e4m3 copies of their weights (re-quantised after each update)")
+      .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)");
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench dit-train needs --config");
   models::WanConfig cfg = models::load_wan_config(a.str("config"));
@@ -56,10 +59,14 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   torch::manual_seed(0);
   models::WanModel model(cfg);
   model->set_gradient_checkpointing(a.boolean("gradient_checkpointing"));
+  model->set_fp8(a.boolean("fp8"));
+  if (a.boolean("bf16")) model->set_compute_dtype(torch::kBFloat16);
+  const torch::Device device = train::training_device(0);
   train::ExpertStepOptions o;
   o.learning_rate = 1e-5;
   o.clip.max_grad_norm = 1.0;
   train::ExpertStep step(model, o);
+  step.to(device);
   std::vector<train::ExpertStepInput> in(static_cast<size_t>(batch));
   for (auto& s : in) {
     s.x0 = torch::randn({cfg.in_dim, g[0], g[1], g[2]});
@@ -79,7 +86,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   bench_report(ms,
                {{"params", params}, {"threads", threads}, {"tokens", tokens}, {"batch", batch},
                 {"latent", {cfg.in_dim, g[0], g[1], g[2]}}, {"dim", cfg.dim}, {"layers", cfg.num_layers},
-                {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")}},
+                {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
+                {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()}},
                "step");
   return 0;
 }
