@@ -73,23 +73,35 @@ void BucketSampler::restore(const LoaderCursor& c) {
 
 int64_t BucketSampler::batches_per_epoch_estimate() const { return rows() / batch_; }
 
-BatchPlan BucketSampler::next() {
-  for (;;) {
-    if (cursor_.pos >= rows()) start_epoch(cursor_.epoch + 1);
-    const int64_t pos = cursor_.pos++;
+bool BucketSampler::form(LoaderCursor& c, std::vector<SampleRef>* items, int64_t* b) const {
+  while (c.pos < rows()) {
+    const int64_t pos = c.pos++;
     const int64_t row = perm_[static_cast<size_t>(pos)];
     const std::string& key = keys_[static_cast<size_t>(row)];
-    auto it = cursor_.buckets.begin();
-    while (it != cursor_.buckets.end() && it->first != key) ++it;
-    if (it == cursor_.buckets.end()) {
-      cursor_.buckets.emplace_back(key, std::vector<SampleRef>{});
-      it = std::prev(cursor_.buckets.end());
+    auto it = c.buckets.begin();
+    while (it != c.buckets.end() && it->first != key) ++it;
+    if (it == c.buckets.end()) {
+      c.buckets.emplace_back(key, std::vector<SampleRef>{});
+      it = std::prev(c.buckets.end());
     }
-    it->second.push_back({row, cursor_.epoch, pos});
+    it->second.push_back({row, c.epoch, pos});
     if (static_cast<int64_t>(it->second.size()) < batch_) continue;
-    std::vector<SampleRef> items = std::move(it->second);
-    cursor_.buckets.erase(it);  // an emptied bucket leaves the list, so the cursor stays small
-    const int64_t b = cursor_.batch_in_epoch++;
+    *items = std::move(it->second);
+    c.buckets.erase(it);  // an emptied bucket leaves the list, so the cursor stays small
+    *b = c.batch_in_epoch++;
+    return true;
+  }
+  return false;
+}
+
+BatchPlan BucketSampler::next() {
+  for (;;) {
+    std::vector<SampleRef> items;
+    int64_t b = 0;
+    if (!form(cursor_, &items, &b)) {
+      start_epoch(cursor_.epoch + 1);
+      continue;
+    }
     if (b % world_ != rank_) continue;  // another rank's batch
     BatchPlan plan;
     plan.seq = seq_++;
@@ -97,6 +109,11 @@ BatchPlan BucketSampler::next() {
     plan.batch_in_epoch = b;
     plan.items = std::move(items);
     plan.cursor = cursor_;
+    // The rest of this round belongs to the other ranks: the saved cursor skips it.
+    std::vector<SampleRef> skipped;
+    int64_t sb = 0;
+    while (plan.cursor.batch_in_epoch % world_ != 0 && form(plan.cursor, &skipped, &sb)) {
+    }
     return plan;
   }
 }

@@ -39,7 +39,10 @@ struct BatchPlan {
   int64_t epoch = 0;           // the epoch the batch was yielded in
   int64_t batch_in_epoch = 0;  // global index of the batch in that epoch
   std::vector<SampleRef> items;
-  LoaderCursor cursor;         // the cursor right after this batch was formed
+  // The cursor right after this batch was formed; with P > 1 ranks, after the whole round of P
+  // batches it belongs to (up to the epoch's end), so every rank saves the same cursor and a
+  // resume skips what the other ranks trained in that step.
+  LoaderCursor cursor;
 };
 
 // randperm(n) with torch's CPU generator seeded `seed` (the reference's epoch order).
@@ -60,6 +63,8 @@ class BucketSampler {
 
  private:
   void start_epoch(int64_t epoch);
+  // Forms the next batch from `c` (advancing it): false when the permutation is used up.
+  bool form(LoaderCursor& c, std::vector<SampleRef>* items, int64_t* b) const;
   std::vector<std::string> keys_;
   int64_t batch_ = 1;
   uint64_t seed_ = 0;

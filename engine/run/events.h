@@ -24,6 +24,7 @@ class EventStream {
   void close_file();
   // Lines go to stdout too unless switched off (e.g. verbs whose stdout is a report).
   void set_stdout(bool on);
+  bool to_stdout() const { return to_stdout_; }
   void set_stdout_stream(std::FILE* f);
 
   void emit(const std::string& type, json fields = json::object());

@@ -15,6 +15,7 @@
 #include "data/clip_loader.h"
 #include "data/metadata.h"
 #include "data/random_streams.h"
+#include "dist/data_parallel.h"
 #include "io/safetensors.h"
 #include "io/tfevents.h"
 #include "models/wan22_vae.h"
@@ -43,11 +44,6 @@ namespace {
 
 // Buckets align to 32 pixels (VAE stride 16 × patch 2): the loader's alignment at scale 2.
 constexpr double kLoaderScale = 2.0;
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
 
 struct EvalItem {
   size_t row = 0;  // j: the row's index in eval_data_meta
@@ -110,6 +106,13 @@ class Trainer {
   data::LoaderCursor last_cursor_;
   int64_t epoch_ = 0, resume_step_ = 0, max_steps_ = 0, num_epochs_ = 0;
   int rank_ = 0, world_ = 1;
+  std::unique_ptr<dist::DataParallel> dp_;  // null with one process
+  bool cancelled_ = false;
+  // Every rank stops at the same step: true when any rank asks.
+  bool any_rank(bool v) { return dp_ ? dp_->any(v) : v; }
+  // The random streams of micro-batch `micro` on this rank: keyed by the global micro index
+  // micro·P + rank, so P ranks × A micro-batches draw what one process with A·P would.
+  int64_t global_micro(int64_t micro) const { return micro * world_ + rank_; }
   uint64_t seed_ = 42;
   std::deque<std::pair<double, int64_t>> recent_;
   std::string options_sha_;
@@ -222,6 +225,13 @@ void Trainer::build_models() {
   cond_ = image_conditioning(setup_.high.config.model_type);
   high_ = make(setup_.high, "high", lr_high_);
   low_ = make(setup_.low, "low", lr_low_);
+  if (dp_) {
+    // Every rank starts from rank 0's weights (fresh ones differ only if a seed was changed).
+    for (auto* e : {high_.get(), low_.get()}) {
+      dp_->broadcast(e->parameters());
+      if (e->model()->fp8()) e->model()->refresh_fp8();
+    }
+  }
   // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (§5).
   swap_experts_ = device_.is_cuda() && cfg_.boolean("low_vram");
   if (device_.is_cuda() && !swap_experts_) {
@@ -369,7 +379,7 @@ Latents Trainer::latents(const data::Batch& batch) {
 }
 
 void Trainer::build_eval() {
-  if (!setup_.eval_meta) return;
+  if (!setup_.eval_meta || rank_ != 0) return;  // eval runs on rank 0 alone
   data::Metadata meta = data::read_metadata(*setup_.eval_meta, setup_.data_dir);
   std::vector<data::DroppedRow> dropped;
   auto rows = data::usable_rows_with_latents(meta, cfg_.integer("video_sample_stride"), &dropped);
@@ -471,6 +481,7 @@ void Trainer::evaluate() {
 }
 
 void Trainer::checkpoint() {
+  if (!run_) return;  // rank 0 writes for everyone
   ExpertsState st;
   st.global_step = global_step();
   st.steps_high = high_->global_step();
@@ -582,12 +593,13 @@ void Trainer::train_loop() {
       }
       const Latents z = latents(batch);
       const int64_t B = z.z.size(0), F = z.z.size(2);
-      StepDraw d = draw_step(setup_.routing, seed_, gs, micro, rank_, B);
-      auto noise = draw_noise(seed_, gs, micro, rank_, B, z.z[0].sizes().vec());
+      const int64_t gm = global_micro(micro);
+      StepDraw d = draw_step(setup_.routing, seed_, gs, gm, 0, B);
+      auto noise = draw_noise(seed_, gs, gm, 0, B, z.z[0].sizes().vec());
       for (int64_t b = 0; b < B; ++b) {
         ExpertStepInput in;
         in.x0 = z.z[b];
-        condition(in, z, b, cond_ == ImageConditioning::TI2V && draw_ti2v_image(seed_, gs, micro, rank_, b, F));
+        condition(in, z, b, cond_ == ImageConditioning::TI2V && draw_ti2v_image(seed_, gs, gm, 0, b, F));
         if (cond_ == ImageConditioning::TI2V) first_frame.push_back(in.clean_first_frame);
         in.noise = noise[static_cast<size_t>(b)];
         in.sigma = d.sigma[static_cast<size_t>(b)];
@@ -599,9 +611,13 @@ void Trainer::train_loop() {
       }
       samples += B;
     }
-    if (ended) {
+    if (any_rank(ended)) {  // the ranks' last batches fall in different steps: stop together
       e.release_gradients();
       break;
+    }
+    if (dp_) {
+      dp_->average_gradients(e.parameters());
+      loss = dp_->mean(loss);
     }
     double max_abs = 0;
     for (const auto& p : e.parameters())
@@ -619,21 +635,24 @@ void Trainer::train_loop() {
     if (step % ckpt_every == 0 && step < max_steps_) checkpoint();
     if (step % eval_every == 0) evaluate();
     t0 = std::chrono::steady_clock::now();
-    if (run::cancel_requested()) return;
+    if (any_rank(run::cancel_requested())) {
+      cancelled_ = true;
+      return;
+    }
   }
 }
 
 int Trainer::run() {
   seed_ = static_cast<uint64_t>(cfg_.integer("seed"));
-  rank_ = env_int("RANK", 0);
-  world_ = env_int("WORLD_SIZE", 1);
-  if (world_ != 1) throw Error("WORLD_SIZE " + std::to_string(world_) + ": data-parallel training is not available in this build yet; run one process");
-  run_ = std::make_unique<run::RunDir>(setup_.output_dir);
-  run_->setup_logging();
-  run_->open_events();
-  heartbeat_ = std::make_unique<run::Heartbeat>(5.0);
+  const dist::DistEnv env = dist::DistEnv::from_environment();
+  rank_ = env.rank;
+  world_ = env.world;
+  run_ = dist::open_run_for_rank(setup_.output_dir, rank_);
+  if (run_) heartbeat_ = std::make_unique<run::Heartbeat>(5.0);
+  dp_ = dist::DataParallel::connect(env);
+  if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  device_ = training_device(env_int("LOCAL_RANK", 0));
+  device_ = training_device(env.local_rank);
   spdlog::info("training on {}", device_.str());
   {
     std::vector<std::string> gpu_only;
@@ -649,8 +668,8 @@ int Trainer::run() {
   build_models();
   resume();
   build_eval();
-  run_->write_run_yaml(cfg_.to_yaml());
-  if (cfg_.str("report_to") == "tensorboard")
+  if (run_) run_->write_run_yaml(cfg_.to_yaml());
+  if (run_ && cfg_.str("report_to") == "tensorboard")
     tb_ = std::make_unique<io::TfEventsWriter>(fs::join(run_->path(), cfg_.str("logging_dir")));
   run::EventStream::global().emit("started", {{"job", "experts"},
                                               {"config", cfg_.to_json()},
@@ -667,8 +686,8 @@ int Trainer::run() {
                                               {"fp8_bytes_per_expert", high_->model()->fp8_bytes()}});
   train_loop();
   const int64_t step = global_step();
-  if (run::cancel_requested()) {
-    if (!run_->has_checkpoint(step) && step > resume_step_) checkpoint();
+  if (cancelled_ || run::cancel_requested()) {
+    if (run_ && !run_->has_checkpoint(step) && step > resume_step_) checkpoint();
     run::EventStream::global().finished("cancelled", step);
     return 130;
   }

@@ -50,16 +50,19 @@ int report_config_errors(const io::Config& cfg) {
 
 int report_run_failure(std::exception_ptr error, int64_t step) {
   auto& events = run::EventStream::global();
+  std::string msg = "unknown error";
   try {
     std::rethrow_exception(error);
   } catch (const c10::Error& e) {
-    std::string msg = e.what_without_backtrace();
-    events.error(msg.substr(0, msg.find('\n')));
+    msg = e.what_without_backtrace();
+    msg = msg.substr(0, msg.find('\n'));
   } catch (const std::exception& e) {
-    events.error(e.what());
+    msg = e.what();
   } catch (...) {
-    events.error("unknown error");
   }
+  events.error(msg);
+  // Data-parallel ranks other than 0 emit no events: their log line is the only trace.
+  if (!events.to_stdout()) spdlog::error("{}", msg);
   events.finished("failed", step);
   return 1;
 }

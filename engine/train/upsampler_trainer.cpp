@@ -27,6 +27,7 @@
 #include "train/upsampler_checkpoint.h"
 #include "train/upsampler_options.h"
 #include "train/upsampler_setup.h"
+#include "dist/data_parallel.h"
 #include "train/training_device.h"
 #include "train/upsampler_update.h"
 #include "train/training_verb.h"
@@ -37,11 +38,6 @@ namespace ws::train {
 using json = nlohmann::json;
 
 namespace {
-
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  return v && *v ? std::atoi(v) : fallback;
-}
 
 // Encodes [B, 3, L, H, W] in slices of `mini` clips (vae_mini_batch) and concatenates.
 torch::Tensor encode_batch(models::Wan22Vae& vae, const torch::Tensor& x, int64_t mini) {
@@ -85,6 +81,9 @@ class Trainer {
   int64_t resume_step_ = 0;
   int64_t max_steps_ = 0, num_epochs_ = 0, steps_per_epoch_ = 1;
   int rank_ = 0, world_ = 1;
+  std::unique_ptr<dist::DataParallel> dp_;  // null with one process
+  bool cancelled_ = false;
+  bool any_rank(bool v) { return dp_ ? dp_->any(v) : v; }
   torch::Device device_{torch::kCPU};  // CUDA when this LibTorch has it and a GPU is present
   uint64_t seed_ = 42;
   std::deque<std::pair<double, int64_t>> recent_;  // (step seconds, samples) of the last 10 updates
@@ -94,10 +93,8 @@ class Trainer {
 };
 
 void Trainer::open_run_dir() {
-  run_ = std::make_unique<run::RunDir>(setup_.output_dir);
-  run_->setup_logging();
-  run_->open_events();
-  heartbeat_ = std::make_unique<run::Heartbeat>(5.0);
+  run_ = dist::open_run_for_rank(setup_.output_dir, rank_);
+  if (run_) heartbeat_ = std::make_unique<run::Heartbeat>(5.0);
 }
 
 void Trainer::build_model_and_vae() {
@@ -161,6 +158,11 @@ void Trainer::build_model_and_vae() {
   o.schedule.training_steps = max_steps_;
   o.schedule.base_lr = o.learning_rate;
   o.schedule.validate();
+  if (dp_) {
+    dist::DataParallel* dp = dp_.get();
+    o.reduce_gradients = [dp](const std::vector<torch::Tensor>& params) { dp->average_gradients(params); };
+    dp->broadcast(model->parameters());  // every rank starts from rank 0's weights
+  }
   updater_ = std::make_unique<UpsamplerUpdater>(model, o);
 }
 
@@ -244,7 +246,9 @@ torch::Tensor Trainer::micro_step(const data::Batch& batch, int64_t micro, std::
   torch::Tensor z_hr, z_lr;
   encode(batch, &z_hr, &z_lr);
   if (setup_.noise.enabled) {
-    data::Rng rng = data::Rng::keyed(seed_, "step", updater_->global_step(), micro, rank_);
+    // Keyed by the global micro index micro·P + rank: P ranks × A micro-batches draw what one
+    // process with A·P micro-batches would.
+    data::Rng rng = data::Rng::keyed(seed_, "step", updater_->global_step(), micro * world_ + rank_, 0);
     add_flow_noise(z_hr, z_lr, setup_.noise, rng);
   }
   if (!cfg_.boolean("enable_pixel_loss")) {
@@ -355,6 +359,7 @@ void Trainer::on_update(const UpdateRecord& rec, const data::Batch& batch, doubl
 }
 
 void Trainer::checkpoint(bool final_save) {
+  if (!run_) return;  // rank 0 writes for everyone
   const int64_t step = updater_->global_step();
   TrainerState st;
   st.global_step = step;
@@ -419,12 +424,15 @@ void Trainer::train_loop() {
   auto t_step = std::chrono::steady_clock::now();
   while (updater_->global_step() < max_steps_) {
     data::Batch batch = loader_->next();
+    bool end = false;
     if (batch.plan.epoch != epoch_) {
       // The previous epoch's permutation is used up (§11: validate at epoch ends).
       if (epoch_ % val_epochs == 0) validate(updater_->global_step());
       epoch_ = batch.plan.epoch;
-      if (epoch_ >= num_epochs_) break;
+      end = epoch_ >= num_epochs_;
     }
+    // Ranks reach the end of the data one batch apart: they stop at the same micro-step.
+    if (any_rank(end)) break;
     samples_since_update_ += static_cast<double>(batch.x_hr.size(0));
     std::optional<UpdateRecord> rec;
     micro_step(batch, micro, &rec);
@@ -433,23 +441,29 @@ void Trainer::train_loop() {
     last_cursor_ = batch.plan.cursor;
     const auto now = std::chrono::steady_clock::now();
     const double secs = std::chrono::duration<double>(now - t_step).count();
+    if (dp_) rec->loss = dp_->mean(rec->loss);  // the loss of the whole global batch
     on_update(*rec, batch, secs);
     const int64_t step = rec->global_step;
     if (step % ckpt_every == 0 && step < max_steps_) checkpoint(false);
     if (step % val_every == 0) validate(step);
     t_step = std::chrono::steady_clock::now();
-    if (run::cancel_requested()) return;
+    if (any_rank(run::cancel_requested())) {
+      cancelled_ = true;
+      return;
+    }
   }
 }
 
 int Trainer::run() {
   seed_ = static_cast<uint64_t>(cfg_.integer("seed"));
-  rank_ = env_int("RANK", 0);
-  world_ = env_int("WORLD_SIZE", 1);
-  if (world_ != 1) throw Error("WORLD_SIZE " + std::to_string(world_) + ": data-parallel training is not available in this build yet; run one process");
+  const dist::DistEnv env = dist::DistEnv::from_environment();
+  rank_ = env.rank;
+  world_ = env.world;
   open_run_dir();
+  dp_ = dist::DataParallel::connect(env);
+  if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  device_ = training_device(env_int("LOCAL_RANK", 0));
+  device_ = training_device(env.local_rank);
   spdlog::info("training on {}", device_.str());
   {
     std::vector<std::string> gpu_only;
@@ -469,8 +483,8 @@ int Trainer::run() {
   options_sha_ = sha256_hex(options_.dump());
   build_model_and_vae();
   resume();
-  run_->write_run_yaml(cfg_.to_yaml());
-  if (cfg_.str("report_to") == "tensorboard")
+  if (run_) run_->write_run_yaml(cfg_.to_yaml());
+  if (run_ && cfg_.str("report_to") == "tensorboard")
     tb_ = std::make_unique<io::TfEventsWriter>(fs::join(run_->path(), cfg_.str("logging_dir")));
   run::EventStream::global().emit("started", {{"job", "upsampler"},
                                               {"config", cfg_.to_json()},
@@ -482,8 +496,8 @@ int Trainer::run() {
                                               {"parameters", setup_.model.parameter_count()}});
   train_loop();
   const int64_t step = updater_->global_step();
-  if (run::cancel_requested()) {
-    if (!run_->has_checkpoint(step) && step > resume_step_) checkpoint(false);
+  if (cancelled_ || run::cancel_requested()) {
+    if (run_ && !run_->has_checkpoint(step) && step > resume_step_) checkpoint(false);
     run::EventStream::global().finished("cancelled", step);
     return 130;
   }

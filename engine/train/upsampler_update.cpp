@@ -80,6 +80,7 @@ double UpsamplerUpdater::accumulate(const torch::Tensor& loss, std::optional<Upd
 UpdateRecord UpsamplerUpdater::update() {
   UpdateRecord r;
   auto params = trainable_params();
+  if (opts_.reduce_gradients) opts_.reduce_gradients(params);
   r.clip = clip_gradients(params, opts_.clip, global_step_);
   const double f = opts_.schedule.factor(global_step_);
   r.lr = opts_.learning_rate * f;

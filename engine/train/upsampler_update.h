@@ -6,6 +6,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -29,6 +30,8 @@ struct UpsamplerUpdateOptions {
   std::vector<std::string> trainable_modules_low_learning_rate;
   bool use_ema = false;
   EmaOptions ema;
+  // Data parallel: averages the gradients over ranks before clipping (null: one process).
+  std::function<void(const std::vector<torch::Tensor>&)> reduce_gradients;
 };
 
 // What one optimizer update did (the `step` event's numbers and the parity quantities).

@@ -1,0 +1,199 @@
+// Data parallel over c10d/Gloo with real worker processes on this machine: P ranks with A
+// micro-batches each train exactly what one process with A·P micro-batches trains (same batches,
+// same random draws; gradients equal up to summation order), rank 0 alone writes the run folder,
+// a cancel reaching one rank stops all, and bad rank variables are one clear error.
+#include <QtTest/QtTest>
+#include <QProcess>
+
+#include <csignal>
+
+#include "core/fs.h"
+#include "io/safetensors.h"
+#include "test_paths.h"
+
+using namespace ws;
+
+namespace {
+
+int port_base() { return 20000 + static_cast<int>(QCoreApplication::applicationPid() % 20000); }
+
+QProcess* start(const QStringList& args, int rank, int world, int port, QObject* parent) {
+  auto* p = new QProcess(parent);
+  QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+  env.insert("WORLD_SIZE", QString::number(world));
+  env.insert("RANK", QString::number(rank));
+  env.insert("LOCAL_RANK", QString::number(rank));
+  env.insert("MASTER_ADDR", "127.0.0.1");
+  env.insert("MASTER_PORT", QString::number(port));
+  env.insert("OMP_NUM_THREADS", "1");
+  p->setProcessEnvironment(env);
+  p->setProcessChannelMode(QProcess::SeparateChannels);
+  p->start(WS_ENGINE_EXE, args);
+  return p;
+}
+
+// Runs `args` as `world` ranks; returns rank 0's stdout; all exit codes must be 0.
+QString run_ranks(const QStringList& args, int world, int port, QObject* parent, QString* err) {
+  std::vector<QProcess*> ps;
+  for (int r = 0; r < world; ++r) ps.push_back(start(args, r, world, port, parent));
+  QString out;
+  for (int r = 0; r < world; ++r) {
+    if (!ps[r]->waitForFinished(300000) || ps[r]->exitCode() != 0)
+      *err += QString("rank %1 exit %2: %3\n").arg(r).arg(ps[r]->exitCode()).arg(QString::fromUtf8(ps[r]->readAllStandardError()).right(800));
+    if (r == 0) out = QString::fromUtf8(ps[r]->readAllStandardOutput());
+  }
+  return out;
+}
+
+// Largest |a − b| over the tensors of two safetensors files (same keys).
+double max_diff(const std::string& a, const std::string& b, bool* same_keys) {
+  auto x = io::read_safetensors(a), y = io::read_safetensors(b);
+  *same_keys = x.size() == y.size();
+  double m = 0;
+  for (auto& [k, v] : x) {
+    auto it = y.find(k);
+    if (it == y.end()) {
+      *same_keys = false;
+      continue;
+    }
+    m = std::max(m, (v.to(torch::kDouble) - it->second.to(torch::kDouble)).abs().max().item<double>());
+  }
+  return m;
+}
+
+QStringList steps_field(const QString& events, const QString& field) {
+  QStringList out;
+  for (const QString& line : events.split('\n'))
+    if (line.contains("\"type\":\"step\"")) {
+      QRegularExpression re("\"" + field + "\":([^,}]*)");
+      auto m = re.match(line);
+      out << (m.hasMatch() ? m.captured(1) : QString());
+    }
+  return out;
+}
+
+}  // namespace
+
+class TestDataParallel : public QObject {
+  Q_OBJECT
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    dir_ = tmp_.path().toStdString();
+    QProcess p;
+    p.start(WS_ENGINE_EXE, {"demo-data", QString::fromStdString(dir_ + "/data")});
+    QVERIFY(p.waitForFinished(120000) && p.exitCode() == 0);
+    fs::write_file_atomic(dir_ + "/dit.yaml", "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\n"
+                                              "text_dim: 16\ntext_len: 8\n");
+    fs::write_file_atomic(dir_ + "/ups.yaml", "latent_upsampler_kwargs:\n  mid_channels: 32\n  num_blocks_per_stage: 1\n");
+  }
+
+  void experts_two_ranks_equal_one_process_accumulating_two() {
+    const QString d = QString::fromStdString(dir_);
+    QStringList common = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
+                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
+                          "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
+                          "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
+                          "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps", "100",
+                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false", "--max_grad_norm", "1.0"};
+    QString err;
+    run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/e1"}, 1, port_base(), this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    const QString out = run_ranks(common + QStringList{"--output_dir", d + "/e2"}, 2, port_base() + 1, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QVERIFY(out.contains("\"world_size\":2"));
+    const QString single = QString::fromStdString(fs::read_file(dir_ + "/e1/events.jsonl"));
+    // Same routes, timesteps and (to rounding) losses.
+    QCOMPARE(steps_field(out, "expert"), steps_field(single, "expert"));
+    // Rank 0's step events list its own samples: its timestep is the single run's first of two.
+    QStringList t0 = steps_field(out, "timesteps");
+    for (auto& t : t0) t.remove(']');
+    QCOMPARE(t0, steps_field(single, "timesteps"));
+    const auto l2 = steps_field(out, "loss"), l1 = steps_field(single, "loss");
+    QCOMPARE(l2.size(), 3);
+    for (int i = 0; i < 3; ++i) QVERIFY2(std::fabs(l2[i].toDouble() - l1[i].toDouble()) < 1e-5 * l1[i].toDouble(), qPrintable(l2[i] + " vs " + l1[i]));
+    for (const char* f : {"high_noise_transformer/diffusion_pytorch_model.safetensors",
+                          "low_noise_transformer/diffusion_pytorch_model.safetensors", "trainer_state/optimizer_high.safetensors"}) {
+      bool keys = false;
+      const double m = max_diff(dir_ + "/e1/checkpoint-3/" + f, dir_ + "/e2/checkpoint-3/" + f, &keys);
+      QVERIFY2(keys && m < 1e-5, qPrintable(QString("%1: %2").arg(f).arg(m)));
+    }
+    // One events.jsonl, written by rank 0; one started line.
+    const QString ev = QString::fromStdString(fs::read_file(dir_ + "/e2/events.jsonl"));
+    QCOMPARE(ev.count("\"type\":\"started\""), 1);
+    QCOMPARE(ev.count("\"type\":\"step\""), 3);
+  }
+
+  void upsampler_two_ranks_equal_one_process_accumulating_two() {
+    const QString d = QString::fromStdString(dir_);
+    QStringList common = {"train-upsampler", "--config_path", d + "/ups.yaml", "--vae_path",
+                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
+                          "--video_sample_size", "128", "--video_sample_n_frames", "5", "--learning_rate", "1e-3",
+                          "--lr_warmup_steps", "0", "--seed", "7", "--enable_noisy_training", "--use_ema",
+                          "--max_train_steps", "3", "--checkpointing_steps", "100", "--validation_steps", "1000",
+                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false"};
+    QString err;
+    run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/u1"}, 1, port_base() + 2, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    const QString out = run_ranks(common + QStringList{"--output_dir", d + "/u2"}, 2, port_base() + 3, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    const QString single = QString::fromStdString(fs::read_file(dir_ + "/u1/events.jsonl"));
+    QCOMPARE(steps_field(out, "step"), steps_field(single, "step"));
+    const auto l2 = steps_field(out, "loss"), l1 = steps_field(single, "loss");
+    for (int i = 0; i < l1.size(); ++i) QVERIFY2(std::fabs(l2[i].toDouble() - l1[i].toDouble()) < 1e-5 * l1[i].toDouble(), qPrintable(l2[i] + " vs " + l1[i]));
+    bool keys = false;
+    const std::string f = "/checkpoint-3/latent_upsampler/diffusion_pytorch_model.safetensors";
+    const double m = max_diff(dir_ + "/u1" + f, dir_ + "/u2" + f, &keys);
+    QVERIFY2(keys && m < 1e-5, qPrintable(QString::number(m)));
+  }
+
+  void a_cancel_on_one_rank_stops_all() {
+    const QString d = QString::fromStdString(dir_);
+    QStringList args = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
+                        WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
+                        "--text_embeddings_dir", d + "/text", "--video_sample_size", "64", "--video_sample_n_frames", "5",
+                        "--max_train_steps", "100000", "--checkpointing_steps", "100000", "--dataloader_num_workers", "1",
+                        "--output_dir", d + "/c"};
+    const int port = port_base() + 4;
+    QProcess* r0 = start(args, 0, 2, port, this);
+    QProcess* r1 = start(args, 1, 2, port, this);
+    QString seen;
+    QElapsedTimer t;
+    t.start();
+    while (!seen.contains("\"type\":\"step\"") && t.elapsed() < 120000) {
+      r0->waitForReadyRead(200);
+      seen += QString::fromUtf8(r0->readAllStandardOutput());
+    }
+    QVERIFY2(seen.contains("\"type\":\"step\""), "no step within 120 s");
+    ::kill(static_cast<pid_t>(r1->processId()), SIGTERM);  // the other rank than the writer
+    QVERIFY(r0->waitForFinished(120000));
+    QVERIFY(r1->waitForFinished(120000));
+    QCOMPARE(r0->exitCode(), 130);
+    QCOMPARE(r1->exitCode(), 130);
+    seen += QString::fromUtf8(r0->readAllStandardOutput());
+    QVERIFY(seen.contains("\"status\":\"cancelled\""));
+    QRegularExpression re("\"status\":\"cancelled\",\"step\":(\\d+)");
+    auto m = re.match(seen);
+    QVERIFY(m.hasMatch());
+    QVERIFY(fs::is_dir(dir_ + "/c/checkpoint-" + m.captured(1).toStdString()));
+  }
+
+  void bad_rank_variables_are_one_error() {
+    QProcess* p = start({"train-experts", "--transformer_config", QString::fromStdString(dir_ + "/dit.yaml"), "--vae_path",
+                         WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta",
+                         QString::fromStdString(dir_ + "/data/metadata.json"), "--text_embeddings_dir",
+                         QString::fromStdString(dir_ + "/text"), "--output_dir", QString::fromStdString(dir_ + "/bad")},
+                        5, 2, port_base() + 5, this);
+    QVERIFY(p->waitForFinished(60000));
+    QCOMPARE(p->exitCode(), 1);
+    const QString out = QString::fromUtf8(p->readAllStandardOutput());
+    QVERIFY2(out.contains("\"type\":\"error\"") && out.contains("RANK 5 is outside 0..1"), qPrintable(out));
+  }
+
+ private:
+  QTemporaryDir tmp_;
+  std::string dir_;
+};
+
+QTEST_GUILESS_MAIN(TestDataParallel)
+#include "test_data_parallel.moc"
