@@ -68,6 +68,9 @@ AppOptions AppOptions::parse(const QStringList& args) {
     } else if (takeValue(args, i, QStringLiteral("--open"), &value, &error)) {
       if (!error.isEmpty()) return fail(error);
       o.openRun = value;
+    } else if (takeValue(args, i, QStringLiteral("--dataset"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.openDataset = value;
     } else if (takeValue(args, i, QStringLiteral("--tab"), &value, &error)) {
       if (!error.isEmpty()) return fail(error);
       o.runTab = value;
@@ -118,7 +121,7 @@ int AppOptions::effectiveHeartbeatTimeoutMs() const {
 QString AppOptions::helpText() {
   return QStringLiteral(
       "usage: wanstudio [WORKSPACE] [--workspace DIR] [--configs DIR] [--heartbeat-timeout S]\n"
-      "                 [--open RUN_DIR] [--tab NAME] [--screenshot FILE.png]\n"
+      "                 [--open RUN_DIR] [--dataset META.json] [--tab NAME] [--screenshot FILE.png]\n"
       "       wanstudio [--heartbeat-timeout S] --batch RUN.yaml [WORKER FLAGS...]\n"
       "\n"
       "Wan Studio: trains the Wan 2.2 latent upsampler and the dual DiT experts.\n"
@@ -135,6 +138,7 @@ QString AppOptions::helpText() {
       "  --heartbeat-timeout S       kill a worker silent for S seconds (default 60;\n"
       "                              also $WANSTUDIO_HEARTBEAT_TIMEOUT, 0 = never)\n"
       "  --open RUN_DIR              show this run folder at start\n"
+      "  --dataset META.json         show this metadata.json on the Dataset page at start\n"
       "  --tab NAME                  the run page tab to show (events, validation, config,\n"
       "                              or a chart: loss, learning rate, grad norm, clips/s)\n"
       "  --screenshot FILE           render the window to FILE (PNG) once loaded and quit;\n"

@@ -18,6 +18,7 @@ struct AppOptions {
   QString configsDir;     // Mode::Gui: the presets folder (default: found by presetsDirectory())
   int quitAfterMs = -1;   // Mode::Gui: smoke tests quit on their own
   QString openRun;        // Mode::Gui: a run folder to show at start
+  QString openDataset;    // Mode::Gui: a metadata.json to show on the Dataset page at start
   QString runTab;         // Mode::Gui: the run page tab to show ("events", "validation", ...)
   QString screenshot;     // Mode::Gui: render the window to this PNG once loaded, then quit
   QSize screenshotSize{1320, 820};

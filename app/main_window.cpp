@@ -37,7 +37,7 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   runPage_ = new RunPage(jobs_, pages_);
   datasetPage_ = new DatasetPage(pages_);
   pages_->addTab(runPage_, tr("Run"));
-  pages_->addTab(datasetPage_, tr("Dataset (coming)"));
+  pages_->addTab(datasetPage_, tr("Dataset"));
   setCentralWidget(pages_);
 
   runsDock_ = new RunsDock(runs_, this);
@@ -64,6 +64,10 @@ void MainWindow::createMenus() {
   QMenu* file = menuBar()->addMenu(tr("&File"));
   file->addAction(tr("Choose &Workspace…"), QKeySequence::Open, this, &MainWindow::chooseWorkspace);
   file->addAction(tr("Open &Run Folder…"), this, &MainWindow::openRunFolder);
+  file->addAction(tr("Open &Dataset…"), this, [this] {
+    pages_->setCurrentWidget(datasetPage_);
+    datasetPage_->chooseAndOpen();
+  });
   file->addSeparator();
   file->addAction(tr("&New Run…"), QKeySequence::New, this, &MainWindow::newRun);
   file->addAction(tr("&Start Run from YAML…"), this, &MainWindow::startRunFromYaml);
@@ -168,6 +172,14 @@ void MainWindow::closeWhenWorkersStopped() {
   if (jobs_->liveJobs().isEmpty()) close();
 }
 
+bool MainWindow::openDataset(const QString& metadataPath) {
+  pages_->setCurrentWidget(datasetPage_);
+  QString error;
+  if (datasetPage_->openDataset(metadataPath, &error)) return true;
+  if (!error.isEmpty()) QMessageBox::warning(this, tr("Cannot open the dataset"), error);
+  return false;
+}
+
 void MainWindow::closeEvent(QCloseEvent* event) {
   const auto live = jobs_->liveJobs();
   if (!live.isEmpty()) {
@@ -179,6 +191,10 @@ void MainWindow::closeEvent(QCloseEvent* event) {
            "checkpoint) and quit when they have stopped?", nullptr, int(live.size())),
         QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
     if (answer == QMessageBox::Yes) quitStoppingWorkers(false);
+    return;
+  }
+  if (!datasetPage_->maybeKeepEdits()) {  // unsaved captions: Save, Discard or stay
+    event->ignore();
     return;
   }
   QSettings settings;

@@ -30,6 +30,9 @@ class MainWindow : public QMainWindow {
   RunsModel* runsModel() const { return runs_; }
   RunsDock* runsDock() const { return runsDock_; }
   RunPage* runPage() const { return runPage_; }
+  DatasetPage* datasetPage() const { return datasetPage_; }
+  // Shows `metadataPath` on the Dataset page; false (with a message box) when it cannot be read.
+  bool openDataset(const QString& metadataPath);
   QTabWidget* pages() const { return pages_; }
 
  protected:

@@ -1,25 +1,278 @@
 #include "pages/dataset_page.h"
 
+#include <QFileDialog>
+#include <QHBoxLayout>
 #include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QMessageBox>
+#include <QPlainTextEdit>
+#include <QPushButton>
+#include <QScrollBar>
+#include <QSortFilterProxyModel>
+#include <QSplitter>
+#include <QTimer>
 #include <QVBoxLayout>
+
+#include "models/dataset_model.h"
 
 namespace ws {
 
-DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent) {
-  auto* title = new QLabel(tr("Dataset"), this);
-  title->setObjectName(QStringLiteral("placeholderTitle"));
-  auto* text = new QLabel(
-      tr("Not built yet. This page will open a VideoX-Fun metadata.json and show its clips as a "
-         "thumbnail grid with their captions, sizes and frame counts; edit captions (saved "
-         "atomically with a backup); run `probe` to fill or verify width, height, frames and fps; "
-         "and show the `buckets` report: which bucket each clip trains in, or why it is dropped."),
-      this);
-  text->setWordWrap(true);
-  text->setObjectName(QStringLiteral("hint"));
+namespace {
+
+// Matches the filter against the caption and the file name.
+class DatasetFilter : public QSortFilterProxyModel {
+ public:
+  using QSortFilterProxyModel::QSortFilterProxyModel;
+  void setText(const QString& text) {
+    text_ = text;
+    invalidateFilter();
+  }
+
+ protected:
+  bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
+    const QString& f = text_;
+    if (f.isEmpty()) return true;
+    const QModelIndex i = sourceModel()->index(row, 0, parent);
+    return i.data(DatasetModel::CaptionRole).toString().contains(f, Qt::CaseInsensitive) ||
+           i.data(DatasetModel::FileRole).toString().contains(f, Qt::CaseInsensitive) ||
+           (f == QLatin1String("!") && !i.data(DatasetModel::ProblemsRole).toStringList().isEmpty());
+  }
+
+ private:
+  QString text_;
+};
+
+}  // namespace
+
+DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetModel(this)) {
+  proxy_ = new DatasetFilter(this);
+  proxy_->setSourceModel(model_);
+
+  auto* open = new QPushButton(tr("Open…"), this);
+  save_ = new QPushButton(tr("Save"), this);
+  revert_ = new QPushButton(tr("Revert"), this);
+  check_ = new QPushButton(tr("Check files"), this);
+  check_->setToolTip(tr("Open every file and compare it with its row (the engine's probe)"));
+  fill_ = new QPushButton(tr("Fill sizes"), this);
+  fill_->setToolTip(tr("Write the checked width and height into the rows"));
+  filter_ = new QLineEdit(this);
+  filter_->setPlaceholderText(tr("Filter captions and files (! = rows with problems)"));
+  filter_->setClearButtonEnabled(true);
+  auto* bar = new QHBoxLayout;
+  for (QWidget* w : {static_cast<QWidget*>(open), static_cast<QWidget*>(save_), static_cast<QWidget*>(revert_),
+                     static_cast<QWidget*>(check_), static_cast<QWidget*>(fill_)})
+    bar->addWidget(w);
+  bar->addWidget(filter_, 1);
+
+  grid_ = new QListView(this);
+  grid_->setModel(proxy_);
+  grid_->setViewMode(QListView::IconMode);
+  grid_->setIconSize(QSize(160, 160));
+  grid_->setGridSize(QSize(180, 200));
+  grid_->setResizeMode(QListView::Adjust);
+  grid_->setMovement(QListView::Static);
+  grid_->setTextElideMode(Qt::ElideMiddle);
+  grid_->setSpacing(4);
+  grid_->setWordWrap(true);
+  grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  grid_->setSelectionMode(QAbstractItemView::SingleSelection);
+
+  preview_ = new QLabel(this);
+  preview_->setMinimumSize(320, 180);
+  preview_->setAlignment(Qt::AlignCenter);
+  preview_->setObjectName(QStringLiteral("datasetPreview"));
+  facts_ = new QLabel(this);
+  facts_->setWordWrap(true);
+  facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  problems_ = new QLabel(this);
+  problems_->setWordWrap(true);
+  problems_->setStyleSheet(QStringLiteral("color: #c0392b"));
+  caption_ = new QPlainTextEdit(this);
+  caption_->setPlaceholderText(tr("Caption"));
+  caption_->setEnabled(false);
+  auto* details = new QWidget(this);
+  auto* dl = new QVBoxLayout(details);
+  dl->addWidget(preview_);
+  dl->addWidget(facts_);
+  dl->addWidget(problems_);
+  dl->addWidget(new QLabel(tr("Caption"), details));
+  dl->addWidget(caption_, 1);
+
+  auto* split = new QSplitter(this);
+  split->addWidget(grid_);
+  split->addWidget(details);
+  split->setStretchFactor(0, 3);
+  split->setStretchFactor(1, 2);
+
+  status_ = new QLabel(tr("No dataset open: Open… a metadata.json"), this);
   auto* layout = new QVBoxLayout(this);
-  layout->addWidget(title);
-  layout->addWidget(text);
-  layout->addStretch(1);
+  layout->addLayout(bar);
+  layout->addWidget(split, 1);
+  layout->addWidget(status_);
+
+  visibleTimer_ = new QTimer(this);
+  visibleTimer_->setSingleShot(true);
+  visibleTimer_->setInterval(60);
+  connect(visibleTimer_, &QTimer::timeout, this, &DatasetPage::requestVisibleThumbnails);
+  connect(grid_->verticalScrollBar(), &QScrollBar::valueChanged, visibleTimer_, qOverload<>(&QTimer::start));
+
+  connect(open, &QPushButton::clicked, this, &DatasetPage::chooseAndOpen);
+  connect(save_, &QPushButton::clicked, this, &DatasetPage::save);
+  connect(revert_, &QPushButton::clicked, this, &DatasetPage::revert);
+  connect(check_, &QPushButton::clicked, this, &DatasetPage::checkFiles);
+  connect(fill_, &QPushButton::clicked, this, &DatasetPage::fillSizes);
+  connect(filter_, &QLineEdit::textChanged, this, [this](const QString& t) {
+    static_cast<DatasetFilter*>(proxy_)->setText(t);
+    updateStatus();
+    visibleTimer_->start();
+  });
+  connect(grid_->selectionModel(), &QItemSelectionModel::currentChanged, this,
+          [this](const QModelIndex& cur) { showRow(cur.isValid() ? proxy_->mapToSource(cur).row() : -1); });
+  connect(caption_, &QPlainTextEdit::textChanged, this, [this] {
+    if (!showing_ && currentRow() >= 0) model_->setCaption(currentRow(), caption_->toPlainText());
+  });
+  connect(model_, &DatasetModel::modifiedChanged, this, [this] { updateStatus(); });
+  connect(model_, &DatasetModel::probeFinished, this, [this] {
+    updateStatus();
+    showRow(currentRow());
+  });
+  connect(model_, &DatasetModel::thumbnailArrived, this, [this](int row) {
+    if (row == currentRow()) showRow(row);
+  });
+  updateStatus();
+}
+
+int DatasetPage::currentRow() const {
+  const QModelIndex cur = grid_->currentIndex();
+  return cur.isValid() ? proxy_->mapToSource(cur).row() : -1;
+}
+
+void DatasetPage::selectRow(int sourceRow) {
+  const QModelIndex p = proxy_->mapFromSource(model_->index(sourceRow));
+  if (p.isValid()) grid_->setCurrentIndex(p);
+}
+
+bool DatasetPage::maybeKeepEdits() {
+  if (!model_->isModified() || !ask_) return true;
+  const auto answer = QMessageBox::question(this, tr("Unsaved captions"),
+                                            tr("%1 has unsaved edits. Save them?").arg(model_->path()),
+                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  if (answer == QMessageBox::Save) return save();
+  return answer == QMessageBox::Discard;
+}
+
+bool DatasetPage::openDataset(const QString& path, QString* error) {
+  if (!maybeKeepEdits()) return false;
+  QString err;
+  if (!model_->load(path, &err)) {
+    if (error) *error = err;
+    status_->setText(err);
+    return false;
+  }
+  showRow(-1);
+  if (model_->rowCount() > 0) selectRow(0);
+  grid_->scrollToTop();
+  updateStatus();
+  visibleTimer_->start();
+  Q_EMIT datasetOpened(path);
+  return true;
+}
+
+void DatasetPage::chooseAndOpen() {
+  const QString path = QFileDialog::getOpenFileName(this, tr("Open a dataset"), {}, tr("metadata (*.json)"));
+  if (path.isEmpty()) return;
+  QString error;
+  if (!openDataset(path, &error) && !error.isEmpty()) QMessageBox::warning(this, tr("Cannot open the dataset"), error);
+}
+
+bool DatasetPage::save() {
+  QString error;
+  if (model_->save(&error)) {
+    showRow(currentRow());
+    updateStatus();
+    return true;
+  }
+  status_->setText(error);
+  if (ask_) QMessageBox::warning(this, tr("Cannot save"), error);
+  return false;
+}
+
+void DatasetPage::revert() {
+  if (model_->path().isEmpty()) return;
+  const bool ask = ask_;
+  ask_ = false;  // reverting is the answer
+  const int row = currentRow();
+  openDataset(model_->path());
+  ask_ = ask;
+  if (row >= 0) selectRow(row);
+}
+
+void DatasetPage::checkFiles() {
+  model_->probe();
+  updateStatus();
+}
+
+void DatasetPage::fillSizes() {
+  const int n = model_->fillSizesFromProbe();
+  updateStatus();
+  showRow(currentRow());
+  status_->setText(status_->text() + tr(" — filled the size of %n row(s)", nullptr, n));
+}
+
+void DatasetPage::showRow(int row) {
+  showing_ = true;
+  if (row < 0) {
+    preview_->clear();
+    facts_->clear();
+    problems_->clear();
+    caption_->clear();
+    caption_->setEnabled(false);
+    showing_ = false;
+    return;
+  }
+  const QModelIndex i = model_->index(row);
+  const QImage thumb = model_->thumbnail(row);
+  if (thumb.isNull())
+    preview_->setText(tr("(decoding…)"));
+  else
+    preview_->setPixmap(QPixmap::fromImage(thumb.scaled(320, 180, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+  QStringList facts;
+  facts << i.data(DatasetModel::FileRole).toString() << i.data(DatasetModel::TypeRole).toString();
+  const QString size = i.data(DatasetModel::SizeRole).toString();
+  facts << (size.isEmpty() ? tr("size unknown (Check files)") : size);
+  if (const qlonglong n = i.data(DatasetModel::FramesRole).toLongLong(); n > 0) facts << tr("%1 frames").arg(n);
+  facts_->setText(facts.join(QStringLiteral(" · ")));
+  problems_->setText(i.data(DatasetModel::ProblemsRole).toStringList().join(QLatin1Char('\n')));
+  const QString text = i.data(DatasetModel::CaptionRole).toString();
+  if (caption_->toPlainText() != text) caption_->setPlainText(text);
+  caption_->setEnabled(true);
+  showing_ = false;
+}
+
+void DatasetPage::updateStatus() {
+  const bool open = !model_->path().isEmpty();
+  save_->setEnabled(model_->isModified());
+  revert_->setEnabled(model_->isModified());
+  check_->setEnabled(open && !model_->probing());
+  fill_->setEnabled(open);
+  if (!open) return;
+  QString s = tr("%1 — %n row(s)", nullptr, model_->rowCount()).arg(model_->path());
+  if (proxy_->rowCount() != model_->rowCount()) s += tr(", %1 shown").arg(proxy_->rowCount());
+  if (const int p = model_->problemCount()) s += tr(", %n with problems", nullptr, p);
+  if (model_->probing()) s += tr(", checking files…");
+  if (model_->isModified()) s += tr(", unsaved edits");
+  status_->setText(s);
+}
+
+void DatasetPage::requestVisibleThumbnails() {
+  QVector<int> rows;
+  const QRect view = grid_->viewport()->rect();
+  for (int r = 0; r < proxy_->rowCount(); ++r) {
+    const QModelIndex p = proxy_->index(r, 0);
+    if (grid_->visualRect(p).intersects(view)) rows << proxy_->mapToSource(p).row();
+  }
+  model_->requestThumbnails(rows);
 }
 
 }  // namespace ws

@@ -1,15 +1,74 @@
-// Placeholder for the dataset page (grid of clips, caption editor, probe/buckets report).
-// It says what is coming so nobody mistakes it for the finished page.
+// The dataset page: a metadata.json as a thumbnail grid with a filter, and beside it the
+// selected row's preview, facts (size, frames, problems) and caption editor. Save writes the
+// file atomically and keeps metadata.json.bak; "Check files" runs the same row check as
+// `wanstudio-engine probe` and training's start, in the background; "Fill sizes" writes the
+// probed width/height into the rows.
 #pragma once
 
 #include <QWidget>
 
+class QLabel;
+class QLineEdit;
+class QListView;
+class QPlainTextEdit;
+class QPushButton;
+class QSortFilterProxyModel;
+class QTimer;
+
 namespace ws {
+
+class DatasetModel;
 
 class DatasetPage : public QWidget {
   Q_OBJECT
  public:
   explicit DatasetPage(QWidget* parent = nullptr);
+
+  // Opens a metadata.json (asking about unsaved edits first); false with `error` when it cannot be read.
+  bool openDataset(const QString& path, QString* error = nullptr);
+  // Unsaved edits: ask to save or discard (true: go on). Always true when nothing is modified.
+  bool maybeKeepEdits();
+  // Tests answer the question themselves.
+  void setAskBeforeDiscard(bool ask) { ask_ = ask; }
+
+  DatasetModel* model() const { return model_; }
+  QListView* grid() const { return grid_; }
+  QLineEdit* filter() const { return filter_; }
+  QPlainTextEdit* captionEditor() const { return caption_; }
+  QLabel* status() const { return status_; }
+  QLabel* facts() const { return facts_; }
+  // The source row of the grid's current item, -1 without one.
+  int currentRow() const;
+  void selectRow(int sourceRow);
+
+ public Q_SLOTS:
+  void chooseAndOpen();
+  bool save();
+  void revert();
+  void checkFiles();
+  void fillSizes();
+
+ Q_SIGNALS:
+  void datasetOpened(const QString& path);
+
+ private:
+  void showRow(int sourceRow);
+  void updateStatus();
+  void requestVisibleThumbnails();
+
+  DatasetModel* model_;
+  QSortFilterProxyModel* proxy_;
+  QListView* grid_;
+  QLineEdit* filter_;
+  QLabel* preview_;
+  QLabel* facts_;
+  QLabel* problems_;
+  QPlainTextEdit* caption_;
+  QLabel* status_;
+  QPushButton *save_, *revert_, *check_, *fill_;
+  QTimer* visibleTimer_;
+  bool ask_ = true;
+  bool showing_ = false;  // filling the editor: not an edit
 };
 
 }  // namespace ws

@@ -60,7 +60,9 @@ std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double t
   try {
     c10d::TCPStoreOptions so;
     so.port = static_cast<std::uint16_t>(env.master_port);
-    so.isServer = env.rank == 0;
+    // Under torchrun the agent already serves the store at MASTER_PORT.
+    const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    so.isServer = env.rank == 0 && !(agent && std::string(agent) == "True");
     so.numWorkers = static_cast<size_t>(env.world);
     so.timeout = timeout;
     dp->impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
