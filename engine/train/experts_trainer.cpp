@@ -652,15 +652,8 @@ int Trainer::run() {
   dp_ = dist::DataParallel::connect(env);
   if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  device_ = training_device(env.local_rank);
-  spdlog::info("training on {}", device_.str());
-  {
-    std::vector<std::string> gpu_only;
-    if (cfg_.str("mixed_precision") == "bf16") gpu_only.push_back("mixed_precision bf16 runs in fp32");
-    if (cfg_.boolean("low_vram")) gpu_only.push_back("low_vram has no effect (both experts stay in CPU memory)");
-    const std::string w = no_gpu_warning(device_, gpu_only);
-    if (!w.empty()) spdlog::warn("{}", w);
-  }
+  device_ = open_training_device(env.local_rank, cfg_.str("mixed_precision") == "bf16", cfg_.boolean("low_vram"),
+                                 "both experts stay in CPU memory");
 
   build_loader();
   options_ = experts_maths_options(cfg_);

@@ -15,4 +15,8 @@ torch::Device training_device(int local_rank);
 // none, or when the run has a GPU). `options`: (option, what it would do) pairs that are on.
 std::string no_gpu_warning(const torch::Device& device, const std::vector<std::string>& options);
 
+// training_device + the log lines every trainer writes: where it trains, and one warning when
+// `mixed_precision: bf16` or `low_vram` (whose GPU effect `low_vram_effect` names) cannot act.
+torch::Device open_training_device(int local_rank, bool bf16, bool low_vram, const std::string& low_vram_effect);
+
 }  // namespace ws::train

@@ -463,15 +463,8 @@ int Trainer::run() {
   dp_ = dist::DataParallel::connect(env);
   if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  device_ = training_device(env.local_rank);
-  spdlog::info("training on {}", device_.str());
-  {
-    std::vector<std::string> gpu_only;
-    if (cfg_.str("mixed_precision") == "bf16") gpu_only.push_back("mixed_precision bf16 runs in fp32");
-    if (cfg_.boolean("low_vram")) gpu_only.push_back("low_vram has no effect (the VAE stays on the CPU)");
-    const std::string w = no_gpu_warning(device_, gpu_only);
-    if (!w.empty()) spdlog::warn("{}", w);
-  }
+  device_ = open_training_device(env.local_rank, cfg_.str("mixed_precision") == "bf16", cfg_.boolean("low_vram"),
+                                 "the VAE stays on the CPU");
   if (!device_.is_cuda() && cfg_.boolean("allow_tf32")) spdlog::info("allow_tf32 has no effect on the CPU");
   if (device_.is_cuda() && cfg_.boolean("allow_tf32")) {
     at::globalContext().setAllowTF32CuBLAS(true);
