@@ -1,6 +1,9 @@
 #include "models/fp8.h"
 
 #include <cmath>
+#include <map>
+#include <mutex>
+#include <string>
 
 namespace ws::models {
 
@@ -20,30 +23,50 @@ const std::vector<float>& e4m3_values() {
   return v;
 }
 
+// Small constant tables, made once per device (a GPU decode must not upload them every call).
+torch::Tensor cached(const std::string& name, const torch::Device& device, const std::vector<float>& values) {
+  static std::mutex mu;
+  static std::map<std::string, torch::Tensor> tables;
+  std::lock_guard<std::mutex> lock(mu);
+  auto& t = tables[name + "@" + device.str()];
+  if (!t.defined()) t = torch::tensor(values).to(device);
+  return t;
+}
+
 torch::Tensor table(const torch::Device& device) {
-  const auto& v = e4m3_values();
-  std::vector<float> all(256);
-  for (int c = 0; c < 256; ++c) {
-    const int mag = c & 0x7f;
-    const float x = mag == 0x7f ? std::nanf("") : v[static_cast<size_t>(mag)];
-    all[static_cast<size_t>(c)] = c & 0x80 ? -x : x;
-  }
-  return torch::tensor(all).to(device);
+  static const std::vector<float> all = [] {
+    const auto& v = e4m3_values();
+    std::vector<float> out(256);
+    for (int c = 0; c < 256; ++c) {
+      const int mag = c & 0x7f;
+      const float x = mag == 0x7f ? std::nanf("") : v[static_cast<size_t>(mag)];
+      out[static_cast<size_t>(c)] = c & 0x80 ? -x : x;
+    }
+    return out;
+  }();
+  return cached("decode", device, all);
+}
+
+torch::Tensor midpoints(const torch::Device& device) {
+  static const std::vector<float> mid = [] {
+    const auto& v = e4m3_values();
+    std::vector<float> out;
+    // Midpoints between neighbours are exact in fp32 (≤ 5 significant bits).
+    for (size_t i = 0; i + 1 < v.size(); ++i) out.push_back((v[i] + v[i + 1]) / 2.0f);
+    return out;
+  }();
+  return cached("mid", device, mid);
 }
 
 }  // namespace
 
 torch::Tensor fp8_e4m3_encode(const torch::Tensor& x_in) {
-  const auto& v = e4m3_values();
   auto x = x_in.to(torch::kFloat);
-  // Midpoints between neighbours are exact in fp32 (≤ 5 significant bits).
-  std::vector<float> mid;
-  for (size_t i = 0; i + 1 < v.size(); ++i) mid.push_back((v[i] + v[i + 1]) / 2.0f);
-  auto mids = torch::tensor(mid).to(x.device());
+  auto mids = midpoints(x.device());
   auto a = x.abs().clamp_max(448.0f);
   // bucketize: the number of midpoints below |x|, i.e. round-half-down; then ties go to the even code.
   auto idx = torch::bucketize(a, mids, /*out_int32=*/false, /*right=*/false);
-  auto at_mid = mids.index_select(0, idx.flatten().clamp_max(static_cast<int64_t>(mid.size()) - 1)).view(idx.sizes()) == a;
+  auto at_mid = mids.index_select(0, idx.flatten().clamp_max(mids.size(0) - 1)).view(idx.sizes()) == a;
   idx = torch::where(at_mid & (idx.remainder(2) == 1), idx + 1, idx);
   auto code = idx + torch::where(x.signbit(), torch::full_like(idx, 128), torch::zeros_like(idx));
   code = torch::where(x.isnan(), torch::full_like(code, 0x7f), code);
