@@ -42,6 +42,16 @@ TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(par
     if (auto* c = qobject_cast<LossChart*>(tabs_->currentWidget())) c->replotNow();
   });
 
+  // Eval points are few and exact (a fixed eval set): no smoothing.
+  eval_ = new LossChart(tabs_);
+  eval_->setObjectName(QStringLiteral("chart_eval"));
+  eval_->setAxisLabels(tr("step"), tr("eval loss (mean over timesteps)"));
+  eval_->setEmptyText(tr("No eval yet (train-experts with eval_data_meta)"));
+  eval_->setExportName(QStringLiteral("eval-loss.png"));
+  eval_->setSmoothingEnabled(false);
+  tabs_->addTab(eval_, tr("Eval"));
+  connect(eval_, &LossChart::viewChanged, this, [this] { shareView(eval_); });
+
   share_ = new QLabel(this);
   share_->setObjectName(QStringLiteral("expertShare"));
   share_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -53,6 +63,7 @@ TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(par
   layout->addWidget(tabs_, 1);
 
   connect(events_, &RunEvents::stepsAppended, this, &TrainingCharts::addSteps);
+  connect(events_, &RunEvents::rowsAppended, this, &TrainingCharts::addEvals);
   connect(events_, &RunEvents::pointsReset, this, &TrainingCharts::rebuild);
   connect(events_, &RunEvents::cleared, this, &TrainingCharts::rebuild);
   rebuild();
@@ -68,14 +79,34 @@ void TrainingCharts::addSteps(int first) {
   updateShare();
 }
 
+void TrainingCharts::addEvals() {
+  const QVector<RunEvent>& evs = events_->events();
+  for (; evalSeen_ < evs.size(); ++evalSeen_) {
+    const RunEvent& e = evs[evalSeen_];
+    if (e.type != QLatin1String("eval") || e.dropped) continue;
+    const double step = double(e.step());
+    // "all" is the combined loss; high/low are each expert's mean over its own timesteps.
+    for (auto [key, name] : {std::pair{QLatin1String("loss"), QStringLiteral("all")},
+                             std::pair{QLatin1String("loss_high"), QStringLiteral("high")},
+                             std::pair{QLatin1String("loss_low"), QStringLiteral("low")}}) {
+      const double v = e.number(key, qQNaN());
+      if (!qIsNaN(v)) eval_->addPoint(name, step, v);
+    }
+  }
+}
+
 void TrainingCharts::rebuild() {
   curves_.clear();
   for (LossChart* c : charts_) c->clear();
+  eval_->clear();
+  evalSeen_ = 0;
   addSteps(0);
+  addEvals();
 }
 
 void TrainingCharts::replotNow() {
   for (LossChart* c : charts_) c->replotNow();
+  eval_->replotNow();
 }
 
 void TrainingCharts::updateShare() {
@@ -94,6 +125,7 @@ void TrainingCharts::shareView(LossChart* from) {
   const LossChart::View v = from->view();
   for (LossChart* c : charts_)
     if (c != from) c->setView(v);
+  if (eval_ != from) eval_->setView(v);
 }
 
 }  // namespace ws

@@ -1,6 +1,8 @@
 // The run page's charts: loss (smoothing slider), learning rate, grad norm and clips/s, one
 // tab each, with one series per expert on a step axis the tabs share, and each expert's
-// share of the steps above them. Fed from RunEvents as steps arrive; rebuilt on a resume.
+// share of the steps above them; dual-expert runs with an eval set add an Eval tab (the combined
+// eval loss and each expert's over the timesteps it owns). Fed from RunEvents as steps arrive;
+// rebuilt on a resume.
 #pragma once
 
 #include <QWidget>
@@ -22,6 +24,7 @@ class TrainingCharts : public QWidget {
 
   LossChart* chart(ExpertCurves::Metric m) const { return charts_[size_t(m)]; }
   LossChart* lossChart() const { return chart(ExpertCurves::Loss); }
+  LossChart* evalChart() const { return eval_; }
   QTabWidget* tabs() const { return tabs_; }
   QLabel* shareLabel() const { return share_; }
   const ExpertCurves& curves() const { return curves_; }
@@ -29,6 +32,7 @@ class TrainingCharts : public QWidget {
 
  private:
   void addSteps(int first);
+  void addEvals();
   void rebuild();
   void updateShare();
   void shareView(LossChart* from);
@@ -38,6 +42,8 @@ class TrainingCharts : public QWidget {
   std::array<LossChart*, ExpertCurves::MetricCount> charts_{};
   QTabWidget* tabs_;
   QLabel* share_;
+  LossChart* eval_;
+  int evalSeen_ = 0;  // events() already scanned for `eval`
 };
 
 }  // namespace ws

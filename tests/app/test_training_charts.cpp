@@ -106,6 +106,27 @@ class TestTrainingCharts : public QObject {
     QVERIFY(curves.shares().isEmpty());
   }
 
+  void evalTabShowsCombinedAndPerExpertLoss() {
+    RunEvents ev;
+    TrainingCharts charts(&ev);
+    QByteArray b = dualExpertRun(8);
+    b += "{\"type\":\"eval\",\"time\":1010,\"step\":4,\"expert\":\"all\",\"loss\":0.9,\"loss_high\":1.2,"
+         "\"loss_low\":0.6,\"loss_by_t\":{\"125\":0.5,\"900\":1.2}}\n";
+    b += "{\"type\":\"eval\",\"time\":1020,\"step\":8,\"expert\":\"all\",\"loss\":0.7,\"loss_high\":null,"
+         "\"loss_low\":0.7}\n";
+    ev.appendData(b);
+    ev.finishData();
+    LossChart* e = charts.evalChart();
+    QCOMPARE(e->pointCount(QStringLiteral("all")), 2);
+    QCOMPARE(e->pointCount(QStringLiteral("low")), 2);
+    QCOMPARE(e->pointCount(QStringLiteral("high")), 1);  // null: the eval had no high timestep
+    QVERIFY(charts.tabs()->indexOf(e) >= 0);
+    // A resume redraws from the events again, without doubling them.
+    ev.appendData(started(4) + step(5, "low", 0.3, 2e-4, 1));
+    ev.finishData();
+    QCOMPARE(e->pointCount(QStringLiteral("all")), 1);  // the step-8 eval came after step 4: dropped
+  }
+
   void upsamplerIsOneSeries() {
     RunEvents ev;
     QByteArray b = started(0, "upsampler");
@@ -142,7 +163,7 @@ class TestTrainingCharts : public QObject {
     charts.show();
     ev.appendData(dualExpertRun(40));
     charts.replotNow();
-    QCOMPARE(charts.tabs()->count(), 4);
+    QCOMPARE(charts.tabs()->count(), 5);  // loss, lr, grad norm, clips/s, eval
     for (auto m : {ExpertCurves::Loss, ExpertCurves::LearningRate, ExpertCurves::GradNorm}) {
       LossChart* c = charts.chart(m);
       QCOMPARE(c->pointCount(QStringLiteral("high")), 10);
