@@ -4,6 +4,8 @@
 #include <QtConcurrent>
 
 #include "core/error.h"
+#include "data/buckets.h"
+#include "data/frame_sampling.h"
 #include "thumbnail_loader.h"
 
 namespace ws {
@@ -103,6 +105,8 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
     }
     case ModifiedRole:
       return bool(rowModified_[r]);
+    case TrainingRole:
+      return trainingText(r);
     default:
       return {};
   }
@@ -185,6 +189,35 @@ void DatasetModel::requestThumbnails(const QVector<int>& rows) {
   for (auto it = rows.rbegin(); it != rows.rend(); ++it)
     if (*it >= 0 && *it < rowCount() && thumbs_[size_t(*it)].isNull())
       thumbnails_->request(*it, QString::fromStdString(meta_.resolve(meta_.rows[size_t(*it)])));
+}
+
+void DatasetModel::setTrainingShape(const TrainingShape& shape) {
+  shape_ = shape;
+  if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {TrainingRole});
+}
+
+// What the loader does with the row (upsampler-training.md §3.3, §4.2): the bucket its size falls
+// in, and the frames a clip takes; the same functions the engine's loader calls.
+QString DatasetModel::trainingText(size_t r) const {
+  const data::MetaRow& row = meta_.rows[r];
+  const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
+  if (rep && !rep->readable) return tr("dropped: %1").arg(QString::fromStdString(rep->problems.empty() ? "unreadable" : rep->problems.front()));
+  const qint64 H0 = row.height ? *row.height : (rep ? rep->height : 0), W0 = row.width ? *row.width : (rep ? rep->width : 0);
+  if (H0 <= 0 || W0 <= 0) return tr("size unknown: Check files");
+  data::BucketSize b;
+  try {
+    b = data::bucket_size(H0, W0, shape_.sampleSize, shape_.scale);
+  } catch (const std::exception& e) {
+    return tr("no bucket: %1").arg(QString::fromUtf8(e.what()));
+  }
+  const QString size = tr("trains at %1×%2 (aspect bucket h/w %3)").arg(b.W).arg(b.H).arg(b.key);
+  if (row.is_image()) return size + tr(", 1 frame");
+  if (!rep) return size + tr("; frames: Check files");
+  const data::ClipPlan plan = data::plan_clip(rep->frames, shape_.frames, shape_.stride);
+  if (plan.n == 0)
+    return tr("dropped: too short (%1 frames, stride %2)").arg(rep->frames).arg(shape_.stride);
+  const qint64 L = data::batch_frames(shape_.frames, plan.n);
+  return size + tr(", %1 of its %3 frames at stride %2 (start 0–%4)").arg(L).arg(shape_.stride).arg(rep->frames).arg(plan.max_start);
 }
 
 void DatasetModel::setModified(bool on) {

@@ -30,6 +30,14 @@ class DatasetModel : public QAbstractListModel {
     FramesRole,     // probed frame count, 0 before the probe
     ProblemsRole,   // QStringList: metadata problems, then the probe's
     ModifiedRole,   // bool: edited since the last save
+    TrainingRole,   // QString: the size and frames a run with trainingShape() trains on, or why it drops the row
+  };
+
+  // The run options that decide a row's bucket and frames (video_sample_size, video_sample_n_frames,
+  // video_sample_stride, and the alignment scale: 1.5 for the upsampler, 2 for the experts' 32 px).
+  struct TrainingShape {
+    qint64 sampleSize = 512, frames = 81, stride = 2;
+    double scale = 1.5;
   };
 
   explicit DatasetModel(QObject* parent = nullptr);
@@ -47,6 +55,8 @@ class DatasetModel : public QAbstractListModel {
   Qt::ItemFlags flags(const QModelIndex& index) const override;
 
   bool setCaption(int row, const QString& text);
+  void setTrainingShape(const TrainingShape& shape);
+  TrainingShape trainingShape() const { return shape_; }
   // Checks every row against its file in the background (the `probe` verb's check).
   void probe();
   bool probing() const { return watcher_.isRunning(); }
@@ -65,6 +75,7 @@ class DatasetModel : public QAbstractListModel {
 
  private:
   void setModified(bool on);
+  QString trainingText(size_t row) const;
   void rowChanged(int row);
 
   QString path_;
@@ -73,6 +84,7 @@ class DatasetModel : public QAbstractListModel {
   std::vector<QImage> thumbs_;
   std::vector<bool> rowModified_;
   bool modified_ = false;
+  TrainingShape shape_;
   ThumbnailLoader* thumbnails_;
   QFutureWatcher<std::vector<data::RowReport>> watcher_;
 };

@@ -1,5 +1,6 @@
 #include "pages/dataset_page.h"
 
+#include <QComboBox>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -10,6 +11,7 @@
 #include <QPushButton>
 #include <QScrollBar>
 #include <QSortFilterProxyModel>
+#include <QSpinBox>
 #include <QSplitter>
 #include <QTimer>
 #include <QVBoxLayout>
@@ -65,6 +67,33 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
     bar->addWidget(w);
   bar->addWidget(filter_, 1);
 
+  // Which size and frames each row trains at, for the run being prepared.
+  sampleSize_ = new QSpinBox(this);
+  sampleSize_->setRange(32, 4096);
+  sampleSize_->setValue(512);
+  sampleSize_->setToolTip(QStringLiteral("video_sample_size"));
+  frames_ = new QSpinBox(this);
+  frames_->setRange(1, 1001);
+  frames_->setSingleStep(4);
+  frames_->setValue(81);
+  frames_->setToolTip(QStringLiteral("video_sample_n_frames"));
+  stride_ = new QSpinBox(this);
+  stride_->setRange(1, 1000);
+  stride_->setValue(2);
+  stride_->setToolTip(QStringLiteral("video_sample_stride"));
+  trainer_ = new QComboBox(this);
+  trainer_->addItem(tr("latent upsampler (48 px buckets)"), 1.5);
+  trainer_->addItem(tr("Wan experts (32 px buckets)"), 2.0);
+  auto* shape = new QHBoxLayout;
+  shape->addWidget(new QLabel(tr("Train at size"), this));
+  shape->addWidget(sampleSize_);
+  shape->addWidget(new QLabel(tr("frames"), this));
+  shape->addWidget(frames_);
+  shape->addWidget(new QLabel(tr("stride"), this));
+  shape->addWidget(stride_);
+  shape->addWidget(trainer_);
+  shape->addStretch(1);
+
   grid_ = new QListView(this);
   grid_->setModel(proxy_);
   grid_->setViewMode(QListView::IconMode);
@@ -88,6 +117,9 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   problems_ = new QLabel(this);
   problems_->setWordWrap(true);
   problems_->setStyleSheet(QStringLiteral("color: #c0392b"));
+  training_ = new QLabel(this);
+  training_->setWordWrap(true);
+  training_->setObjectName(QStringLiteral("trainingShape"));
   caption_ = new QPlainTextEdit(this);
   caption_->setPlaceholderText(tr("Caption"));
   caption_->setEnabled(false);
@@ -95,6 +127,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   auto* dl = new QVBoxLayout(details);
   dl->addWidget(preview_);
   dl->addWidget(facts_);
+  dl->addWidget(training_);
   dl->addWidget(problems_);
   dl->addWidget(new QLabel(tr("Caption"), details));
   dl->addWidget(caption_, 1);
@@ -108,6 +141,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   status_ = new QLabel(tr("No dataset open: Open… a metadata.json"), this);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addLayout(shape);
   layout->addWidget(split, 1);
   layout->addWidget(status_);
 
@@ -117,6 +151,9 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   connect(visibleTimer_, &QTimer::timeout, this, &DatasetPage::requestVisibleThumbnails);
   connect(grid_->verticalScrollBar(), &QScrollBar::valueChanged, visibleTimer_, qOverload<>(&QTimer::start));
 
+  for (QSpinBox* b : {sampleSize_, frames_, stride_})
+    connect(b, qOverload<int>(&QSpinBox::valueChanged), this, &DatasetPage::applyTrainingShape);
+  connect(trainer_, qOverload<int>(&QComboBox::currentIndexChanged), this, &DatasetPage::applyTrainingShape);
   connect(open, &QPushButton::clicked, this, &DatasetPage::chooseAndOpen);
   connect(save_, &QPushButton::clicked, this, &DatasetPage::save);
   connect(revert_, &QPushButton::clicked, this, &DatasetPage::revert);
@@ -220,12 +257,23 @@ void DatasetPage::fillSizes() {
   status_->setText(status_->text() + tr(" — filled the size of %n row(s)", nullptr, n));
 }
 
+void DatasetPage::applyTrainingShape() {
+  DatasetModel::TrainingShape s;
+  s.sampleSize = sampleSize_->value();
+  s.frames = frames_->value();
+  s.stride = stride_->value();
+  s.scale = trainer_->currentData().toDouble();
+  model_->setTrainingShape(s);
+  showRow(currentRow());
+}
+
 void DatasetPage::showRow(int row) {
   showing_ = true;
   if (row < 0) {
     preview_->clear();
     facts_->clear();
     problems_->clear();
+    training_->clear();
     caption_->clear();
     caption_->setEnabled(false);
     showing_ = false;
@@ -244,6 +292,7 @@ void DatasetPage::showRow(int row) {
   if (const qlonglong n = i.data(DatasetModel::FramesRole).toLongLong(); n > 0) facts << tr("%1 frames").arg(n);
   facts_->setText(facts.join(QStringLiteral(" · ")));
   problems_->setText(i.data(DatasetModel::ProblemsRole).toStringList().join(QLatin1Char('\n')));
+  training_->setText(i.data(DatasetModel::TrainingRole).toString());
   const QString text = i.data(DatasetModel::CaptionRole).toString();
   if (caption_->toPlainText() != text) caption_->setPlainText(text);
   caption_->setEnabled(true);

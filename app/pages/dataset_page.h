@@ -11,7 +11,9 @@ class QLabel;
 class QLineEdit;
 class QListView;
 class QPlainTextEdit;
+class QComboBox;
 class QPushButton;
+class QSpinBox;
 class QSortFilterProxyModel;
 class QTimer;
 
@@ -37,6 +39,12 @@ class DatasetPage : public QWidget {
   QPlainTextEdit* captionEditor() const { return caption_; }
   QLabel* status() const { return status_; }
   QLabel* facts() const { return facts_; }
+  QLabel* training() const { return training_; }
+  // The run options the "trains at" line follows.
+  QSpinBox* sampleSize() const { return sampleSize_; }
+  QSpinBox* frames() const { return frames_; }
+  QSpinBox* stride() const { return stride_; }
+  QComboBox* trainer() const { return trainer_; }
   // The source row of the grid's current item, -1 without one.
   int currentRow() const;
   void selectRow(int sourceRow);
@@ -55,6 +63,7 @@ class DatasetPage : public QWidget {
   void showRow(int sourceRow);
   void updateStatus();
   void requestVisibleThumbnails();
+  void applyTrainingShape();
 
   DatasetModel* model_;
   QSortFilterProxyModel* proxy_;
@@ -63,6 +72,9 @@ class DatasetPage : public QWidget {
   QLabel* preview_;
   QLabel* facts_;
   QLabel* problems_;
+  QLabel* training_;
+  QSpinBox *sampleSize_, *frames_, *stride_;
+  QComboBox* trainer_;
   QPlainTextEdit* caption_;
   QLabel* status_;
   QPushButton *save_, *revert_, *check_, *fill_;

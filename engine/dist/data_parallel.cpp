@@ -1,5 +1,6 @@
 #include "dist/data_parallel.h"
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 
@@ -66,7 +67,8 @@ std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double t
     so.numWorkers = static_cast<size_t>(env.world);
     so.timeout = timeout;
     dp->impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
-    auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+    // Collectives wait while rank 0 alone validates or writes a checkpoint: give them hours.
+    auto opts = c10d::ProcessGroupGloo::Options::create(std::max(timeout, std::chrono::milliseconds(2 * 3600 * 1000)));
     // Bind where the master is reachable: loopback for a single machine, else this host.
     const bool local = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
     opts->devices.push_back(local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")

@@ -2,12 +2,14 @@
 // decoded in the background, caption edits saved atomically with a backup and every unknown
 // field and key order kept, the file check (missing files named), "Fill sizes", the filter,
 // and bad files refused with a message while the open dataset stays.
+#include <QComboBox>
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QProcess>
 #include <QSignalSpy>
+#include <QSpinBox>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -118,6 +120,21 @@ class TestDatasetPage : public QObject {
     QVERIFY(m->index(0).data(DatasetModel::FramesRole).toLongLong() > 0);
     QVERIFY(m->problemCount() >= 1);
     QVERIFY(page.status()->text().contains("with problems"));
+    // Which size and frames each row trains at, following the run options on the page.
+    const QString t0 = m->index(0).data(DatasetModel::TrainingRole).toString();
+    QVERIFY2(t0.startsWith("trains at ") && t0.contains(" frames at stride 2"), qPrintable(t0));
+    page.selectRow(0);
+    QCOMPARE(page.training()->text(), t0);
+    page.sampleSize()->setValue(256);
+    QVERIFY(page.training()->text() != t0);
+    QCOMPARE(m->trainingShape().sampleSize, qint64(256));
+    page.trainer()->setCurrentIndex(1);  // the experts' 32 px alignment
+    QCOMPARE(m->trainingShape().scale, 2.0);
+    page.stride()->setValue(500);  // longer than every demo clip
+    QVERIFY2(m->index(0).data(DatasetModel::TrainingRole).toString().startsWith("dropped: too short"),
+             qPrintable(m->index(0).data(DatasetModel::TrainingRole).toString()));
+    QVERIFY(m->index(rows_ - 1).data(DatasetModel::TrainingRole).toString().startsWith("dropped: "));  // the missing file
+    page.stride()->setValue(2);
     // Row 1 lost its size: Fill sizes writes the file's.
     QVERIFY(m->index(1).data(DatasetModel::SizeRole).toString().contains("from the file"));
     QVERIFY(m->fillSizesFromProbe() >= 1);
