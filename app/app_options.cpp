@@ -133,6 +133,8 @@ QString AppOptions::helpText() {
       "                              worker, e.g. --max_train_steps 5. Ctrl-C cancels after\n"
       "                              the current step, a second Ctrl-C kills the worker.\n"
       "                              Exit code 0 completed, 1 failed, 130 cancelled.\n"
+      "                              --nproc N among them trains data parallel with N\n"
+      "                              processes on this machine (wanstudio-engine launch).\n"
       "  --configs DIR               presets for File ▸ New Run (default: configs/ of the\n"
       "                              install or the source tree; also $WANSTUDIO_CONFIGS)\n"
       "  --heartbeat-timeout S       kill a worker silent for S seconds (default 60;\n"

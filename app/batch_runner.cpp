@@ -32,6 +32,26 @@ QString outputDirFlag(const QStringList& args) {
   return dir.isEmpty() ? dir : QFileInfo(dir).absoluteFilePath();
 }
 
+// `--nproc N` among the worker flags: removed from `args`, N returned (0 when absent, -1 when bad).
+int takeNproc(QStringList* args) {
+  for (int i = 0; i < args->size(); ++i) {
+    QString v;
+    if (args->at(i) == QLatin1String("--nproc") && i + 1 < args->size()) {
+      v = args->at(i + 1);
+      args->remove(i, 2);
+    } else if (args->at(i).startsWith(QLatin1String("--nproc="))) {
+      v = args->at(i).mid(8);
+      args->remove(i);
+    } else {
+      continue;
+    }
+    bool ok = false;
+    const int n = v.toInt(&ok);
+    return ok && n >= 1 ? n : -1;
+  }
+  return 0;
+}
+
 // A terminal that can redraw a line; TERM=dumb (an editor's shell buffer) cannot.
 bool isLiveTerminal(std::FILE* f) {
   return ::isatty(fileno(f)) == 1 && qEnvironmentVariable("TERM") != QLatin1String("dumb");
@@ -64,8 +84,18 @@ int BatchRunner::start() {
     return 1;
   }
 
+  QStringList flags = workerArgs_;
+  const int nproc = takeNproc(&flags);
+  if (nproc < 0) {
+    print(stderr, QStringLiteral("error: --nproc needs a number of processes (1 or more)"));
+    return 1;
+  }
+  QStringList args{verb, QStringLiteral("--config"), runYaml_};
+  args += flags;
+  // Data parallel: the engine's launcher runs the ranks; its stdout is rank 0's event stream.
+  if (nproc > 1) args = QStringList{QStringLiteral("launch"), QStringLiteral("--nproc"), QString::number(nproc)} + args;
   job_ = new WorkerJob(this);
-  job_->setArguments(QStringList{verb, QStringLiteral("--config"), runYaml_} + workerArgs_);
+  job_->setArguments(args);
   const QString flagDir = outputDirFlag(workerArgs_);
   job_->setRunDirectory(flagDir.isEmpty() ? cfg->outputDir : flagDir);
   job_->setHeartbeatTimeout(heartbeatMs_);

@@ -248,6 +248,22 @@ class TestBatch : public QObject {
     QVERIFY(fake::readAll(args).startsWith("train-vae --config "));
   }
 
+  void nprocRunsTheRanksThroughTheLauncher() {
+    const QString args = dir_.filePath(QStringLiteral("args_np.txt"));
+    const QString w = worker(QStringLiteral("echo \"$@\" > '%1'; finished completed 0").arg(args));
+    const QString y = yaml(QStringLiteral("job: experts\n"));
+    Outcome o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--seed"), QStringLiteral("3")});
+    QCOMPARE(o.code, 0);
+    QCOMPARE(QString::fromUtf8(fake::readAll(args)).trimmed(),
+             QStringLiteral("launch --nproc 2 train-experts --config %1 --seed 3").arg(y));
+    o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--nproc=1")});  // one process: no launcher
+    QCOMPARE(o.code, 0);
+    QVERIFY(fake::readAll(args).startsWith("train-experts --config "));
+    o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--nproc"), QStringLiteral("zero")});
+    QCOMPARE(o.code, 1);
+    QVERIFY2(o.err.contains("--nproc needs a number"), qPrintable(o.err));
+  }
+
   void badYamlIsOneLineErrorWithoutWorker() {
     const QString marker = dir_.filePath(QStringLiteral("ran.txt"));
     const QString w = worker(QStringLiteral("touch '%1'; finished completed 0").arg(marker));

@@ -1,0 +1,67 @@
+#!/usr/bin/env bash
+# `wanstudio-engine launch --nproc N VERB ...`: data parallel on one machine without torchrun.
+# Rank 0's events on stdout (the same lines as events.jsonl), exit 0; a SIGTERM to the launcher
+# cancels every rank at the same step (exit 130, a checkpoint); a rank killed with SIGKILL takes
+# the run down with a non-zero exit and leaves no rank behind; usage errors are one line.
+set -u
+engine=$1 data=$2
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+
+"$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
+cat > "$tmp/dit.yaml" <<YAML
+in_dim: 48
+out_dim: 48
+dim: 32
+ffn_dim: 64
+num_heads: 2
+num_layers: 1
+text_dim: 16
+text_len: 8
+YAML
+common=(train-experts --transformer_config "$tmp/dit.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
+        --train_data_meta "$tmp/data/metadata.json" --text_embeddings_dir "$tmp/text" --demo_data auto
+        --video_sample_size 64 --video_sample_n_frames 5 --seed 3 --dataloader_num_workers 1
+        --gradient_checkpointing=false --boundary_ratio 0.5)
+
+# 1. Two ranks to the end.
+"$engine" launch --nproc 2 "${common[@]}" --max_train_steps 4 --output_dir "$tmp/a" >"$tmp/a.out" 2>"$tmp/a.err" \
+  || fail "launch exited $?: $(tail -3 "$tmp/a.err")"
+grep -q '"type":"started".*"world_size":2' "$tmp/a.out" || fail "no started with world_size 2"
+[ "$(grep -c '"type":"step"' "$tmp/a.out")" -eq 4 ] || fail "step count"
+grep -q '"status":"completed","step":4' "$tmp/a.out" || fail "not completed"
+cmp -s "$tmp/a.out" "$tmp/a/events.jsonl" || fail "stdout and events.jsonl differ (another rank wrote events?)"
+grep -q 'rank 1' "$tmp/a.err" || fail "rank 1's log lines are not on stderr"
+[ -d "$tmp/a/checkpoint-4" ] || fail "no final checkpoint"
+
+# 2. SIGTERM to the launcher: every rank cancels after the same step.
+"$engine" launch --nproc 2 "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --output_dir "$tmp/c" \
+  >"$tmp/c.out" 2>"$tmp/c.err" &
+pid=$!
+for _ in $(seq 600); do grep -q '"type":"step"' "$tmp/c.out" 2>/dev/null && break; sleep 0.1; done
+kill -TERM $pid; wait $pid; rc=$?
+[ $rc -eq 130 ] || fail "cancel exited $rc: $(tail -3 "$tmp/c.err")"
+line=$(grep '"type":"finished"' "$tmp/c.out")
+grep -q '"status":"cancelled"' <<<"$line" || fail "not cancelled: $line"
+step=$(sed 's/.*"step":\([0-9]*\).*/\1/' <<<"$line")
+[ -d "$tmp/c/checkpoint-$step" ] || fail "no checkpoint-$step after cancel"
+
+# 3. One rank killed: the launcher stops the others and fails; no rank is left running.
+"$engine" launch --nproc 2 "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --output_dir "$tmp/k" \
+  >"$tmp/k.out" 2>"$tmp/k.err" &
+pid=$!
+for _ in $(seq 600); do grep -q '"type":"step"' "$tmp/k.out" 2>/dev/null && break; sleep 0.1; done
+ranks=$(pgrep -P $pid | tr '\n' ' ')
+[ "$(wc -w <<<"$ranks")" -eq 2 ] || fail "expected 2 rank processes, got '$ranks'"
+kill -9 $(awk '{print $2}' <<<"$ranks")
+wait $pid; rc=$?
+[ $rc -ne 0 ] || fail "a killed rank still gave exit 0"
+for r in $ranks; do kill -0 "$r" 2>/dev/null && fail "rank process $r left running"; done
+
+# 4. Usage errors.
+out=$("$engine" launch train-experts 2>&1) && fail "launch without --nproc accepted"
+grep -q 'needs --nproc' <<<"$out" || fail "usage message: $out"
+out=$("$engine" launch --nproc 2 no-such-verb 2>&1) && fail "unknown verb accepted"
+grep -q "unknown verb 'no-such-verb'" <<<"$out" || fail "unknown verb message: $out"
+echo ok
