@@ -7,6 +7,7 @@
 
 #include <cstdio>
 
+#include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
 #include "models/event_format.h"
 #include "models/run_config.h"
@@ -90,12 +91,9 @@ int BatchRunner::start() {
     print(stderr, QStringLiteral("error: --nproc needs a number of processes (1 or more)"));
     return 1;
   }
-  QStringList args{verb, QStringLiteral("--config"), runYaml_};
-  args += flags;
-  // Data parallel: the engine's launcher runs the ranks; its stdout is rank 0's event stream.
-  if (nproc > 1) args = QStringList{QStringLiteral("launch"), QStringLiteral("--nproc"), QString::number(nproc)} + args;
   job_ = new WorkerJob(this);
-  job_->setArguments(args);
+  // Data parallel: the engine's launcher runs the ranks; its stdout is rank 0's event stream.
+  job_->setArguments(JobManager::workerArguments(verb, runYaml_, flags, std::max(1, nproc)));
   const QString flagDir = outputDirFlag(workerArgs_);
   job_->setRunDirectory(flagDir.isEmpty() ? cfg->outputDir : flagDir);
   job_->setHeartbeatTimeout(heartbeatMs_);

@@ -14,6 +14,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSaveFile>
+#include <QSpinBox>
 #include <QStandardItemModel>
 #include <QTabWidget>
 #include <QVBoxLayout>
@@ -78,6 +79,13 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   head->addRow(tr("&Preset"), presetCombo_);
   head->addRow(tr("Run &name"), runName_);
   head->addRow(QString(), runFolder_);
+  // Data parallel on this machine (wanstudio-engine launch): P ranks, each every P-th batch.
+  processes_ = new QSpinBox(this);
+  processes_->setRange(1, 64);
+  processes_->setValue(1);
+  processes_->setToolTip(tr("Train data parallel with this many worker processes on this machine (Gloo); "
+                            "rank 0 writes the run"));
+  head->addRow(tr("Pro&cesses"), processes_);
 
   form_ = new ConfigForm(this);
   yamlEdit_ = new QPlainTextEdit(this);
@@ -352,7 +360,7 @@ void NewRunDialog::accept() {
         f.write(RunYamlCodec::write(schemas_[job_], job_, runValues(), kComment).toUtf8()) < 0 || !f.commit())
       error = tr("Cannot write %1: %2").arg(path, f.errorString());
   }
-  if (error.isEmpty()) started_ = jobs_->startRun(path, {}, &error);
+  if (error.isEmpty()) started_ = jobs_->startRun(path, {}, &error, processes_->value());
   if (!started_) {
     QMessageBox::warning(this, windowTitle(), error);
     return;

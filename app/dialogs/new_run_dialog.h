@@ -15,6 +15,7 @@
 #include "option_schema.h"
 
 class QComboBox;
+class QSpinBox;
 class QDialogButtonBox;
 class QLabel;
 class QLineEdit;
@@ -55,6 +56,7 @@ class NewRunDialog : public QDialog {
   ConfigForm* form() const { return form_; }
   QComboBox* jobCombo() const { return jobCombo_; }
   QComboBox* presetCombo() const { return presetCombo_; }
+  QSpinBox* processes() const { return processes_; }
   QLineEdit* runNameEdit() const { return runName_; }
   QPlainTextEdit* yamlEdit() const { return yamlEdit_; }
   QTabWidget* tabs() const { return tabs_; }
@@ -92,6 +94,7 @@ class NewRunDialog : public QDialog {
   QLineEdit* runName_;
   QLabel* runFolder_;
   QLabel* jobNote_;
+  QSpinBox* processes_;
   QTabWidget* tabs_;
   ConfigForm* form_;
   QPlainTextEdit* yamlEdit_;

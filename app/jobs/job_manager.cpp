@@ -6,6 +6,7 @@
 
 #include "jobs/worker_job.h"
 #include "models/run_config.h"
+#include "models/run_events.h"
 #include "models/run_summary.h"
 
 namespace ws {
@@ -20,8 +21,15 @@ QString JobManager::normalizedPath(const QString& dir) {
   return canonical.isEmpty() ? QDir::cleanPath(fi.absoluteFilePath()) : canonical;
 }
 
-WorkerJob* JobManager::startRun(const QString& runYaml, const QStringList& extraArgs, QString* error) {
-  return startVerb(runYaml, {}, extraArgs, error);
+WorkerJob* JobManager::startRun(const QString& runYaml, const QStringList& extraArgs, QString* error, int processes) {
+  return startVerb(runYaml, {}, extraArgs, error, processes);
+}
+
+QStringList JobManager::workerArguments(const QString& verb, const QString& runYaml, const QStringList& extraArgs,
+                                        int processes) {
+  QStringList args = QStringList{verb, QStringLiteral("--config"), runYaml} + extraArgs;
+  if (processes > 1) args = QStringList{QStringLiteral("launch"), QStringLiteral("--nproc"), QString::number(processes)} + args;
+  return args;
 }
 
 QStringList JobManager::resumeArguments(const QString& runDir) {
@@ -35,11 +43,15 @@ WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extra
     if (error) *error = QStringLiteral("%1: no run.yaml, so the run cannot be resumed from here").arg(dir);
     return nullptr;
   }
-  return startVerb(yaml, dir, resumeArguments(dir) + extraArgs, error);
+  // The same number of processes as the run's last start (its `world_size`).
+  RunEvents events;
+  events.setKeepHistory(false);
+  const int world = events.loadFile(QDir(dir).filePath(QStringLiteral("events.jsonl"))) ? events.summary().worldSize : 1;
+  return startVerb(yaml, dir, resumeArguments(dir) + extraArgs, error, std::max(1, world));
 }
 
 WorkerJob* JobManager::startVerb(const QString& runYaml, const QString& runDir, const QStringList& extraArgs,
-                                 QString* error) {
+                                 QString* error, int processes) {
   const auto cfg = RunConfig::load(runYaml, error);
   if (!cfg) return nullptr;
   const QString verb = RunConfig::verbForJob(cfg->job);
@@ -56,7 +68,7 @@ WorkerJob* JobManager::startVerb(const QString& runYaml, const QString& runDir, 
     return nullptr;
   }
   auto* job = new WorkerJob;
-  job->setArguments(QStringList{verb, QStringLiteral("--config"), cfg->path} + extraArgs);
+  job->setArguments(workerArguments(verb, cfg->path, extraArgs, processes));
   job->setWorkingDirectory(QFileInfo(cfg->path).absolutePath());
   job->setRunDirectory(out);
   job->setHeartbeatTimeout(heartbeatMs_);

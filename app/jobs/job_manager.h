@@ -27,12 +27,14 @@ class JobManager : public QObject {
   void setStaleAfter(double seconds) { staleAfterS_ = seconds; }
   double staleAfter() const { return staleAfterS_; }
 
-  // Starts `wanstudio-engine <verb> --config RUN.yaml [extra]` for the YAML's job.
-  // nullptr with a one-line *error when the YAML cannot be used.
-  WorkerJob* startRun(const QString& runYaml, const QStringList& extraArgs, QString* error);
+  // Starts `wanstudio-engine <verb> --config RUN.yaml [extra]` for the YAML's job; with
+  // processes > 1 through `wanstudio-engine launch --nproc N` (data parallel on this machine,
+  // rank 0's events on the job's stdout). nullptr with a one-line *error when the YAML cannot be used.
+  WorkerJob* startRun(const QString& runYaml, const QStringList& extraArgs, QString* error, int processes = 1);
   // Continues a run from its latest checkpoint: the run's own run.yaml with
   // `--output_dir RUN_DIR --resume_from_checkpoint latest [extra]` (the folder wins over the
-  // YAML's output_dir, which names the machine it ran on when the run was copied here).
+  // YAML's output_dir, which names the machine it ran on when the run was copied here). A
+  // data-parallel run resumes with the number of processes of its last start.
   WorkerJob* resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error);
   // Tracks (and owns) a job configured elsewhere, then starts it.
   WorkerJob* addJob(WorkerJob* job);
@@ -46,6 +48,9 @@ class JobManager : public QObject {
 
   static QString normalizedPath(const QString& dir);
   static QStringList resumeArguments(const QString& runDir);
+  // The worker's arguments for `verb` (the launcher in front for processes > 1).
+  static QStringList workerArguments(const QString& verb, const QString& runYaml, const QStringList& extraArgs,
+                                     int processes);
 
  Q_SIGNALS:
   void jobStarted(ws::WorkerJob* job);
@@ -54,7 +59,8 @@ class JobManager : public QObject {
 
  private:
   // runDir "" means the YAML's output_dir.
-  WorkerJob* startVerb(const QString& runYaml, const QString& runDir, const QStringList& extraArgs, QString* error);
+  WorkerJob* startVerb(const QString& runYaml, const QString& runDir, const QStringList& extraArgs, QString* error,
+                       int processes);
 
   QList<WorkerJob*> jobs_;
   int heartbeatMs_;

@@ -124,6 +124,37 @@ class TestRunLifecycle : public QObject {
     QCOMPARE(latestCheckpointStep(dir), 80);
   }
 
+  // Data parallel from the GUI: N processes go through the engine's launcher, and a resume
+  // starts the run with the world size of its last start.
+  void processesGoThroughTheLauncherAndResumeKeepsThem() {
+    QCOMPARE(JobManager::workerArguments(QStringLiteral("train-experts"), QStringLiteral("r.yaml"), {QStringLiteral("--seed"), QStringLiteral("3")}, 2),
+             (QStringList{"launch", "--nproc", "2", "train-experts", "--config", "r.yaml", "--seed", "3"}));
+    QCOMPARE(JobManager::workerArguments(QStringLiteral("train-upsampler"), QStringLiteral("r.yaml"), {}, 1),
+             (QStringList{"train-upsampler", "--config", "r.yaml"}));
+    const QString yaml = writeYaml(QStringLiteral("dp"), 5, 5);
+    const QString dir = ws_.filePath(QStringLiteral("dp"));
+    QVERIFY(QDir().mkpath(dir + "/checkpoint-5"));
+    QFile::copy(yaml, dir + "/run.yaml");
+    QFile ev(dir + "/events.jsonl");
+    QVERIFY(ev.open(QIODevice::WriteOnly));
+    ev.write("{\"type\":\"started\",\"time\":1,\"job\":\"upsampler\",\"config\":{},\"world_size\":3,\"resume_step\":0,\"max_train_steps\":5}\n"
+             "{\"type\":\"finished\",\"time\":2,\"status\":\"cancelled\",\"step\":5}\n");
+    ev.close();
+    JobManager jobs;
+    QString error;
+    WorkerJob* job = jobs.resumeRun(dir, {}, &error);
+    QVERIFY2(job, qPrintable(error));
+    QCOMPARE(job->arguments().mid(0, 4), (QStringList{"launch", "--nproc", "3", "train-upsampler"}));
+    QVERIFY(job->arguments().contains(QStringLiteral("--resume_from_checkpoint")));
+    job->kill();
+    QTRY_VERIFY_WITH_TIMEOUT(!job->isRunning(), 10'000);
+    WorkerJob* fresh = jobs.startRun(yaml, {}, &error, 2);
+    QVERIFY2(fresh, qPrintable(error));
+    QCOMPARE(fresh->arguments().first(), QStringLiteral("launch"));
+    fresh->kill();
+    QTRY_VERIFY_WITH_TIMEOUT(!fresh->isRunning(), 10'000);
+  }
+
   void theSameRunThroughBatchWithCtrlCAndResume() {
     const QString yaml = writeYaml(QStringLiteral("batch_demo"), 60, 20);
     const QString dir = ws_.filePath(QStringLiteral("batch_demo"));
