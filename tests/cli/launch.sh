@@ -3,23 +3,10 @@
 # Rank 0's events on stdout (the same lines as events.jsonl), exit 0; a SIGTERM to the launcher
 # cancels every rank at the same step (exit 130, a checkpoint); a rank killed with SIGKILL takes
 # the run down with a non-zero exit and leaves no rank behind; usage errors are one line.
-set -u
-engine=$1 data=$2
-fail() { echo "FAIL: $*"; exit 1; }
-tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+source "$(dirname "$0")/lib/common.sh"
 
 "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
-cat > "$tmp/dit.yaml" <<YAML
-in_dim: 48
-out_dim: 48
-dim: 32
-ffn_dim: 64
-num_heads: 2
-num_layers: 1
-text_dim: 16
-text_len: 8
-YAML
+write_tiny_dit "$tmp/dit.yaml"
 common=(train-experts --transformer_config "$tmp/dit.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
         --train_data_meta "$tmp/data/metadata.json" --text_embeddings_dir "$tmp/text" --demo_data auto
         --video_sample_size 64 --video_sample_n_frames 5 --seed 3 --dataloader_num_workers 1

@@ -3,26 +3,13 @@
 # events with per-expert fields, checkpoint layout, eval with per-sample routing, exact resume
 # (bitwise), cancel, the latent cache, the schema, and the dit-train parity cases that share
 # the trainer's ExpertStep.
-set -u
-engine=$1 data=$2
-fail() { echo "FAIL: $*"; exit 1; }
-tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+source "$(dirname "$0")/lib/common.sh"
 
 "$engine" parity dit-train "$data/train" >"$tmp/parity.out" 2>&1 || fail "parity dit-train: $(cat "$tmp/parity.out")"
 "$engine" schema train-experts | grep -q '"boundary_ratio"' || fail "schema train-experts"
 
 "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
-cat > "$tmp/dit.yaml" <<YAML
-in_dim: 48
-out_dim: 48
-dim: 32
-ffn_dim: 64
-num_heads: 2
-num_layers: 1
-text_dim: 16
-text_len: 8
-YAML
+write_tiny_dit "$tmp/dit.yaml"
 common=(--transformer_config "$tmp/dit.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
         --train_data_meta "$tmp/data/metadata.json" --text_embeddings_dir "$tmp/text" --demo_data auto
         --video_sample_size 64 --video_sample_n_frames 5 --learning_rate 1e-3 --lr_warmup_steps 2

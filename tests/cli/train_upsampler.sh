@@ -2,11 +2,7 @@
 # train-upsampler end to end on the demo data with a tiny VAE and model: config errors, events,
 # checkpoint layout and pruning, validation videos, exact resume (bitwise), cancel, and a run
 # killed with SIGKILL resuming from its last complete checkpoint.
-set -u
-engine=$1 data=$2
-fail() { echo "FAIL: $*"; exit 1; }
-tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
-export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+source "$(dirname "$0")/lib/common.sh"
 
 "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
 cat > "$tmp/model.yaml" <<YAML

@@ -1,0 +1,21 @@
+# Sourced by the CLI tests (tests/cli/*.sh, which get ENGINE and DATA as $1 $2): a scratch folder
+# removed at exit with every background job, one-thread OpenMP, `fail`, and the tiny experts.
+set -u
+engine=$1 data=$2
+fail() { echo "FAIL: $*"; exit 1; }
+tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
+export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
+
+# A tiny 48-channel WanModel config (both experts of the tests) at $1.
+write_tiny_dit() {
+  cat > "$1" <<YAML
+in_dim: 48
+out_dim: 48
+dim: 32
+ffn_dim: 64
+num_heads: 2
+num_layers: 1
+text_dim: 16
+text_len: 8
+YAML
+}
