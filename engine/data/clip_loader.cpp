@@ -9,6 +9,7 @@
 extern "C" void omp_set_num_threads(int) __attribute__((weak));
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "io/safetensors.h"
 #include "data/clip_tensor.h"
 #include "data/degradation.h"
@@ -52,7 +53,7 @@ std::string row_latent_path(const Metadata& meta, const MetaRow& row) {
   if (!row.raw.is_object() || !row.raw.contains("latent_path") || !row.raw["latent_path"].is_string()) return {};
   const std::string p = row.raw["latent_path"].get<std::string>();
   if (p.empty()) return {};
-  return p[0] == '/' ? p : meta.data_dir + "/" + p;
+  return p[0] == '/' ? p : fs::join(meta.data_dir, p);
 }
 
 std::vector<TrainRow> usable_rows_with_latents(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped) {

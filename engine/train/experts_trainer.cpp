@@ -56,6 +56,9 @@ struct Latents {
   torch::Tensor z, image, y;
 };
 
+// The latents of a batch of rows with latent files (the loader read them).
+Latents file_latents(const data::Batch& batch) { return {batch.latents, torch::Tensor(), batch.y}; }
+
 class Trainer {
  public:
   Trainer(io::Config& cfg, ExpertsSetup setup) : cfg_(cfg), setup_(std::move(setup)) {}
@@ -327,7 +330,7 @@ void Trainer::condition(ExpertStepInput& in, const Latents& z, int64_t b, bool t
 // [B, C, F, H/16, W/16] normalised latents (and i2v's image latents): from the cache
 // (`latents`, `image_latents` per clip) or the VAE.
 Latents Trainer::latents(const data::Batch& batch) {
-  if (batch.latents.defined()) return {batch.latents, torch::Tensor(), batch.y};
+  if (batch.latents.defined()) return file_latents(batch);
   if (!cache_) return encode_batch(batch.x_hr);
   const bool i2v = cond_ == ImageConditioning::I2V;
   const int64_t L = batch.x_hr.size(2), F = 1 + (L - 1) / 4;
@@ -417,7 +420,7 @@ void Trainer::build_eval() {
     data::Batch b = loader.make_batch(plan);
     EvalItem it;
     it.row = b.clips.front().meta_index;
-    const Latents z = b.latents.defined() ? Latents{b.latents, torch::Tensor(), b.y} : encode_batch(b.x_hr);
+    const Latents z = b.latents.defined() ? file_latents(b) : encode_batch(b.x_hr);
     it.in.x0 = z.z[0].cpu();  // the eval set waits in CPU memory
     it.in.t = kept_t[i];
     it.in.sigma = sigma_from_t(it.in.t);
