@@ -2,6 +2,7 @@
 
 #include <QDateTime>
 #include <QFileInfo>
+#include <QRegularExpression>
 
 #include <unistd.h>
 
@@ -100,7 +101,7 @@ int BatchRunner::start() {
   connect(job_, &WorkerJob::eventReceived, this, &BatchRunner::onEvent);
   connect(job_, &WorkerJob::stdoutText, this, [this](const QString& line) { print(stdout, line); });
   // The worker's human log goes where ours goes: the terminal's stderr.
-  connect(job_, &WorkerJob::stderrLine, this, [this](const QString& line) { print(stderr, line); });
+  connect(job_, &WorkerJob::stderrLine, this, &BatchRunner::onStderrLine);
   connect(job_, &WorkerJob::ended, this, &BatchRunner::onEnded);
   job_->start();
   return -1;
@@ -118,8 +119,28 @@ void BatchRunner::interrupt(int /*signo*/) {
   }
 }
 
+bool BatchRunner::firstTime(const QString& message) {
+  const QString key = message.trimmed();
+  if (key.isEmpty() || said_.contains(key)) return key.isEmpty();
+  said_.insert(key);
+  return true;
+}
+
+void BatchRunner::onStderrLine(const QString& line) {
+  // "[12:00:00] [warning] message" (the worker's log) or "error: message".
+  static const QRegularExpression logLine(QStringLiteral("^\\[\\d\\d:\\d\\d:\\d\\d\\] \\[(warning|error)\\] (.*)$"));
+  const auto m = logLine.match(line);
+  if (m.hasMatch() && !firstTime(m.captured(2))) return;
+  if (!m.hasMatch() && line.startsWith(QLatin1String("error: ")) && !firstTime(line.mid(7))) return;
+  print(stderr, line);
+}
+
 void BatchRunner::onEvent(const RunEvent& ev) {
   if (ev.type == QLatin1String("heartbeat")) return;  // liveness only, not news
+  const bool warnsOrFails = ev.type == QLatin1String("error") ||
+                            (ev.type == QLatin1String("log") && (ev.string(QLatin1StringView("level")) == QLatin1String("warning") ||
+                                                                 ev.string(QLatin1StringView("level")) == QLatin1String("error")));
+  if (warnsOrFails && !firstTime(ev.string(QLatin1StringView("message")))) return;
   if (ev.type == QLatin1String("started"))
     maxSteps_ = qint64(ev.number(QLatin1StringView("max_train_steps"), 0));
   const QString text = timestamp(ev.time) + formatEvent(ev, maxSteps_);

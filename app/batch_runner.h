@@ -4,6 +4,7 @@
 #pragma once
 
 #include <QObject>
+#include <QSet>
 #include <QStringList>
 
 #include "batch_progress.h"
@@ -34,6 +35,10 @@ class BatchRunner : public QObject {
   void onEvent(const RunEvent& ev);
   void onEnded(const JobResult& result);
   void print(std::FILE* f, const QString& line) { progress_.print(f, line); }
+  void onStderrLine(const QString& line);
+  // The worker says each warning and error twice (a `log`/`error` event and its human log on
+  // stderr); whichever arrives first is printed. True the first time `message` is seen.
+  bool firstTime(const QString& message);
 
   QString runYaml_;
   QStringList workerArgs_;
@@ -42,6 +47,7 @@ class BatchRunner : public QObject {
   int interrupts_ = 0;
   qint64 maxSteps_ = 0;
   BatchProgress progress_;
+  QSet<QString> said_;
 };
 
 }  // namespace ws

@@ -75,7 +75,7 @@ int main(int argc, char** argv) {
   QObject::connect(&signals_, &ws::UnixSignalNotifier::received, &window,
                    [&window, &interrupts] { window.quitStoppingWorkers(++interrupts > 1); });
   if (!o.openRun.isEmpty()) window.openRun(QFileInfo(o.openRun).absoluteFilePath());
-  if (!o.openDataset.isEmpty()) window.openDataset(QFileInfo(o.openDataset).absoluteFilePath());
+  if (!o.openDataset.isEmpty()) window.openDataset(QFileInfo(o.openDataset).absoluteFilePath(), false);
   if (!o.runTab.isEmpty() && !window.runPage()->showTab(o.runTab))
     std::fprintf(stderr, "warning: no run page tab named %s\n", o.runTab.toUtf8().constData());
   if (!o.screenshot.isEmpty()) {

@@ -1,5 +1,7 @@
 #include "main_window.h"
 
+#include <cstdio>
+
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
@@ -108,6 +110,7 @@ void MainWindow::setWorkspace(const QString& dir) {
 }
 
 void MainWindow::openRun(const QString& runDir) {
+  runs_->addRun(runDir);  // listed in the dock even when it lies outside the workspace
   runsDock_->selectRun(runDir);
   runPage_->showRun(runDir);  // also for runs outside the workspace
   pages_->setCurrentWidget(runPage_);
@@ -172,11 +175,15 @@ void MainWindow::closeWhenWorkersStopped() {
   if (jobs_->liveJobs().isEmpty()) close();
 }
 
-bool MainWindow::openDataset(const QString& metadataPath) {
+bool MainWindow::openDataset(const QString& metadataPath, bool askUser) {
   pages_->setCurrentWidget(datasetPage_);
   QString error;
   if (datasetPage_->openDataset(metadataPath, &error)) return true;
-  if (!error.isEmpty()) QMessageBox::warning(this, tr("Cannot open the dataset"), error);
+  if (error.isEmpty()) return false;
+  // From the command line there may be no one to click a dialog away (--screenshot, a script):
+  // the page's status line and stderr say it instead.
+  if (askUser) QMessageBox::warning(this, tr("Cannot open the dataset"), error);
+  else std::fprintf(stderr, "error: %s\n", error.toUtf8().constData());
   return false;
 }
 

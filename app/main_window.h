@@ -32,7 +32,8 @@ class MainWindow : public QMainWindow {
   RunPage* runPage() const { return runPage_; }
   DatasetPage* datasetPage() const { return datasetPage_; }
   // Shows `metadataPath` on the Dataset page; false (with a message box) when it cannot be read.
-  bool openDataset(const QString& metadataPath);
+  // Errors go to a dialog when `askUser`, else to stderr and the page's status line.
+  bool openDataset(const QString& metadataPath, bool askUser = true);
   QTabWidget* pages() const { return pages_; }
 
  protected:

@@ -20,7 +20,15 @@ mkdir -p "$out"
 
 echo "== buckets -> $out/buckets.json"
 "$engine" buckets --config configs/demo-upsampler.yaml > "$out/buckets.json"
-python3 -c "import json,sys; r=json.load(open(sys.argv[1])); print('rows', r['counts']); print('buckets', r['buckets'])" "$out/buckets.json"
+python3 - "$out/buckets.json" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1]))
+c = r["counts"]
+print(f"{c.get('rows', 0)} rows in the metadata: {c.get('ok', 0)} train at the full clip length, "
+      f"{c.get('short', 0)} are shorter and train at fewer frames, {c.get('dropped', 0)} are dropped "
+      "(the training log's 'usable rows' counts the first two)")
+print("rows per bucket (type and aspect ratio):", ", ".join(f"{k}: {v}" for k, v in r["buckets"].items()))
+PY
 
 echo "== training (configs/demo-upsampler.yaml) -> $out/run"
 rm -rf "$out/run"

@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include "jobs/engine_locator.h"
+#include "jobs/final_record.h"
 
 namespace ws {
 namespace {
@@ -227,6 +228,8 @@ void WorkerJob::onFinished(int exitCode, QProcess::ExitStatus status) {
     const QString last = !errors_.isEmpty() ? errors_.last() : lastErrorLine(stderrTail_);
     if (!last.isEmpty()) r.reason += QStringLiteral("; last error: ") + last;
   }
+  // We are the one who saw it end: tell the run folder, not only our own window.
+  if (!sawFinished_) appendSupervisorRecord(runDir_, r);
   finish(r);
 }
 

@@ -56,7 +56,7 @@ QMap<QString, QString> ConfigValidator::validate(const OptionSchema& schema, con
       }
     }
   }
-  // Shape rules of the data pipeline (upsampler-training.md): causal VAE frames and 16 px latents.
+  // Shape rules of the data pipeline (docs/design/upsampler-training.md): causal VAE frames and 16 px latents.
   if (const OptionSpec* s = schema.find(QStringLiteral("video_sample_n_frames"))) {
     const QVariant v = effective(*s);
     if (!v.isNull() && (v.toLongLong() < 1 || (v.toLongLong() - 1) % 4 != 0))

@@ -77,6 +77,9 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
     case Qt::DisplayRole:
       return QFileInfo(QString::fromStdString(row.file_path)).fileName() + (rowModified_[r] ? QStringLiteral(" *") : QString());
     case Qt::ToolTipRole:
+      // A tooltip lays out all its text: a few hundred characters say what the caption is.
+      return row.text.size() > 400 ? QString::fromUtf8(row.text.data(), 400) + QStringLiteral("…")
+                                   : QString::fromStdString(row.text);
     case CaptionRole:
       return QString::fromStdString(row.text);
     case Qt::DecorationRole:
@@ -196,7 +199,7 @@ void DatasetModel::setTrainingShape(const TrainingShape& shape) {
   if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {TrainingRole});
 }
 
-// What the loader does with the row (upsampler-training.md §3.3, §4.2): the bucket its size falls
+// What the loader does with the row (docs/design/upsampler-training.md §3.3, §4.2): the bucket its size falls
 // in, and the frames a clip takes; the same functions the engine's loader calls.
 QString DatasetModel::trainingText(size_t r) const {
   const data::MetaRow& row = meta_.rows[r];

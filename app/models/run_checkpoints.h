@@ -1,5 +1,5 @@
 // A run's checkpoints: directories named exactly `checkpoint-` followed by digits
-// (architecture.md "Run directory"); `.checkpoint-N.tmp`, `checkpoint-final` and files are not.
+// (docs/design/architecture.md "Run directory"); `.checkpoint-N.tmp`, `checkpoint-final` and files are not.
 #pragma once
 
 #include <QList>

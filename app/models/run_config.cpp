@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QFileInfo>
 
+#include "core/yaml_limits.h"
+
 namespace ws {
 namespace {
 
@@ -44,6 +46,12 @@ std::optional<RunConfig> RunConfig::load(const QString& path, QString* error) {
     return std::nullopt;
   } catch (const YAML::Exception& e) {
     return fail(QString::fromStdString(e.what()));
+  }
+  try {
+    check_yaml_size(root, path.toStdString());  // aliases expand in scalarText below
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromStdString(e.what());
+    return std::nullopt;
   }
   if (!root.IsMap()) return fail(QStringLiteral("expected a mapping of options (key: value lines)"));
 

@@ -1,4 +1,4 @@
-// One line of the worker's event stream (architecture.md "Event stream"), parsed.
+// One line of the worker's event stream (docs/design/architecture.md "Event stream"), parsed.
 #pragma once
 
 #include <QJsonObject>

@@ -5,6 +5,8 @@
 #include <QDir>
 #include <QLocale>
 
+#include "core/yaml_limits.h"
+
 namespace ws {
 namespace {
 
@@ -72,6 +74,12 @@ ParsedRunYaml RunYamlCodec::parse(const OptionSchema& schema, const QString& tex
     r.parseError = QStringLiteral("line %1: %2").arg(e.mark.line + 1).arg(QString::fromStdString(e.msg));
     return r;
   } catch (const YAML::Exception& e) {
+    r.parseError = QString::fromStdString(e.what());
+    return r;
+  }
+  try {
+    check_yaml_size(root, QStringLiteral("run.yaml").toStdString());
+  } catch (const std::exception& e) {
     r.parseError = QString::fromStdString(e.what());
     return r;
   }

@@ -1,4 +1,4 @@
-// Run YAML text <-> option values of a schema (architecture.md "Run configs": flat
+// Run YAML text <-> option values of a schema (docs/design/architecture.md "Run configs": flat
 // `job:` plus options under their flag names). Writes only what it is given, in schema order.
 #pragma once
 

@@ -49,8 +49,16 @@ QStringList RunsModel::findRunDirs(const QString& workspace, int maxDepth) {
 void RunsModel::setWorkspace(const QString& dir) {
   beginResetModel();
   entries_.clear();
+  opened_.clear();
   workspace_ = dir.isEmpty() ? QString() : JobManager::normalizedPath(dir);
   endResetModel();
+  refresh();
+}
+
+void RunsModel::addRun(const QString& dir) {
+  const QString d = JobManager::normalizedPath(dir);
+  if (!isRunDir(d) || opened_.contains(d)) return;
+  opened_ << d;
   refresh();
 }
 
@@ -81,6 +89,8 @@ void RunsModel::readNew(Entry& e) {
 void RunsModel::refresh() {
   QStringList found = findRunDirs(workspace_);
   for (QString& d : found) d = JobManager::normalizedPath(d);
+  for (const QString& d : opened_)
+    if (!found.contains(d) && isRunDir(d)) found << d;
   std::sort(found.begin(), found.end());
 
   // Drop the rows whose folders are gone, then insert the new ones in order.
@@ -97,8 +107,9 @@ void RunsModel::refresh() {
     const int row = int(pos - entries_.begin());
     Entry e;
     e.dir = dir;
-    e.name = QDir(workspace_).relativeFilePath(dir);
+    e.name = workspace_.isEmpty() ? dir : QDir(workspace_).relativeFilePath(dir);
     if (e.name == QLatin1String(".")) e.name = QFileInfo(dir).fileName();
+    if (e.name.startsWith(QLatin1String("..")) || e.name.isEmpty()) e.name = dir;  // outside the workspace
     e.events = std::make_unique<RunEvents>();
     e.events->setKeepHistory(false);
     beginInsertRows({}, row, row);

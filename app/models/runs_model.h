@@ -30,6 +30,9 @@ class RunsModel : public QAbstractTableModel {
   QString workspace() const { return workspace_; }
   void setRefreshInterval(int ms);  // 0: only on refresh()
   void refresh();
+  // Lists a run folder that lies outside the workspace too (one opened with --open or
+  // File ▸ Open Run Folder), until the workspace changes.
+  void addRun(const QString& dir);
 
   int rowForRunDir(const QString& dir) const;
   QString runDir(int row) const;
@@ -57,6 +60,7 @@ class RunsModel : public QAbstractTableModel {
 
   JobManager* jobs_;
   QString workspace_;
+  QStringList opened_;  // normalized run folders added with addRun
   std::vector<Entry> entries_;
   QTimer timer_;
 };

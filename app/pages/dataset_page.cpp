@@ -294,7 +294,16 @@ void DatasetPage::showRow(int row) {
   problems_->setText(i.data(DatasetModel::ProblemsRole).toStringList().join(QLatin1Char('\n')));
   training_->setText(i.data(DatasetModel::TrainingRole).toString());
   const QString text = i.data(DatasetModel::CaptionRole).toString();
-  if (caption_->toPlainText() != text) caption_->setPlainText(text);
+  // Laying out megabytes of text on the GUI thread freezes the window for minutes: a caption
+  // past the limit is shown cut and read-only (it is kept whole in the file).
+  const bool tooLong = text.size() > kCaptionEditLimit;
+  const QString shown = tooLong ? text.left(2000) + QStringLiteral("…") : text;
+  if (caption_->toPlainText() != shown) caption_->setPlainText(shown);
+  caption_->setReadOnly(tooLong);
+  if (tooLong)
+    problems_->setText((problems_->text().isEmpty() ? QString() : problems_->text() + QLatin1Char('\n')) +
+                       tr("the caption has %1 characters: shown cut and read-only here; edit metadata.json elsewhere")
+                           .arg(text.size()));
   caption_->setEnabled(true);
   showing_ = false;
 }

@@ -26,6 +26,9 @@ class DatasetPage : public QWidget {
  public:
   explicit DatasetPage(QWidget* parent = nullptr);
 
+  // Captions longer than this are shown cut and read-only (text layout is on the GUI thread).
+  static constexpr int kCaptionEditLimit = 20000;
+
   // Opens a metadata.json (asking about unsaved edits first); false with `error` when it cannot be read.
   bool openDataset(const QString& path, QString* error = nullptr);
   // Unsaved edits: ask to save or discard (true: go on). Always true when nothing is modified.

@@ -30,6 +30,7 @@
 #include "models/event_format.h"
 #include "models/log_tail.h"
 #include "models/run_checkpoints.h"
+#include "models/run_config.h"
 #include "models/run_events.h"
 #include "pages/config_view.h"
 #include "pages/event_log_view.h"
@@ -181,7 +182,12 @@ void RunPage::showRun(const QString& runDir) {
   stack_->setCurrentIndex(1);
   title_->setText(QFileInfo(runDir_).fileName());
   title_->setToolTip(runDir_);
-  tensorboard_->setText(tr("TensorBoard: tensorboard --logdir \"%1\"").arg(QDir(runDir_).filePath(QStringLiteral("logs"))));
+  // Where the worker wrote its scalars: logging_dir of the run's resolved config (default logs).
+  QString logDir = QStringLiteral("logs");
+  if (auto cfg = RunConfig::load(QDir(runDir_).filePath(QStringLiteral("run.yaml")), nullptr))
+    for (const auto& [key, value] : cfg->options)
+      if (key == QLatin1String("logging_dir") && !value.trimmed().isEmpty()) logDir = value.trimmed();
+  tensorboard_->setText(tr("TensorBoard: tensorboard --logdir \"%1\"").arg(QDir::cleanPath(QDir(runDir_).filePath(logDir))));
   tail_->setFile(QDir(runDir_).filePath(QStringLiteral("events.jsonl")));
   attachJob();
   refreshStatus();

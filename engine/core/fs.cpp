@@ -11,16 +11,65 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/json_depth.h"
 
 namespace ws::fs {
 namespace stdfs = std::filesystem;
 
+namespace {
+
+// "disk full" reads better than "No space left on device" in a one-line error.
+std::string errno_text(int e) {
+  if (e == ENOSPC || e == EDQUOT) return "disk full";
+  return std::strerror(e);
+}
+
+}  // namespace
+
+int open_regular(const std::string& path) {
+  // O_NONBLOCK: opening a FIFO for reading would otherwise wait for a writer forever.
+  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC | O_NONBLOCK);
+  if (fd < 0) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  struct stat st {};
+  if (::fstat(fd, &st) != 0) {
+    int e = errno;
+    ::close(fd);
+    throw Error(path + ": cannot stat (" + std::strerror(e) + ")");
+  }
+  if (!S_ISREG(st.st_mode)) {
+    ::close(fd);
+    throw Error(path + (S_ISDIR(st.st_mode) ? ": is a folder, not a file" : ": not a regular file (a pipe, socket or device)"));
+  }
+  int flags = ::fcntl(fd, F_GETFL);
+  if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);
+  return fd;
+}
+
+void check_regular_file(const std::string& path) { ::close(open_regular(path)); }
+
 std::string read_file(const std::string& path) {
-  std::ifstream in(path, std::ios::binary);
-  if (!in) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
-  std::ostringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
+  int fd = open_regular(path);
+  std::string out;
+  char buf[1 << 16];
+  for (;;) {
+    ssize_t n = ::read(fd, buf, sizeof(buf));
+    if (n < 0) {
+      if (errno == EINTR) continue;
+      int e = errno;
+      ::close(fd);
+      throw Error(path + ": read failed (" + std::strerror(e) + ")");
+    }
+    if (n == 0) break;
+    out.append(buf, static_cast<size_t>(n));
+  }
+  ::close(fd);
+  return out;
+}
+
+std::string read_json_text(const std::string& path) {
+  std::string text = read_file(path);
+  check_json_nesting(text, path);
+  return text;
 }
 
 void fsync_dir(const std::string& dir) {
@@ -31,43 +80,75 @@ void fsync_dir(const std::string& dir) {
   }
 }
 
-void write_file_atomic(const std::string& path, std::string_view data) {
-  std::string tmp = path + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC, 0644);
-  if (fd < 0) throw Error(path + ": cannot write (" + std::strerror(errno) + ")");
+namespace {
+
+// Writes `data` into a temporary file beside `target` with `mode`, fsyncs and renames it over
+// `target`. `shown` is the name errors use.
+void replace_file(const std::string& target, std::string_view data, mode_t mode, const std::string& shown) {
+  std::string tmp = target + ".tmp." + std::to_string(::getpid());
+  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
+  if (fd < 0) throw Error(shown + ": cannot write (" + errno_text(errno) + ")");
+  ::fchmod(fd, mode);  // the umask must not widen or narrow what the user had
+  auto fail = [&](int e, const char* what) {
+    ::close(fd);
+    ::unlink(tmp.c_str());
+    throw Error(shown + ": " + what + " (" + errno_text(e) + ")");
+  };
   const char* p = data.data();
   size_t left = data.size();
   while (left > 0) {
     ssize_t n = ::write(fd, p, left);
     if (n < 0) {
       if (errno == EINTR) continue;
-      int e = errno;
-      ::close(fd);
-      ::unlink(tmp.c_str());
-      throw Error(path + ": write failed (" + std::strerror(e) + ")");
+      fail(errno, "write failed");
     }
     p += n;
     left -= static_cast<size_t>(n);
   }
-  if (::fsync(fd) != 0 || ::close(fd) != 0) {
-    ::unlink(tmp.c_str());
-    throw Error(path + ": write failed (" + std::strerror(errno) + ")");
-  }
-  if (::rename(tmp.c_str(), path.c_str()) != 0) {
+  if (::fsync(fd) != 0) fail(errno, "write failed");
+  if (::close(fd) != 0) {
     int e = errno;
     ::unlink(tmp.c_str());
-    throw Error(path + ": rename failed (" + std::strerror(e) + ")");
+    throw Error(shown + ": write failed (" + errno_text(e) + ")");
   }
-  fsync_dir(dirname(path));
+  if (::rename(tmp.c_str(), target.c_str()) != 0) {
+    int e = errno;
+    ::unlink(tmp.c_str());
+    throw Error(shown + ": rename failed (" + errno_text(e) + ")");
+  }
+  fsync_dir(dirname(target));
+}
+
+// A symlinked file is written through its link, so the link stays a link.
+std::string write_target(const std::string& path) {
+  std::error_code ec;
+  if (!stdfs::is_symlink(path, ec)) return path;
+  auto real = stdfs::canonical(path, ec);
+  return ec ? path : real.string();
+}
+
+mode_t existing_mode(const std::string& path, mode_t fallback) {
+  struct stat st {};
+  if (::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode)) return st.st_mode & 07777;
+  return fallback;
+}
+
+}  // namespace
+
+void write_file_atomic(const std::string& path, std::string_view data) {
+  const std::string target = write_target(path);
+  replace_file(target, data, existing_mode(target, 0644), path);
 }
 
 void write_file_with_backup(const std::string& path, std::string_view data) {
-  if (exists(path)) {
-    std::error_code ec;
-    stdfs::copy_file(path, path + ".bak", stdfs::copy_options::overwrite_existing, ec);
-    if (ec) throw Error(path + ": cannot keep a backup (" + ec.message() + ")");
+  const std::string target = write_target(path);
+  const mode_t mode = existing_mode(target, 0644);
+  if (exists(target)) {
+    // The backup goes in under a temporary name too: a full disk leaves the old .bak whole.
+    std::string old = read_file(target);
+    replace_file(target + ".bak", old, mode, path + ".bak");
   }
-  write_file_atomic(path, data);
+  replace_file(target, data, mode, path);
 }
 
 bool exists(const std::string& path) {
@@ -100,6 +181,20 @@ std::string absolute(const std::string& path) {
   std::error_code ec;
   auto p = stdfs::absolute(path, ec);
   return (ec ? stdfs::path(path) : p).lexically_normal().string();
+}
+
+bool is_inside(const std::string& dir, const std::string& path) {
+  std::error_code ec;
+  const auto d = stdfs::weakly_canonical(stdfs::absolute(dir, ec), ec);
+  if (ec) return false;
+  const auto p = stdfs::weakly_canonical(stdfs::absolute(path, ec), ec);
+  if (ec) return false;
+  auto di = d.begin(), pi = p.begin();
+  for (; di != d.end(); ++di, ++pi) {
+    if (di->empty()) continue;  // a trailing separator
+    if (pi == p.end() || *di != *pi) return false;
+  }
+  return pi != p.end();
 }
 
 void make_dirs(const std::string& path) {

@@ -4,6 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/fs.h"
 
 namespace ws {
 
@@ -14,6 +15,7 @@ std::string sha256_hex(std::string_view data) {
 }
 
 std::string sha256_file(const std::string& path) {
+  fs::check_regular_file(path);
   std::ifstream in(path, std::ios::binary);
   if (!in) throw Error(path + ": cannot read");
   Sha256 s;

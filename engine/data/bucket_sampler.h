@@ -1,4 +1,4 @@
-// The epoch permutation and the aspect-ratio batch sampler (upsampler-training.md §3.2), with
+// The epoch permutation and the aspect-ratio batch sampler (docs/design/upsampler-training.md §3.2), with
 // Wan Studio's exact loader cursor: resume rebuilds the epoch's permutation, restores the
 // waiting partial buckets and continues at `pos`, with nothing subtracted or lost.
 #pragma once
@@ -11,7 +11,7 @@
 namespace ws::data {
 
 // One dataset row as the sampler handed it out: which row, and where in which epoch's
-// permutation it came from (the clip stream's key, §4.6).
+// permutation it came from (the clip stream's key, docs/design/upsampler-training.md §4.6).
 struct SampleRef {
   int64_t row = 0;
   int64_t epoch = 0;

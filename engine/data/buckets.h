@@ -1,4 +1,4 @@
-// Aspect-ratio buckets and batch sizes for the upsampler trainer (upsampler-training.md §4);
+// Aspect-ratio buckets and batch sizes for the upsampler trainer (docs/design/upsampler-training.md §4);
 // frame sampling is in data/frame_sampling.h. Pure arithmetic: no decoding, no torch.
 #pragma once
 #include <cstdint>
@@ -28,15 +28,15 @@ struct BucketSize {
   int64_t h_lr = 0, w_lr = 0;  // low-res size (÷ scale, aligned to 16)
 };
 
-// §4.2 steps 2–6 for a clip of displayed size H0×W0, sample size S, model scale and the
+// docs/design/upsampler-training.md §4.2 steps 2–6 for a clip of displayed size H0×W0, sample size S, model scale and the
 // random_hw_adapt ratio r (1 when off). `enable_bucket` false: one square bucket of edge
-// floor(S/A)·A (§4.7).
+// floor(S/A)·A (docs/design/upsampler-training.md §4.7).
 BucketSize bucket_size(int64_t H0, int64_t W0, int64_t S, double scale, double r = 1.0, bool enable_bucket = true);
 
-// §4.2 step 5: the batch's frame count L: the largest 4k+1 ≤ min(N + 4, shortest clip), ≥ 1.
+// docs/design/upsampler-training.md §4.2 step 5: the batch's frame count L: the largest 4k+1 ≤ min(N + 4, shortest clip), ≥ 1.
 int64_t batch_frames(int64_t N, int64_t shortest_clip);
 
-// §4.3: the random_hw_adapt choices and probabilities for sample size S.
+// docs/design/upsampler-training.md §4.3: the random_hw_adapt choices and probabilities for sample size S.
 std::pair<std::vector<double>, std::vector<double>> hw_adapt_choices(int64_t S);
 
 // Python's round (halves to even), as torchvision's center crop uses.

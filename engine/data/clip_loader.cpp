@@ -172,7 +172,7 @@ void ClipLoader::mark_failed(int64_t row, const std::string& file, const std::st
   if (first && on_skip_) on_skip_(file, reason);
 }
 
-// The random_hw_adapt ratio r (§4.3) from the batch stream.
+// The random_hw_adapt ratio r (docs/design/upsampler-training.md §4.3) from the batch stream.
 static double draw_hw_ratio(int64_t S, Rng& rng) {
   auto [choices, probs] = hw_adapt_choices(S);
   if (choices.size() <= 1) return 1.0;
@@ -201,7 +201,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
       if (attempt > 64)
         throw Error("no replacement row decodes after 64 attempts (last: " + last_error + ")");
       Rng rng = Rng::keyed(opt_.seed, "clip", item.epoch, item.pos, attempt);
-      // A failed row is replaced by one drawn uniformly over all rows (§3.2 [D]).
+      // A failed row is replaced by one drawn uniformly over all rows (docs/design/upsampler-training.md §3.2 [D]).
       const int64_t row = attempt == 0 ? item.row : rng.uniform_int(0, n_rows - 1);
       if (known_failed(row)) continue;
       const TrainRow& tr = rows_[static_cast<size_t>(row)];
@@ -242,7 +242,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
         }
         idx = clip_indices(cp, start);
       }
-      // §4.2 step 3: the first clip's size picks the batch's bucket.
+      // docs/design/upsampler-training.md §4.2 step 3: the first clip's size picks the batch's bucket.
       BucketSize size = sized ? b.size : bucket_size(tr.height, tr.width, opt_.sample_size, opt_.scale, b.hw_ratio, opt_.enable_bucket);
       torch::Tensor x;
       try {
@@ -287,7 +287,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
       src = d.clip;
       for (const auto& op : d.ops) b.clips[i].degradation.push_back(op.name);
     }
-    // Frame-wise bilinear down, align_corners false, no antialias (§4.2 step 7).
+    // Frame-wise bilinear down, align_corners false, no antialias (docs/design/upsampler-training.md §4.2 step 7).
     torch::Tensor low = F::interpolate(src.permute({1, 0, 2, 3}),
                                        F::InterpolateFuncOptions()
                                            .size(std::vector<int64_t>{b.size.h_lr, b.size.w_lr})

@@ -1,4 +1,4 @@
-// The training loader (upsampler-training.md §3–§5): the start-of-run row check, then batches
+// The training loader (docs/design/upsampler-training.md §3–§5): the start-of-run row check, then batches
 // decoded ahead by worker threads into a bounded queue, handed out strictly in sampler order.
 // Every random draw comes from a keyed stream (data/random_streams.h), so a batch is a pure
 // function of (rows, options, plan): the number of workers and their timing change nothing,
@@ -29,7 +29,7 @@ struct TrainRow {
   bool image = false;
   int64_t frames = 1;   // decodable frames (1 for images)
   int64_t width = 0, height = 0;  // displayed size
-  // A row with its own latents (`latent_path`, dual-expert-training.md §9) trains from that
+  // A row with its own latents (`latent_path`, docs/design/dual-expert-training.md §9) trains from that
   // file without decoding: `latents` [C, F, h, w] and, for i2v, `y`.
   std::string latent_path;
   std::vector<int64_t> latent_shape;  // [C, F, h, w]
@@ -63,7 +63,7 @@ struct LoaderOptions {
   bool random_hw_adapt = true;
   bool degradation = false;
   int64_t min_ops = 1, max_ops = 4;
-  bool frames_per_row = false;  // latent cache: a row always trains on the same frames (§6.1)
+  bool frames_per_row = false;  // latent cache: a row always trains on the same frames (docs/design/upsampler-training.md §6.1)
   bool start_at_zero = false;   // every clip from its first frame (the experts' eval set)
   int workers = 1;              // decode threads; 0 = decode on the caller's thread
   int prefetch = 0;             // batches decoded ahead (0: 2 per worker)

@@ -1,4 +1,4 @@
-// RGB8 frames -> training tensors (upsampler-training.md §4.2 step 7). The only place the
+// RGB8 frames -> training tensors (docs/design/upsampler-training.md §4.2 step 7). The only place the
 // video pipeline meets LibTorch; the FFmpeg library stays torch-free.
 #pragma once
 #include <torch/torch.h>
@@ -22,7 +22,7 @@ torch::Tensor resize_cover_crop(const torch::Tensor& x, int64_t out_h, int64_t o
 torch::Tensor to_model_clip(const torch::Tensor& x);
 
 // [3, T, H, W] in [-1, 1] -> RGB8 frames, round(clamp((x + 1) / 2, 0, 1) · 255) (validation
-// videos; upsampler-training.md §11).
+// videos; docs/design/upsampler-training.md §11).
 std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x);
 
 // Reads frames `indices` of `path` and returns [3, T, H, W] in [-1, 1], resized and cropped

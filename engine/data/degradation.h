@@ -1,5 +1,5 @@
 // Training-time degradation of the high-res clip before the low-res downsample
-// (`enable_degradation`, `degradation_ops_range`; upsampler-training.md §5). The clean x_hr
+// (`enable_degradation`, `degradation_ops_range`; docs/design/upsampler-training.md §5). The clean x_hr
 // target is never touched: the trainer degrades a copy.
 //
 //   Rng r = Rng::keyed(seed, "clip", epoch, pos, attempt);   // after the frame-start draw

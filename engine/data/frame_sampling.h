@@ -1,4 +1,4 @@
-// Which frames of a clip a training sample uses (upsampler-training.md §3.3). Plain
+// Which frames of a clip a training sample uses (docs/design/upsampler-training.md §3.3). Plain
 // arithmetic, shared by the loader, the `buckets` report and the tests.
 #pragma once
 #include <cstdint>

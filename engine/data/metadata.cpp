@@ -3,6 +3,7 @@
 #include <cmath>
 #include <filesystem>
 
+#include "core/json_depth.h"
 #include "core/error.h"
 #include "core/fs.h"
 
@@ -49,6 +50,9 @@ MetaRow parse_row(const ojson& obj) {
     row.problems.push_back("`file_path` must be a string, got " + type_name(*fp));
   else if (fp->get<std::string>().empty())
     row.problems.push_back("`file_path` is empty");
+  else if (fp->get<std::string>().find('\0') != std::string::npos)
+    // The C library would stop at the NUL and open another file.
+    row.problems.push_back("`file_path` contains a NUL character");
   else
     row.file_path = fp->get<std::string>();
   auto tx = obj.find("text");
@@ -85,10 +89,11 @@ Metadata parse_metadata(const std::string& text, const std::string& path, const 
   Metadata m;
   m.path = path;
   m.data_dir = train_data_dir.empty() ? fs::dirname(path) : train_data_dir;
+  check_json_nesting(text, path);
   ojson doc;
   try {
     doc = ojson::parse(text);
-  } catch (const nlohmann::json::parse_error& e) {
+  } catch (const nlohmann::json::exception& e) {  // parse errors, and numbers like 1e999 (out_of_range)
     // e.what() reads "[json.exception.parse_error.101] parse error at line 3, column 5: ..."
     std::string what = e.what();
     auto pos = what.find("] ");

@@ -1,5 +1,5 @@
 // VideoX-Fun `metadata.json`: a JSON list of rows {file_path, text, type, width, height}
-// (upsampler-training.md §3.1, architecture.md "Formats"). Reading never drops a row: field
+// (docs/design/upsampler-training.md §3.1, docs/design/architecture.md "Formats"). Reading never drops a row: field
 // problems are recorded per row so `probe` can report all of them, and keys we do not know
 // are kept (in order) when the file is written back.
 #pragma once
@@ -15,7 +15,7 @@ namespace ws::data {
 struct MetaRow {
   std::string file_path;
   std::string text;
-  std::string type = "video";  // a missing type means "video" (§3.1 [D])
+  std::string type = "video";  // a missing type means "video" (docs/design/upsampler-training.md §3.1 [D])
   std::optional<int64_t> width, height;
   nlohmann::ordered_json raw;          // the object as read
   std::vector<std::string> problems;   // wrong or missing fields ("`width` must be ...")

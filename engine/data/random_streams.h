@@ -1,4 +1,4 @@
-// Keyed random streams (upsampler-training.md §4.6 [D]). Every random draw of a run comes
+// Keyed random streams (docs/design/upsampler-training.md §4.6 [D]). Every random draw of a run comes
 // from a generator made for its draw site and seeded with a fixed 64-bit mix of a key tuple
 // (seed, site, epoch, position, ...). Results therefore depend neither on the number of
 // decode threads nor on their timing, and resume needs no saved generator state.

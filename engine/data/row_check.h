@@ -1,5 +1,5 @@
 // Checks metadata.json rows against their files (the `probe` verb, and the start-of-training
-// bad-row check of upsampler-training.md §3.2). Needs FFmpeg: without video support every
+// bad-row check of docs/design/upsampler-training.md §3.2). Needs FFmpeg: without video support every
 // call throws ws::Error saying so.
 #pragma once
 #include <cstdint>

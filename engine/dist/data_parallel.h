@@ -1,4 +1,4 @@
-// Data parallel over c10d (architecture.md "Processes"): the worker reads torchrun's
+// Data parallel over c10d (docs/design/architecture.md "Processes"): the worker reads torchrun's
 // environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), meets the other ranks
 // through a TCPStore and all-reduces over Gloo (CPU tensors). Every rank runs the same sampler and
 // takes the global batches b with b mod P = r; gradients are averaged before clipping, so every

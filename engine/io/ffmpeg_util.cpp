@@ -85,6 +85,7 @@ void check_input_file(const std::string& path) {
     throw Error(path + ": cannot read (" + std::strerror(errno) + ")");
   }
   if (S_ISDIR(st.st_mode)) throw Error(path + ": is a folder, not a video or image file");
+  if (!S_ISREG(st.st_mode)) throw Error(path + ": not a regular file (a pipe, socket or device)");
   if (S_ISREG(st.st_mode) && st.st_size == 0) throw Error(path + ": empty file (0 bytes)");
   std::FILE* f = std::fopen(path.c_str(), "rb");
   if (!f) throw Error(path + ": cannot read (" + std::strerror(errno) + ")");

@@ -9,21 +9,17 @@
 #include <cstring>
 
 #include "core/error.h"
+#include "core/fs.h"
 
 namespace ws::io {
 
 void* map_file(const std::string& path, size_t* size) {
-  int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-  if (fd < 0) throw Error(path + ": cannot open (" + std::strerror(errno) + ")");
+  int fd = fs::open_regular(path);  // a FIFO or device is refused, never waited on
   struct stat st {};
   if (::fstat(fd, &st) != 0) {
     int e = errno;
     ::close(fd);
     throw Error(path + ": cannot stat (" + std::strerror(e) + ")");
-  }
-  if (S_ISDIR(st.st_mode)) {
-    ::close(fd);
-    throw Error(path + ": is a folder, not a file");
   }
   *size = static_cast<size_t>(st.st_size);
   if (*size == 0) {

@@ -4,6 +4,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/yaml_limits.h"
 
 namespace ws::io {
 namespace {
@@ -57,7 +58,9 @@ nlohmann::json ModelYaml::section(const std::string& name) const {
 
 nlohmann::json yaml_text_to_json(const std::string& text, const std::string& source) {
   try {
-    return node_to_json(YAML::Load(text));
+    YAML::Node root = YAML::Load(text);
+    check_yaml_size(root, source);
+    return node_to_json(root);
   } catch (const YAML::Exception& e) {
     throw Error(source + ":" + std::to_string(e.mark.line + 1) + ": invalid YAML (" + e.msg + ")");
   }

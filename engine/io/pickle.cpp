@@ -388,6 +388,11 @@ const Value* Unpickler::call(const std::string& fn, const std::vector<const Valu
       fail(fn + ": tensor of size [" + std::to_string(sizes.size()) + " dims] at offset " + std::to_string(offset) +
            " runs past its storage of " + std::to_string(storage.numel()) + " elements");
     t->tensor = storage.as_strided(sizes, strides, offset);
+    // A stride of 0 (torch.save of an expanded tensor) would alias one element many times;
+    // loaders write into what they read, so such a tensor gets its own memory.
+    bool aliased = false;
+    for (size_t i = 0; i < sizes.size(); ++i) aliased |= strides[i] == 0 && sizes[i] > 1;
+    if (aliased) t->tensor = t->tensor.contiguous();
     return t;
   }
   if (fn == kRebuildParameter || fn == kRebuildParameterState) {

@@ -4,6 +4,7 @@
 #include <fstream>
 
 #include "core/error.h"
+#include "core/fs.h"
 #include "io/pickle.h"
 #include "io/printable.h"
 #include "io/zip_reader.h"
@@ -56,6 +57,7 @@ std::string archive_prefix(const ZipReader& zip) {
 StateDict read_pth(const std::string& path) {
   {
     // Before PyTorch 1.6 torch.save wrote a bare pickle stream, not a zip.
+    fs::check_regular_file(path);
     std::ifstream in(path, std::ios::binary);
     char magic[2] = {};
     if (in.read(magic, 2) && magic[0] == '\x80' && magic[1] == '\x02')

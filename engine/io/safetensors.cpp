@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "core/json_depth.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "io/atomic_file.h"
@@ -98,6 +99,7 @@ Header parse_header(const std::string& path, const uint8_t* data, size_t size) {
   if (n > size - 8)
     throw Error(path + ": header length " + std::to_string(n) + " runs past the end of the file (" +
                 std::to_string(size) + " bytes); truncated?");
+  check_json_nesting(std::string_view(reinterpret_cast<const char*>(data + 8), n), path + " (header)");
   json h;
   try {
     h = json::parse(data + 8, data + 8 + n);
@@ -214,26 +216,30 @@ void write_safetensors(const std::string& path, const StateDict& tensors,
   f.commit();
 }
 
+std::string shard_path(const std::string& index_path, const std::string& file) {
+  // Shards sit beside the index; a path elsewhere is not something we follow (or name in errors).
+  if (file.empty() || file.find('/') != std::string::npos || file.find('\\') != std::string::npos ||
+      file.find('\0') != std::string::npos || file == "." || file == "..")
+    throw Error(index_path + ": shard '" + printable(file) + "' is not a file name in the index's folder");
+  return fs::join(fs::dirname(index_path), file);
+}
+
 StateDict read_sharded_safetensors(const std::string& index_path) {
   json idx;
   try {
-    idx = json::parse(fs::read_file(index_path));
+    idx = json::parse(fs::read_json_text(index_path));
   } catch (const json::exception& e) {
     throw Error(index_path + ": not valid JSON (" + e.what() + ")");
   }
   auto wm = idx.is_object() ? idx.find("weight_map") : idx.end();
   if (wm == idx.end() || !wm->is_object()) throw Error(index_path + ": no \"weight_map\" object");
-  std::string dir = fs::dirname(index_path);
   std::map<std::string, std::shared_ptr<SafetensorsFile>> shards;
   StateDict sd;
   for (auto it = wm->begin(); it != wm->end(); ++it) {
     if (!it.value().is_string()) throw Error(index_path + ": weight_map entry '" + printable(it.key()) + "' is not a file name");
     std::string file = it.value().get<std::string>();
-    // Shards sit beside the index; a path elsewhere is not something we follow.
-    if (file.empty() || file.find('/') != std::string::npos || file == "." || file == "..")
-      throw Error(index_path + ": shard '" + printable(file) + "' is not a file name in the index's folder");
     auto& shard = shards[file];
-    if (!shard) shard = SafetensorsFile::open(fs::join(dir, file));
+    if (!shard) shard = SafetensorsFile::open(shard_path(index_path, file));
     if (!shard->contains(it.key()))
       throw Error(index_path + ": tensor '" + printable(it.key()) + "' is mapped to " + printable(file) + ", which does not contain it");
     sd[it.key()] = shard->tensor(it.key());

@@ -54,6 +54,9 @@ void write_safetensors(const std::string& path, const StateDict& tensors,
 
 // `*.safetensors.index.json` (weight_map: name -> shard file): all shards merged.
 StateDict read_sharded_safetensors(const std::string& index_path);
+// The path of shard `file` named by `index_path`'s weight_map: a bare file name beside the
+// index, else ws::Error (no `../`, no absolute paths). Every shard reader goes through it.
+std::string shard_path(const std::string& index_path, const std::string& file);
 // Splits into shards of at most `max_shard_bytes` and writes the index beside them.
 void write_sharded_safetensors(const std::string& dir, const std::string& base_name, const StateDict& tensors,
                                uint64_t max_shard_bytes, const std::map<std::string, std::string>& metadata = {});

@@ -1,7 +1,7 @@
 // FFmpeg video/image decoding into RGB8 frames. No FFmpeg or LibTorch types in this
 // header: the Qt app links it for playback and thumbnails.
 //
-// Frame i is the i-th frame in presentation order (upsampler-training.md §3.3), counted from
+// Frame i is the i-th frame in presentation order (docs/design/upsampler-training.md §3.3), counted from
 // the stream's packets, so variable frame rate does not change indices. Frames come out in
 // display orientation (rotation metadata applied). Every failure is a one-line ws::Error
 // naming the file.

@@ -65,6 +65,7 @@ struct VideoWriter::Impl {
   CodecPtr enc;
   AVStream* st = nullptr;
   FramePtr yuv = make_frame();
+  FramePtr rgb = make_frame();  // padded RGB input of the conversion, zeroed once
   PacketPtr pkt = make_packet();
   SwsContext* sws = nullptr;
   int64_t next_pts = 0;  // the smallest timestamp the next frame may have
@@ -94,7 +95,7 @@ struct VideoWriter::Impl {
     c->time_base = av_inv_q(rate);
     c->framerate = rate;
     if (opts.gop > 0) c->gop_size = opts.gop;
-    c->thread_count = std::max(0, opts.threads);
+    c->thread_count = opts.deterministic ? 1 : std::max(0, opts.threads);
     c->color_range = AVCOL_RANGE_MPEG;
     c->colorspace = AVCOL_SPC_BT709;
     c->color_primaries = AVCOL_PRI_BT709;
@@ -104,6 +105,7 @@ struct VideoWriter::Impl {
     if (std::strcmp(codec->name, "libx264") == 0) {
       av_dict_set(&o, "crf", std::to_string(opts.crf).c_str(), 0);
       av_dict_set(&o, "preset", opts.preset.c_str(), 0);
+      if (opts.deterministic) av_dict_set(&o, "x264-params", "mbtree=0", 0);
     } else if (codec->id == AV_CODEC_ID_MPEG4) {
       // Fixed quantiser: roughly CRF 18 -> q 3.
       c->flags |= AV_CODEC_FLAG_QSCALE;
@@ -157,6 +159,15 @@ struct VideoWriter::Impl {
     yuv->height = eh;
     ret = av_frame_get_buffer(yuv.get(), 0);
     if (ret < 0) fail(path, "cannot allocate a frame", ret);
+    // swscale's SIMD input readers go past the end of each row (and of the last one): they must
+    // read our zeros, not whatever the heap held, or the same frames encode to different files.
+    rgb->format = AV_PIX_FMT_RGB24;
+    rgb->width = ew;
+    rgb->height = eh;
+    ret = av_frame_get_buffer(rgb.get(), 0);
+    if (ret < 0) fail(path, "cannot allocate a frame", ret);
+    for (AVBufferRef* b : rgb->buf)
+      if (b) std::memset(b->data, 0, b->size);
     sws = sws_getContext(ew, eh, AV_PIX_FMT_RGB24, ew, eh, AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND,
                          nullptr, nullptr, nullptr);
     if (!sws) throw Error(path + ": cannot set up RGB -> YUV conversion");
@@ -211,9 +222,10 @@ void VideoWriter::write(const RgbFrame& frame, int64_t pts) {
   RgbFrame even = pad_to_even(frame);
   int ret = av_frame_make_writable(m.yuv.get());
   if (ret < 0) fail(m.path, "cannot write a frame", ret);
-  const uint8_t* src[4] = {even.data.data(), nullptr, nullptr, nullptr};
-  int src_stride[4] = {even.width * 3, 0, 0, 0};
-  sws_scale(m.sws, src, src_stride, 0, even.height, m.yuv->data, m.yuv->linesize);
+  const size_t row = static_cast<size_t>(even.width) * 3;
+  for (int y = 0; y < even.height; ++y)
+    std::memcpy(m.rgb->data[0] + static_cast<ptrdiff_t>(y) * m.rgb->linesize[0], even.data.data() + y * row, row);
+  sws_scale(m.sws, m.rgb->data, m.rgb->linesize, 0, even.height, m.yuv->data, m.yuv->linesize);
   m.yuv->pts = pts;
   m.next_pts = pts + 1;
   ret = avcodec_send_frame(m.enc.get(), m.yuv.get());

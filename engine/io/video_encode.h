@@ -20,6 +20,10 @@ struct EncodeOptions {
   int rotation = 0;            // clockwise degrees stored as display matrix (0/90/180/270)
   std::string encoder;         // force an FFmpeg encoder by name ("" = best H.264)
   int threads = 0;             // encoder threads, 0 = auto (x264's output depends on the count)
+  // The same frames give the same bytes on every run: one encoder thread and, for x264, no
+  // macroblock-tree rate control (its lookahead reads memory it never wrote, so the output
+  // followed the heap's contents). Costs about a third more bytes at the same CRF.
+  bool deterministic = false;
   std::string container = "mp4";  // FFmpeg muxer name; others ("matroska", "avi", raw "h264") are for tests
 };
 

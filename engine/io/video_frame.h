@@ -33,7 +33,7 @@ constexpr int kMaxVideoSide = 16384;
 constexpr int64_t kMaxVideoPixels = int64_t{8192} * 8192;
 
 // Size that covers (out_h, out_w) keeping the aspect ratio, with the training pipeline's
-// rule (upsampler-training.md §4.2 step 7): {out_h, int(w0*out_h/h0)} when out_h/h0 > out_w/w0,
+// rule (docs/design/upsampler-training.md §4.2 step 7): {out_h, int(w0*out_h/h0)} when out_h/h0 > out_w/w0,
 // else {int(h0*out_w/w0), out_w}. Returns {height, width}. Plain arithmetic, no FFmpeg.
 inline std::pair<int64_t, int64_t> cover_size(int64_t h0, int64_t w0, int64_t out_h, int64_t out_w) {
   const double h0d = static_cast<double>(h0), w0d = static_cast<double>(w0);

@@ -1,5 +1,5 @@
 // Geometry on RGB8 frames for previews, thumbnails and the encoder: rotation, crops and a
-// swscale resize. (Training resizes tensors instead, upsampler-training.md §4.2.)
+// swscale resize. (Training resizes tensors instead, docs/design/upsampler-training.md §4.2.)
 // No FFmpeg or LibTorch types in this header.
 #pragma once
 #include "io/video_frame.h"

@@ -1,6 +1,9 @@
 #include "io/weights.h"
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+#include <vector>
 #include <fstream>
 
 #include "core/error.h"
@@ -23,20 +26,33 @@ std::string model_dir_weights(const std::string& dir) {
   std::string single = fs::join(dir, kWeightsName), index = fs::join(dir, kIndexName);
   if (fs::exists(single)) return single;
   if (fs::exists(index)) return index;
+  // A training checkpoint holds its models one level down (high_noise_transformer/, latent_upsampler/ ...).
+  std::vector<std::string> models;
+  std::error_code ec;
+  for (const auto& e : std::filesystem::directory_iterator(dir, ec))
+    if (e.is_directory(ec) && (fs::exists(fs::join(e.path().string(), kWeightsName)) ||
+                               fs::exists(fs::join(e.path().string(), kIndexName))))
+      models.push_back(e.path().filename().string() + "/");
+  std::sort(models.begin(), models.end());
+  std::string inner;
+  for (const auto& m : models) inner += (inner.empty() ? "" : ", ") + m;
+  if (!inner.empty())
+    throw Error(dir + ": a checkpoint folder, not a model folder; its models are in " + inner +
+                " (name one of them, e.g. " + fs::join(dir, inner.substr(0, inner.find('/'))) + ")");
   throw Error(dir + ": model folder has neither " + kWeightsName + " nor " + kIndexName);
 }
 
 std::string first_shard(const std::string& index_path) {
   nlohmann::json idx;
   try {
-    idx = nlohmann::json::parse(fs::read_file(index_path));
+    idx = nlohmann::json::parse(fs::read_json_text(index_path));
   } catch (const nlohmann::json::exception& e) {
     throw Error(index_path + ": not valid JSON (" + e.what() + ")");
   }
   auto wm = idx.is_object() ? idx.find("weight_map") : idx.end();
   if (wm == idx.end() || !wm->is_object() || wm->empty() || !wm->begin()->is_string())
     throw Error(index_path + ": no \"weight_map\" object");
-  return fs::join(fs::dirname(index_path), wm->begin()->get<std::string>());
+  return shard_path(index_path, wm->begin()->get<std::string>());
 }
 
 }  // namespace
@@ -47,6 +63,7 @@ WeightsFormat detect_weights_format(const std::string& path) {
   if (ends_with(path, ".safetensors.index.json")) return WeightsFormat::ShardedSafetensors;
   if (ends_with(path, ".safetensors")) return WeightsFormat::Safetensors;
   // Other names are sniffed: torch.save writes a zip ("PK"), safetensors a JSON header after 8 bytes.
+  fs::check_regular_file(path);  // a FIFO would block the read below
   std::ifstream in(path, std::ios::binary);
   char head[9] = {};
   in.read(head, 9);
@@ -85,7 +102,7 @@ ModelDir read_model_dir(const std::string& dir) {
   std::string cfg = fs::join(dir, "config.json");
   ModelDir m;
   try {
-    m.config = nlohmann::json::parse(fs::read_file(cfg));
+    m.config = nlohmann::json::parse(fs::read_json_text(cfg));
   } catch (const nlohmann::json::exception& e) {
     throw Error(cfg + ": not valid JSON (" + e.what() + ")");
   }

@@ -1,4 +1,4 @@
-// Run configs [contract, architecture.md "Formats" and "Command-line grammar"]: a training
+// Run configs [contract, docs/design/architecture.md "Formats" and "Command-line grammar"]: a training
 // verb declares its options as a schema; load_config() resolves the run YAML (--config) and the
 // command-line flags against it with precedence flag > run YAML > default, and collects every
 // problem as a one-line message naming the file, line and key.

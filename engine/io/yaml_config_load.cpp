@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/yaml_limits.h"
 #include "io/yaml_config.h"
 #include "run/args.h"
 
@@ -258,6 +259,12 @@ class ConfigLoader {
       return;
     }
     if (docs.empty() || docs[0].IsNull()) return;  // an empty file: defaults and flags only
+    try {
+      check_yaml_size(docs[0], file);
+    } catch (const Error& e) {
+      errors.push_back(e.what());
+      return;
+    }
     if (docs.size() > 1) errors.push_back(file + ":" + std::to_string(line_of(docs[1])) + ": more than one YAML document");
     const YAML::Node& root = docs[0];
     if (!root.IsMap()) {

@@ -1,4 +1,4 @@
-// fp8 e4m3fn weight storage (dual-expert-training.md §10) in plain uint8 tensors, so it works on
+// fp8 e4m3fn weight storage (docs/design/dual-expert-training.md §10) in plain uint8 tensors, so it works on
 // every LibTorch (1.13 has no float8 dtype) and device. Codes are bit-identical to
 // float8_e4m3fn: 1 sign, 4 exponent bits (bias 7), 3 mantissa bits, max ±448, no infinities,
 // 0x7f/0xff NaN. Encoding rounds to nearest, ties to even, and saturates at ±448.

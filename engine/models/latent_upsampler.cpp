@@ -244,7 +244,7 @@ LatentUpsampler load_latent_upsampler(const std::string& path, std::vector<std::
   if (!fs::exists(config_path)) throw Error(path + ": no config.json beside the latent upsampler weights");
   json cfg_json;
   try {
-    cfg_json = json::parse(fs::read_file(config_path));
+    cfg_json = json::parse(fs::read_json_text(config_path));
   } catch (const json::exception& e) {
     throw Error(config_path + ": invalid JSON (" + std::string(e.what()) + ")");
   }

@@ -1,4 +1,4 @@
-// WanLatentUpsamplerModel (spec: latent-upsampler.md): upsamples normalised Wan2.2-VAE
+// WanLatentUpsamplerModel (docs/design/latent-upsampler.md): upsamples normalised Wan2.2-VAE
 // latents [B, 48, F, h, w] by a rational spatial scale (0.75, 1.5, 2, 4). Parameter and
 // buffer names are the diffusers state-dict keys, so checkpoints load without a table.
 #pragma once
@@ -28,7 +28,7 @@ struct LatentUpsamplerConfig {
   // Reads a diffusers config.json object: unknown keys ignored, wrong types are errors.
   static LatentUpsamplerConfig from_json(const nlohmann::json& j, const std::string& source = "config.json");
   nlohmann::json to_json() const;  // with _class_name / _diffusers_version
-  int64_t parameter_count() const;  // analytic (spec §8)
+  int64_t parameter_count() const;  // analytic (docs/design/latent-upsampler.md §8)
 };
 
 // Conv with PyTorch's default init and diffusers' key names (`weight`, `bias`); 2-D or 3-D,

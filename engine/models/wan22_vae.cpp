@@ -2,6 +2,7 @@
 
 #include <spdlog/spdlog.h>
 
+#include "core/json_depth.h"
 #include "core/error.h"
 #include "io/weights.h"
 
@@ -125,6 +126,7 @@ Wan22VaeConfig Wan22Vae::resolve_config(const std::string& weights_path, const n
   if (it != meta.end()) {
     nlohmann::json j;
     try {
+      check_json_nesting(it->second, weights_path + " (__metadata__ config)");
       j = nlohmann::json::parse(it->second);
     } catch (const nlohmann::json::exception&) {
       throw Error(weights_path + ": __metadata__ 'config' is not JSON");

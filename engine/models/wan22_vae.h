@@ -1,7 +1,7 @@
-// Wan2.2 VAE for the rest of the engine (spec: wan22-vae.md): video [B, 3, T, H, W] in
+// Wan2.2 VAE for the rest of the engine (docs/design/wan22-vae.md): video [B, 3, T, H, W] in
 // [-1, 1] <-> normalised latent [B, 48, 1 + (T−1)/4, H/16, W/16]. The network itself is in
 // wan22_vae_net.h; this wrapper loads weights strictly by official key names, checks shapes,
-// applies the §9 normalisation, the decoder clamp, optional tiled decoding and device options.
+// applies the docs/design/wan22-vae.md §9 normalisation, the decoder clamp, optional tiled decoding and device options.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -20,7 +20,7 @@ struct Wan22VaeOptions {
   std::string device = "cpu";  // "cuda" / "cuda:N" in CUDA builds
   bool bf16 = false;           // CUDA only: bf16 weights and activations, fp32 outputs
   bool low_vram = false;       // CUDA only: weights live on the CPU and visit the GPU per call
-  // §12 decode tiling: latent tiles of `tile`² positions overlapping by `tile_overlap`,
+  // docs/design/wan22-vae.md §12 decode tiling: latent tiles of `tile`² positions overlapping by `tile_overlap`,
   // each decoded over the whole clip and blended linearly in pixel space. Not exact.
   bool tiled_decode = false;
   int64_t tile = 32, tile_overlap = 8;
@@ -46,7 +46,7 @@ class Wan22Vae {
                                         const Wan22VaeOptions& opts = {});
   static std::unique_ptr<Wan22Vae> from_state_dict(const io::StateDict& sd, const Wan22VaeConfig& config,
                                                    const std::string& source, const Wan22VaeOptions& opts = {});
-  // Fresh initialisation (§12) from `seed`: tests, benchmarks, train-vae.
+  // Fresh initialisation (docs/design/wan22-vae.md §12) from `seed`: tests, benchmarks, train-vae.
   static std::unique_ptr<Wan22Vae> random(const Wan22VaeConfig& config, uint64_t seed,
                                           const Wan22VaeOptions& opts = {});
   static Wan22VaeConfig resolve_config(const std::string& weights_path, const nlohmann::json& config);
@@ -58,7 +58,7 @@ class Wan22Vae {
   // when asked (what Wan2_2_VAE.decode returns).
   torch::Tensor decode(const torch::Tensor& latent, bool clamp = true);
 
-  // Normalisation constants (default: §9 for z_dim 48). Throws unless both have z_dim entries.
+  // Normalisation constants (default: docs/design/wan22-vae.md §9 for z_dim 48). Throws unless both have z_dim entries.
   void set_latent_stats(const std::vector<double>& mean, const std::vector<double>& std);
   // Schedule and tiling may change between calls; device, dtype and packing are fixed at load.
   Wan22VaeOptions& options() { return opts_; }

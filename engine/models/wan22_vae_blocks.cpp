@@ -78,7 +78,7 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
   const int64_t keep = std::min<int64_t>(kCacheT, have + t);
   if (grad_path(x, weight, gamma) || grad_path(cache_)) {
     // Training: the same [zeros | cache | u] built out of place, so gradients flow through the
-    // cache into earlier chunks (the whole clip is one causal conv, §8).
+    // cache into earlier chunks (the whole clip is one causal conv, docs/design/wan22-vae.md §8).
     std::vector<torch::Tensor> parts;
     if (front > have) {
       auto sizes = x.sizes().vec();

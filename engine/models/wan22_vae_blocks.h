@@ -1,8 +1,8 @@
-// The Wan2.2 VAE building blocks (spec: wan22-vae.md §4, §8) as torch::nn modules whose
+// The Wan2.2 VAE building blocks (docs/design/wan22-vae.md §4, §8) as torch::nn modules whose
 // parameter names are the official state-dict keys. Parameter-free layers of the reference's
 // nn.Sequential still take an index, so submodules are registered as "0", "2", "3", "6", ...
 //
-// Streaming: every cached conv keeps its own cache (§8) and accepts chunks of any length, so
+// Streaming: every cached conv keeps its own cache (docs/design/wan22-vae.md §8) and accepts chunks of any length, so
 // the reference schedule (1 frame, then 4; one latent frame at a time) and a single
 // whole-sequence chunk run through the same code. reset() clears every cache in a subtree.
 #pragma once
@@ -18,7 +18,7 @@ namespace ws::models::vae {
 // (shape checks and parameter counts of the released widths stay cheap).
 struct InitOptions {
   torch::TensorOptions tensor = torch::TensorOptions().dtype(torch::kFloat);
-  bool initialise = true;  // PyTorch's default conv init (§12); false leaves memory uninitialised
+  bool initialise = true;  // PyTorch's default conv init (docs/design/wan22-vae.md §12); false leaves memory uninitialised
 };
 
 // A module that only groups children under Sequential indices.
@@ -32,7 +32,7 @@ class ConvImpl : public torch::nn::Module {
   torch::Tensor weight, bias;
 };
 
-// §4.1 + Rule A. Kernel (kt, k, k), declared padding (pt, p, p), stride (st, 1, 1). With a
+// docs/design/wan22-vae.md §4.1 + Rule A. Kernel (kt, k, k), declared padding (pt, p, p), stride (st, 1, 1). With a
 // front padding (2·pt) > 0 the conv is cached: the last ≤ 2 input frames seen carry over.
 class CausalConv3dImpl : public torch::nn::Module {
  public:
@@ -62,7 +62,7 @@ class RMSNormImpl : public torch::nn::Module {
   torch::Tensor gamma;
 };
 
-// §4.4: norm → SiLU → conv → norm → SiLU → (dropout) → conv, plus the shortcut.
+// docs/design/wan22-vae.md §4.4: norm → SiLU → conv → norm → SiLU → (dropout) → conv, plus the shortcut.
 class ResidualBlockImpl : public torch::nn::Module {
  public:
   ResidualBlockImpl(int64_t in, int64_t out, const InitOptions& io);
@@ -73,7 +73,7 @@ class ResidualBlockImpl : public torch::nn::Module {
   std::shared_ptr<CausalConv3dImpl> conv1_, conv2_, shortcut_;
 };
 
-// §4.5: per-frame single-head self-attention with a residual add.
+// docs/design/wan22-vae.md §4.5: per-frame single-head self-attention with a residual add.
 class AttentionBlockImpl : public torch::nn::Module {
  public:
   AttentionBlockImpl(int64_t dim, const InitOptions& io);
@@ -87,7 +87,7 @@ class AttentionBlockImpl : public torch::nn::Module {
 
 enum class ResampleMode { Upsample2d, Upsample3d, Downsample2d, Downsample3d };
 
-// §4.6 with Rules B and C of §8.
+// docs/design/wan22-vae.md §4.6 with Rules B and C of docs/design/wan22-vae.md §8.
 class ResampleImpl : public torch::nn::Module {
  public:
   ResampleImpl(int64_t dim, ResampleMode mode, const InitOptions& io);
@@ -140,7 +140,7 @@ class UpBlockImpl : public torch::nn::Module {
 
 // Clears the streaming state of every module under `root`.
 void reset_streaming(torch::nn::Module& root);
-// Fresh initialisation (§12) of every parameter under `root`, packing convs as it goes.
+// Fresh initialisation (docs/design/wan22-vae.md §12) of every parameter under `root`, packing convs as it goes.
 void initialise_parameters(torch::nn::Module& root, bool pack);
 // Packs / unpacks every conv under `root` for CPU inference (see CausalConv3dImpl::pack).
 void pack_weights(torch::nn::Module& root);

@@ -5,6 +5,8 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "core/fs.h"
+#include "core/yaml_limits.h"
 #include "io/model_yaml.h"
 
 namespace ws::models {
@@ -196,12 +198,11 @@ json Wan22VaeConfig::to_json() const {
 json read_vae_config_yaml(const std::string& path) {
   YAML::Node root;
   try {
-    root = YAML::LoadFile(path);
-  } catch (const YAML::BadFile&) {
-    throw Error(path + ": cannot read the VAE config");
+    root = YAML::Load(fs::read_file(path));  // read_file refuses FIFOs and devices
   } catch (const YAML::Exception& e) {
     throw Error(path + ": not valid YAML (line " + std::to_string(e.mark.line + 1) + "): " + e.msg);
   }
+  check_yaml_size(root, path);
   if (root.IsNull()) return json::object();
   if (!root.IsMap()) throw Error(path + ": the VAE config must be a mapping of WanVAE_ keys");
   json all = io::yaml_node_to_json(root);
@@ -215,7 +216,7 @@ json read_vae_config_yaml(const std::string& path) {
   return out;
 }
 
-// §9 constants, written as the reference's Python literals (double, then rounded to fp32 by the
+// docs/design/wan22-vae.md §9 constants, written as the reference's Python literals (double, then rounded to fp32 by the
 // tensor, exactly as torch.tensor(list, dtype=float32) does).
 const std::vector<double>& wan22_latent_mean() {
   static const std::vector<double> v{

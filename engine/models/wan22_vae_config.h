@@ -1,4 +1,4 @@
-// Wan2.2 VAE configuration (spec: wan22-vae.md §2): the `WanVAE_` constructor arguments,
+// Wan2.2 VAE configuration (docs/design/wan22-vae.md §2): the `WanVAE_` constructor arguments,
 // read from a model YAML, a fixture/`__metadata__` JSON or built in (the released widths).
 #pragma once
 #include <nlohmann/json.hpp>
@@ -43,7 +43,7 @@ struct Wan22VaeConfig {
 // keys of a VideoX-Fun `vae_kwargs` section. Throws ws::Error naming the file.
 nlohmann::json read_vae_config_yaml(const std::string& path);
 
-// The §9 latent normalisation constants (z_dim 48), as the reference's fp32 tensors hold them.
+// The docs/design/wan22-vae.md §9 latent normalisation constants (z_dim 48), as the reference's fp32 tensors hold them.
 const std::vector<double>& wan22_latent_mean();
 const std::vector<double>& wan22_latent_std();
 

@@ -1,4 +1,4 @@
-// The Wan2.2 VAE network (`WanVAE_`, spec: wan22-vae.md §5-§7): state-dict keys are the
+// The Wan2.2 VAE network (`WanVAE_`, docs/design/wan22-vae.md §5-§7): state-dict keys are the
 // official ones (`encoder.downsamples.1.downsamples.2.time_conv.weight`, `decoder.head.2.bias`).
 // Streaming schedules live here; normalisation, checks and devices live in Wan22Vae.
 #pragma once

@@ -1,4 +1,4 @@
-// Stateless pieces of the Wan2.2 VAE (spec: wan22-vae.md §4): convolutions on the fastest
+// Stateless pieces of the Wan2.2 VAE (docs/design/wan22-vae.md §4): convolutions on the fastest
 // CPU path, RMS_norm, patchify, the parameter-free AvgDown3D / DupUp3D shortcuts and the
 // per-frame attention. Tensors are [B, C, T, H, W] unless stated otherwise.
 #pragma once
@@ -48,19 +48,19 @@ void rms_norm_silu_into(const torch::Tensor& x, const torch::Tensor& gamma, torc
 // max(‖x‖₂ over dim 1, 1e-12), keepdim.
 torch::Tensor channel_norm(const torch::Tensor& x);
 
-// [B, C, T, 2H', 2W'] -> [B, 4C, T, H', W'], channel 4c + 2·dw + dh (§4.10).
+// [B, C, T, 2H', 2W'] -> [B, 4C, T, H', W'], channel 4c + 2·dw + dh (docs/design/wan22-vae.md §4.10).
 torch::Tensor patchify(const torch::Tensor& x);
 torch::Tensor unpatchify(const torch::Tensor& x);
 
-// §4.7: front-pad T to a multiple of ft, fold (ft, fs, fs) into channels, mean of groups.
+// docs/design/wan22-vae.md §4.7: front-pad T to a multiple of ft, fold (ft, fs, fs) into channels, mean of groups.
 torch::Tensor avg_down3d(const torch::Tensor& x, int64_t out_channels, int64_t ft, int64_t fs);
-// §4.8: repeat channels, unfold into (ft, fs, fs); the first chunk drops ft − 1 frames.
+// docs/design/wan22-vae.md §4.8: repeat channels, unfold into (ft, fs, fs); the first chunk drops ft − 1 frames.
 torch::Tensor dup_up3d(const torch::Tensor& x, int64_t out_channels, int64_t ft, int64_t fs, bool first_chunk);
 
 // Nearest-neighbour ×2 in H and W (nearest-exact at an exact factor of 2).
 torch::Tensor upsample_nearest2x(const torch::Tensor& x);
 
-// §4.5 without the norm: per frame, single head, softmax(q kᵀ/sqrt(C)) v, then proj, plus x.
+// docs/design/wan22-vae.md §4.5 without the norm: per frame, single head, softmax(q kᵀ/sqrt(C)) v, then proj, plus x.
 // `normed` is rms_norm(x) with the block's 3-dim γ.
 torch::Tensor attention_frames(const torch::Tensor& x, const torch::Tensor& normed, const torch::Tensor& w_qkv,
                                const torch::Tensor& b_qkv, const torch::Tensor& w_proj, const torch::Tensor& b_proj);

@@ -1,4 +1,4 @@
-// WanModel, the Wan 2.x diffusion transformer (spec: wan-dit.md), for one sample at a time.
+// WanModel, the Wan 2.x diffusion transformer (docs/design/wan-dit.md), for one sample at a time.
 // Parameter names are the official state-dict keys (`blocks.0.self_attn.q.weight`,
 // `head.head.weight`, ...); Sequential indices of the reference are reproduced
 // (`text_embedding.0/.2`, `time_projection.1`, `ffn.0/.2`).
@@ -91,9 +91,9 @@ class WanModelImpl : public torch::nn::Module {
   // Recompute each block in backward instead of keeping its activations.
   void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
   bool gradient_checkpointing() const { return checkpointing_; }
-  // The reference's init_weights (spec §2 "Fresh initialisation"); the constructor calls it.
+  // The reference's init_weights (docs/design/wan-dit.md §2 "Fresh initialisation"); the constructor calls it.
   void init_weights();
-  // fp8 e4m3 storage (dual-expert-training.md §10): every block Linear (attention q/k/v/o, ffn)
+  // fp8 e4m3 storage (docs/design/dual-expert-training.md §10): every block Linear (attention q/k/v/o, ffn)
   // reads an fp8 copy of its weight with a per-tensor scale; embeddings, modulation, norms and
   // the head stay in full precision. The copies are not in the state dict; refresh_fp8() makes
   // them again from the (master) weights, after each update.
@@ -102,7 +102,7 @@ class WanModelImpl : public torch::nn::Module {
   bool fp8() const { return fp8_; }
   // Bytes held by the fp8 copies.
   int64_t fp8_bytes() const;
-  // Mixed precision (wan-dit.md §8): the blocks' Linear matmuls and attention in `dtype` (bf16)
+  // Mixed precision (docs/design/wan-dit.md §8): the blocks' Linear matmuls and attention in `dtype` (bf16)
   // from the fp32 master weights, while the embeddings, AdaLN arithmetic, norms, residual stream
   // and head stay fp32. The parameters (and their gradients) keep their own dtype.
   void set_compute_dtype(torch::ScalarType dtype);
@@ -130,7 +130,7 @@ TORCH_MODULE(WanModel);
 torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x,
                            torch::ScalarType compute = torch::kFloat);
 
-// Diffusers (`WanTransformer3DModel`) key names -> official ones (spec §2). Keys already official
+// Diffusers (`WanTransformer3DModel`) key names -> official ones (docs/design/wan-dit.md §2). Keys already official
 // pass through; returns the input unchanged when it has no diffusers key.
 io::StateDict wan_official_keys(const io::StateDict& sd);
 bool wan_is_diffusers_state_dict(const io::StateDict& sd);

@@ -2,7 +2,9 @@
 
 #include <yaml-cpp/yaml.h>
 
+#include "core/json_depth.h"
 #include "core/error.h"
+#include "core/yaml_limits.h"
 #include "io/model_yaml.h"
 #include "core/fs.h"
 
@@ -148,12 +150,15 @@ WanConfig load_wan_config(const std::string& path) {
   json j;
   if (yaml) {
     try {
-      j = io::yaml_node_to_json(YAML::Load(text));
+      YAML::Node root = YAML::Load(text);
+      check_yaml_size(root, path);
+      j = io::yaml_node_to_json(root);
     } catch (const YAML::Exception& e) {
       throw Error(path + ": not valid YAML (line " + std::to_string(e.mark.line + 1) + "): " + e.msg);
     }
   } else {
     try {
+      check_json_nesting(text, path);
       j = json::parse(text);
     } catch (const json::exception& e) {
       throw Error(path + ": invalid JSON (" + std::string(e.what()) + ")");

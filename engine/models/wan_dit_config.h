@@ -1,4 +1,4 @@
-// WanModel (Wan 2.x DiT) configuration (spec: wan-dit.md §2 "Model config"): the official
+// WanModel (Wan 2.x DiT) configuration (docs/design/wan-dit.md §2 "Model config"): the official
 // WanModel keys with their defaults, read from a fixture/model JSON, a diffusers
 // `config.json` (WanTransformer3DModel) or a YAML file.
 #pragma once
@@ -34,7 +34,7 @@ struct WanConfig {
   // Unknown keys are ignored; a known key of the wrong type is an error naming `source`.
   static WanConfig from_json(const nlohmann::json& j, const std::string& source = "config.json");
   nlohmann::json to_json() const;  // every official key (so tiny models reload)
-  int64_t parameter_count() const;  // analytic, from the §2 shapes
+  int64_t parameter_count() const;  // analytic, from the docs/design/wan-dit.md §2 shapes
 };
 
 // A config file: `.json` (official or diffusers keys) or `.yaml`/`.yml` (official keys at the top level).

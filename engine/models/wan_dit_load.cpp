@@ -1,5 +1,5 @@
 // Loading WanModel weights by official key names; diffusers-named checkpoints are renamed
-// first with the spec's table (wan-dit.md §2).
+// first with the spec's table (docs/design/wan-dit.md §2).
 #include <regex>
 
 #include "core/error.h"

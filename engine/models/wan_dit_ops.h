@@ -1,4 +1,4 @@
-// Building blocks of the Wan DiT (spec: wan-dit.md §3–4): the float64 sinusoid and RoPE, the
+// Building blocks of the Wan DiT (docs/design/wan-dit.md §3–4): the float64 sinusoid and RoPE, the
 // RMSNorm over the full width and memory-bounded attention.
 #pragma once
 #include <torch/torch.h>

@@ -1,4 +1,4 @@
-// Command-line parsing shared by every verb, with the grammar of architecture.md:
+// Command-line parsing shared by every verb, with the grammar of docs/design/architecture.md:
 // `--name value` and `--name=value`, hyphens and underscores equivalent, no prefix
 // abbreviations, bare booleans, lists up to the next `--option`, unknown options rejected.
 #pragma once

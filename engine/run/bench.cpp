@@ -17,6 +17,11 @@ std::vector<BenchKind>& table() {
   return t;
 }
 
+std::string& current_kind() {
+  static std::string k;
+  return k;
+}
+
 }  // namespace
 
 void register_bench_kind(const std::string& name, const std::string& summary, BenchKindFn fn) {
@@ -36,6 +41,8 @@ const BenchKind* find_bench_kind(const std::string& name) {
     if (k.name == name) return &k;
   return nullptr;
 }
+
+void set_current_bench_kind(const std::string& name) { current_kind() = name; }
 
 int bench_set_threads(int64_t threads) {
   if (threads < 1) throw UsageError("--threads must be at least 1");
@@ -59,6 +66,7 @@ nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra,
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
   const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  if (!current_kind().empty()) extra["bench"] = current_kind();
   extra["ms_per_" + unit + "_median"] = median;
   extra["ms_per_" + unit + "_min"] = sorted.front();
   extra["ms_per_" + unit] = ms;

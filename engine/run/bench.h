@@ -25,13 +25,15 @@ struct BenchKindRegistrar {
   BenchKindRegistrar(const char* name, const char* summary, BenchKindFn fn) { register_bench_kind(name, summary, fn); }
 };
 
+// The kind being run: bench_report names it as "bench" so a report says what it measured.
+void set_current_bench_kind(const std::string& name);
 // Sets LibTorch's intra-op threads (LibTorch may start with 1) and returns the count in use.
 int bench_set_threads(int64_t threads);
 // Runs `fn` warmup + reps times, reporting each rep on stderr; returns the timed reps in ms.
 template <class F>
 std::vector<double> bench_time(const std::string& label, int64_t warmup, int64_t reps, F&& fn);
-// {ms_per_<unit>_median, ms_per_<unit>_min, ms_per_<unit> (all reps), peak_rss_mb} merged into `extra`
-// and printed as one line on stdout.
+// {bench (the kind), ms_per_<unit>_median, ms_per_<unit>_min, ms_per_<unit> (all reps), peak_rss_mb}
+// merged into `extra` and printed as one line on stdout.
 nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit = "clip");
 
 double bench_now_ms();

@@ -1,5 +1,8 @@
 #include "run/events.h"
 
+#include <cerrno>
+#include <cstring>
+
 #include <sys/resource.h>
 #include <unistd.h>
 
@@ -44,6 +47,8 @@ void EventStream::open_file(const std::string& path) {
   }
   file_ = std::fopen(path.c_str(), "ab");
   if (!file_) throw Error(path + ": cannot open for appending");
+  file_path_ = path;
+  file_failed_ = false;
   if (needs_newline) std::fputc('\n', file_);
 }
 
@@ -75,9 +80,17 @@ void EventStream::emit(const std::string& type, json fields) {
     std::fwrite(line.data(), 1, line.size(), out_);
     std::fflush(out_);  // EPIPE is ignored: SIGPIPE is off and the file keeps the record
   }
-  if (file_) {
-    std::fwrite(line.data(), 1, line.size(), file_);
-    std::fflush(file_);
+  if (file_ && !file_failed_) {
+    const bool ok = std::fwrite(line.data(), 1, line.size(), file_) == line.size();
+    if (std::fflush(file_) != 0 || !ok) {
+      // The disk is full (or gone): the file is torn from here on. Stop writing it and say so
+      // where a person will see it; stdout still carries every event.
+      const int e = errno;
+      file_failed_ = true;
+      std::fprintf(stderr, "error: %s: cannot append events (%s); the file stops before this `%s` event "
+                   "and has no `finished` line\n", file_path_.c_str(),
+                   e == ENOSPC ? "disk full" : std::strerror(e), type.c_str());
+    }
   }
 }
 

@@ -1,4 +1,4 @@
-// The event stream [contract, architecture.md]: one JSON object per line on stdout and
+// The event stream [contract, docs/design/architecture.md]: one JSON object per line on stdout and
 // appended to <run>/events.jsonl. Thread-safe; every line gets "type" and "time".
 #pragma once
 #include <nlohmann/json.hpp>
@@ -35,6 +35,8 @@ class EventStream {
  private:
   std::mutex mu_;
   std::FILE* file_ = nullptr;
+  std::string file_path_;
+  bool file_failed_ = false;  // a write to file_ failed (disk full): reported once, then skipped
   std::FILE* out_ = stdout;
   bool to_stdout_ = true;
 };

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "io/printable.h"
 #include "run/verb.h"
 
 namespace {
@@ -35,22 +36,24 @@ int main(int argc, char** argv) {
   }
   const ws::run::Verb* verb = ws::run::find_verb(argv[1]);
   if (!verb) {
-    std::fprintf(stderr, "error: unknown verb '%s' (see wanstudio-engine --help)\n", argv[1]);
+    std::fprintf(stderr, "error: unknown verb '%s' (see wanstudio-engine --help)\n", ws::io::printable(argv[1]).c_str());
     return 1;
   }
   std::vector<std::string> args(argv + 2, argv + argc);
+  // Messages quote file names and contents: one line, control bytes escaped.
+  auto line = [](const std::string& m) { return ws::io::printable(m, 4096); };
   try {
     return verb->fn(args);
   } catch (const ws::UsageError& e) {
-    std::fprintf(stderr, "error: %s (see wanstudio-engine %s --help)\n", e.what(), argv[1]);
+    std::fprintf(stderr, "error: %s (see wanstudio-engine %s --help)\n", line(e.what()).c_str(), argv[1]);
   } catch (const ws::Error& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", line(e.what()).c_str());
   } catch (const c10::Error& e) {
     // LibTorch messages carry a backtrace after the first line: keep the first.
     std::string msg = e.what_without_backtrace();
-    std::fprintf(stderr, "error: %s\n", msg.substr(0, msg.find('\n')).c_str());
+    std::fprintf(stderr, "error: %s\n", line(msg.substr(0, msg.find('\n'))).c_str());
   } catch (const std::exception& e) {
-    std::fprintf(stderr, "error: %s\n", e.what());
+    std::fprintf(stderr, "error: %s\n", line(e.what()).c_str());
   }
   return 1;
 }

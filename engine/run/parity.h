@@ -1,4 +1,4 @@
-// `wanstudio-engine parity <kind> DIR` [contract: architecture.md, "Parity case format"].
+// `wanstudio-engine parity <kind> DIR` [contract: docs/design/architecture.md, "Parity case format"].
 // Each model kind registers its checker from its own file:
 //   WS_PARITY_KIND("vae", "Wan2.2 VAE against fixtures/vae", &parity_vae);
 // A checker finds its cases in DIR, prints one `PASS <case> ...` / `FAIL <case> <reason>`

@@ -71,7 +71,7 @@ std::string fmt_num(double v) {
 
 nlohmann::json read_case_json(const std::string& path) {
   try {
-    return nlohmann::json::parse(fs::read_file(path));
+    return nlohmann::json::parse(fs::read_json_text(path));
   } catch (const nlohmann::json::exception& e) {
     throw Error(path + ": invalid JSON (" + std::string(e.what()) + ")");
   }

@@ -1,6 +1,6 @@
 // Parity kinds for the Wan DiT: the forward pass (`parity dit DIR`, DIR/*.json) and the
 // training step (`parity dit-train DIR`, DIR/*/case.json of kind dit-train), judged as
-// architecture.md "Parity case format" and fixtures/train/README.md §B say. Each prints one
+// docs/design/architecture.md "Parity case format" and tests/data/train/README.md §B say. Each prints one
 // line per case (or case and quantity group) and returns the exit code (0 all pass, 1 any
 // failure or no case).
 #pragma once

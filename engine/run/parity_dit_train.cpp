@@ -1,6 +1,6 @@
 // `parity dit-train DIR`: drives train::ExpertStep (the trainer's own step) with the stored
 // steps of each DIR/*/case.json of kind dit-train and judges the quantities of
-// fixtures/train/README.md §B against the case's `suggested_tolerance`.
+// tests/data/train/README.md §B against the case's `suggested_tolerance`.
 #include <algorithm>
 #include <cmath>
 #include <cstdio>
@@ -182,7 +182,7 @@ int parity_dit_train(const std::string& dir) {
     try {
       json j;
       try {
-        j = json::parse(fs::read_file(path));
+        j = json::parse(fs::read_json_text(path));
       } catch (const json::exception& e) {
         throw Error(path + ": invalid JSON (" + std::string(e.what()) + ")");
       }

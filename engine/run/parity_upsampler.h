@@ -1,6 +1,6 @@
 // Parity kinds for the latent upsampler: the model (`parity upsampler DIR`) and its
-// training loop (`parity upsampler-train DIR`), judged as architecture.md and
-// fixtures/train/README.md say. Each prints one line per case (or case and group) and
+// training loop (`parity upsampler-train DIR`), judged as docs/design/architecture.md and
+// tests/data/train/README.md say. Each prints one line per case (or case and group) and
 // returns the exit code (0 all pass, 1 any failure or no case).
 #pragma once
 #include <string>

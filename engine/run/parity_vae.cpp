@@ -183,7 +183,7 @@ VaeParityCase check_vae_parity_case(const std::string& json_path) {
   c.name = fsys::path(json_path).stem().string();
   json j;
   try {
-    j = json::parse(fs::read_file(json_path));
+    j = json::parse(fs::read_json_text(json_path));
   } catch (const json::exception& e) {
     c.reason = json_path + ": not valid JSON (" + std::string(e.what()) + ")";
     return c;

@@ -1,4 +1,4 @@
-// Parity of the Wan2.2 VAE against fixtures/vae (architecture.md, "Parity case format"):
+// Parity of the Wan2.2 VAE against fixtures/vae (docs/design/architecture.md, "Parity case format"):
 // every DIR/*.json with a `case` key is a case; files are named relative to the JSON.
 #pragma once
 #include <string>

@@ -1,5 +1,5 @@
 // Progress bar with an ETA on stderr for verbs that run more than a few seconds
-// (architecture.md "Worker verbs"). Silent unless stderr is a terminal, so logs and the
+// (docs/design/architecture.md "Worker verbs"). Silent unless stderr is a terminal, so logs and the
 // supervisor's pipes stay clean.
 #pragma once
 #include <chrono>

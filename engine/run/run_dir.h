@@ -1,4 +1,4 @@
-// The run directory [contract, architecture.md "Run directory"]: folders, logging, events.jsonl,
+// The run directory [contract, docs/design/architecture.md "Run directory"]: folders, logging, events.jsonl,
 // run.yaml, crash recovery and the checkpoint commit protocol. Rank 0 alone owns one.
 //
 //   RunDir run(output_dir);              // folders, lock, crash recovery

@@ -1,5 +1,5 @@
 // Exponential moving average of the trainable weights (diffusers EMAModel defaults,
-// upsampler-training.md §10.1): own counter n incremented first, d = min(0.9999, (1+s)/(10+s))
+// docs/design/upsampler-training.md §10.1): own counter n incremented first, d = min(0.9999, (1+s)/(10+s))
 // with s = n − 1 (0 when s ≤ 0), update `shadow −= (1 − d)·(shadow − param)`. fp32 shadow.
 #pragma once
 #include <torch/torch.h>

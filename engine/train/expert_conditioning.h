@@ -1,4 +1,4 @@
-// Image conditioning of i2v and ti2v experts (wan-dit.md §6 "Variant notes"), shared by the
+// Image conditioning of i2v and ti2v experts (docs/design/wan-dit.md §6 "Variant notes"), shared by the
 // training step and eval.
 //   i2v:  y = [mask(4), image latent(C)] goes in beside x_t; the mask is 1 on latent frame 0
 //         (the given image) and 0 elsewhere; the image latent is the VAE encoding of the clip's

@@ -1,4 +1,4 @@
-// Joint timestep routing of the dual-expert trainer (dual-expert-training.md §1–§2, §6): the
+// Joint timestep routing of the dual-expert trainer (docs/design/dual-expert-training.md §1–§2, §6): the
 // boundary, one high/low decision per optimizer step, the per-sample timesteps of the routed
 // expert's range, σ from t, and per-sample routing for eval. Every draw comes from a keyed
 // stream (data/random_streams.h), so resume needs no generator state.
@@ -15,7 +15,7 @@
 
 namespace ws::train {
 
-// MaxDiffusion's σ_min = 0.003/1.002 (§1); recorded in state.json.
+// MaxDiffusion's σ_min = 0.003/1.002 (docs/design/dual-expert-training.md §1); recorded in state.json.
 constexpr double kSigmaMin = 0.003 / 1.002;
 constexpr int64_t kTrainTimesteps = 1000;
 
@@ -37,7 +37,7 @@ float sigma_from_t(double t);
 double shift_sigma(double sigma, double s);
 double unshift_sigma(double sigma_s, double s);
 
-// bsmntw timestep weight, the batch-independent table version (§3): w(t) = exp(−2((t − 500)/1000)²),
+// bsmntw timestep weight, the batch-independent table version (docs/design/dual-expert-training.md §3): w(t) = exp(−2((t − 500)/1000)²),
 // then (w − min w)·1000 / Σ(w − min w) with min and sum over t = 0..999.
 double bsmntw_weight(double t);
 
@@ -57,7 +57,7 @@ StepDraw draw_step(const RoutingOptions& o, uint64_t seed, int64_t global_step, 
 std::vector<torch::Tensor> draw_noise(uint64_t seed, int64_t global_step, int64_t micro, int rank, int64_t batch,
                                       const std::vector<int64_t>& shape);
 
-// Eval (§6): sample i goes to high when t_i ≥ boundary. The batch is partitioned by that mask,
+// Eval (docs/design/dual-expert-training.md §6): sample i goes to high when t_i ≥ boundary. The batch is partitioned by that mask,
 // each expert runs on its subset and the outputs are scattered back in order.
 bool routes_high(double t, int64_t boundary);
 std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,

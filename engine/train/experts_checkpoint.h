@@ -1,8 +1,8 @@
-// The dual-expert checkpoint folder (dual-expert-training.md §7):
+// The dual-expert checkpoint folder (docs/design/dual-expert-training.md §7):
 //   high_noise_transformer/, low_noise_transformer/   config.json {_class_name: WanModel, ...} +
 //                                                     diffusion_pytorch_model.safetensors (official keys)
 //   trainer_state/optimizer_high.safetensors, optimizer_low.safetensors, state.json
-// No generator state: every draw is keyed by (seed, stream, step, ...) (§8).
+// No generator state: every draw is keyed by (seed, stream, step, ...) (docs/design/dual-expert-training.md §8).
 #pragma once
 #include <nlohmann/json.hpp>
 #include <cstdint>

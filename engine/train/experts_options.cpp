@@ -29,11 +29,11 @@ io::OptionSchema experts_option_schema() {
   s.path("text_embeddings_dir", nullptr, "cached text conditioning: <sha256 of text>.safetensors with `context` [L, text_dim]")
       .required("text_embeddings_dir");
   s.path("latent_cache_dir", nullptr, "cached latents (computed on first use); without it latents are encoded each step");
-  s.integer("video_sample_size", 512, "sample edge S (bucket sizes scale with it)").min("video_sample_size", 32);
-  s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1);
-  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").min("video_sample_n_frames", 1);
-  s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1);
-  s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads").min("dataloader_num_workers", 0);
+  s.integer("video_sample_size", 512, "sample edge S (bucket sizes scale with it)").min("video_sample_size", 32).max("video_sample_size", 4096);
+  s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
+  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").min("video_sample_n_frames", 1).max("video_sample_n_frames", 1025);
+  s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1).max("train_batch_size", 1024);
+  s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads").min("dataloader_num_workers", 0).max("dataloader_num_workers", 64);
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
   s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
 
@@ -47,12 +47,14 @@ io::OptionSchema experts_option_schema() {
   s.path("output_dir", "output_dir_wan_experts", "run folder (checkpoints, logs, events)");
   s.string("logging_dir", "logs", "TensorBoard folder inside output_dir");
   s.integer("seed", 42, "seed of every random stream");
-  s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)").min("num_train_epochs", 1);
-  s.integer("max_train_steps", nullptr, "total optimizer steps (both experts)").min("max_train_steps", 1);
-  s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step").min("gradient_accumulation_steps", 1);
-  s.integer("checkpointing_steps", 500, "save every N global steps").min("checkpointing_steps", 1);
-  s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints").min("checkpoints_total_limit", 1);
+  s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)").min("num_train_epochs", 1).max("num_train_epochs", 1000000);
+  s.integer("max_train_steps", nullptr, "total optimizer steps (both experts)").min("max_train_steps", 1).max("max_train_steps", 1000000000);
+  s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step").min("gradient_accumulation_steps", 1).max("gradient_accumulation_steps", 1024);
+  s.integer("checkpointing_steps", 500, "save every N global steps").min("checkpointing_steps", 1).max("checkpointing_steps", 1000000000);
+  s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints").min("checkpoints_total_limit", 1).max("checkpoints_total_limit", 1000000);
   s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
+  s.boolean("overwrite_output_dir", false,
+            "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
   s.boolean("gradient_checkpointing", true, "recompute each block's activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
   s.boolean("low_vram", true, "keep the idle expert on the CPU (GPU builds)");
@@ -63,9 +65,9 @@ io::OptionSchema experts_option_schema() {
   s.real("learning_rate_high", nullptr, "high-noise expert's learning rate (default learning_rate)").min("learning_rate_high", 0);
   s.real("learning_rate_low", nullptr, "low-noise expert's learning rate (default learning_rate)").min("learning_rate_low", 0);
   s.choice("lr_scheduler", lr_schedule_names(), "constant_with_warmup", "learning-rate schedule (per expert)");
-  s.integer("lr_warmup_steps", 100, "warmup steps").min("lr_warmup_steps", 0);
-  s.integer("lr_warmup_steps_high", nullptr, "high expert's warmup (default lr_warmup_steps)").min("lr_warmup_steps_high", 0);
-  s.integer("lr_warmup_steps_low", nullptr, "low expert's warmup (default lr_warmup_steps)").min("lr_warmup_steps_low", 0);
+  s.integer("lr_warmup_steps", 100, "warmup steps").min("lr_warmup_steps", 0).max("lr_warmup_steps", 1000000000);
+  s.integer("lr_warmup_steps_high", nullptr, "high expert's warmup (default lr_warmup_steps)").min("lr_warmup_steps_high", 0).max("lr_warmup_steps_high", 1000000000);
+  s.integer("lr_warmup_steps_low", nullptr, "low expert's warmup (default lr_warmup_steps)").min("lr_warmup_steps_low", 0).max("lr_warmup_steps_low", 1000000000);
   s.choice("lr_schedule_basis", {"expert_steps", "global_steps"}, "expert_steps", "what the schedule counts");
   s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
   s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
@@ -77,10 +79,10 @@ io::OptionSchema experts_option_schema() {
 
   s.group("Eval");
   s.path("eval_data_meta", nullptr, "metadata.json of the fixed eval set (none: no eval)");
-  s.integer("eval_steps", 500, "eval every N global steps").min("eval_steps", 1);
+  s.integer("eval_steps", 500, "eval every N global steps").min("eval_steps", 1).max("eval_steps", 1000000000);
   s.list("eval_timesteps", OptType::Int, json::array({125, 250, 375, 500, 625, 750, 875, 900, 937, 975}),
          "row j gets eval_timesteps[j mod len]");
-  s.integer("eval_max_samples_per_t", 60, "rows kept per timestep").min("eval_max_samples_per_t", 1);
+  s.integer("eval_max_samples_per_t", 60, "rows kept per timestep").min("eval_max_samples_per_t", 1).max("eval_max_samples_per_t", 1000000);
   s.integer("eval_seed", nullptr, "seed of the eval noise (default seed)");
   return s;
 }

@@ -9,6 +9,7 @@
 #include "io/model_yaml.h"
 #include "train/expert_conditioning.h"
 #include "train/text_embeddings.h"
+#include "train/training_verb.h"
 #include "train/upsampler_setup.h"
 
 namespace ws::train {
@@ -58,9 +59,14 @@ void check_text_embeddings(io::Config& cfg, ExpertsSetup& s, const std::string& 
     const auto& row = meta.rows[i];
     const std::string p = text_embedding_path(s.text_dir, meta, row);
     if (fs::exists(p)) continue;
-    if (demo) {
+    if (demo && fs::is_inside(s.text_dir, p)) {
       write_synthetic_text_embedding(p, row.text, text_len, text_dim);
       ++written;
+    } else if (demo) {
+      // A row's own text_embedding_path may point anywhere: made-up files go only where the
+      // config said embeddings live.
+      missing.push_back("row " + std::to_string(i) + " (" + p + ", outside text_embeddings_dir " + s.text_dir +
+                        ", so demo_data auto does not write it)");
     } else {
       missing.push_back("row " + std::to_string(i) + " (" + p + ")");
     }
@@ -116,7 +122,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   s.routing.boundary_ratio = cfg.opt_real("boundary_ratio").value_or(tak.value("boundary", 0.875));
   s.routing.mode = cfg.str("routing_mode");
   s.routing.shift = cfg.opt_real("shift").value_or(sched.value("shift", 12.0));
-  // run.yaml records the values really used (architecture.md "Run directory").
+  // run.yaml records the values really used (docs/design/architecture.md "Run directory").
   if (!cfg.is_set("boundary_ratio")) cfg.set("boundary_ratio", s.routing.boundary_ratio, tak.contains("boundary") ? "model YAML boundary" : "default");
   if (!cfg.is_set("shift")) cfg.set("shift", s.routing.shift, sched.contains("shift") ? "model YAML scheduler_kwargs.shift" : "default");
   try {
@@ -168,7 +174,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
                   "high_noise_model_path and low_noise_model_path");
   const models::WanConfig& mc = s.high.config;
   have_model = have_model && models_ok && (!cfg.is_set("transformer_config") || fresh);
-  // Latent files made elsewhere (§9) free the run from the VAE: the way to train 16-channel experts.
+  // Latent files made elsewhere (docs/design/dual-expert-training.md §9) free the run from the VAE: the way to train 16-channel experts.
   s.data_dir = cfg.opt_str("train_data_dir").value_or("");
   s.all_latent_files = cfg.is_set("train_data_meta") && every_row_has_latents(cfg.str("train_data_meta"), s.data_dir) &&
                        (!cfg.is_set("eval_data_meta") || every_row_has_latents(cfg.str("eval_data_meta"), s.data_dir));
@@ -188,7 +194,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
                     "latent_path with Wan2.1 VAE latents [16, F, h, w] (and y for i2v)");
   }
 
-  // fp8 (§10): our own e4m3 codes run on any LibTorch; on the CPU they only add a copy.
+  // fp8 (docs/design/dual-expert-training.md §10): our own e4m3 codes run on any LibTorch; on the CPU they only add a copy.
   if (cfg.str("fp8") != "none")
     s.warnings.push_back(std::string("fp8 e4m3: block Linear matmuls read e4m3 copies of their weights (1 byte each), "
                                      "kept beside the fp32 master weights") +
@@ -257,6 +263,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     if (!warning.empty()) s.warnings.push_back(warning);
     if (!error.empty()) cfg.error("resume_from_checkpoint", error);
   }
+  check_output_dir_free(cfg, s.output_dir);
+  check_batch_fits(cfg);
   return s;
 }
 

@@ -1,5 +1,5 @@
 // From a resolved `train-experts` config to everything the trainer needs, with every problem
-// of the whole config reported at once (architecture.md "Worker verbs").
+// of the whole config reported at once (docs/design/architecture.md "Worker verbs").
 #pragma once
 #include <nlohmann/json.hpp>
 #include <optional>

@@ -215,7 +215,7 @@ void Trainer::build_models() {
     }
     m->set_gradient_checkpointing(cfg_.boolean("gradient_checkpointing"));
     m->set_fp8(cfg_.str("fp8") == "e4m3");
-    // bf16 matmuls and attention from fp32 master weights (wan-dit.md §8), on the GPU only.
+    // bf16 matmuls and attention from fp32 master weights (docs/design/wan-dit.md §8), on the GPU only.
     if (device_.is_cuda() && cfg_.str("mixed_precision") == "bf16") m->set_compute_dtype(torch::kBFloat16);
     ExpertStepOptions o;
     o.learning_rate = expert_lr;
@@ -235,14 +235,14 @@ void Trainer::build_models() {
       if (e->model()->fp8()) e->model()->refresh_fp8();
     }
   }
-  // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (§5).
+  // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (docs/design/dual-expert-training.md §5).
   swap_experts_ = device_.is_cuda() && cfg_.boolean("low_vram");
   if (device_.is_cuda() && !swap_experts_) {
     high_->to(device_);
     low_->to(device_);
   }
 
-  // §4: per-expert schedules over each expert's expected share of the steps (or the global count).
+  // docs/design/dual-expert-training.md §4: per-expert schedules over each expert's expected share of the steps (or the global count).
   const bool expert_basis = cfg_.str("lr_schedule_basis") == "expert_steps";
   const int64_t n_high = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(setup_.routing.p_high() * static_cast<double>(max_steps_))));
   const int64_t n_low = std::max<int64_t>(1, max_steps_ - n_high);
@@ -409,7 +409,7 @@ void Trainer::build_eval() {
   lo.enable_bucket = cfg_.boolean("enable_bucket");
   lo.random_hw_adapt = false;
   lo.frames_per_row = true;  // fixed frames per row: every eval sees the same inputs
-  lo.start_at_zero = true;   // from each clip's first frame (§6)
+  lo.start_at_zero = true;   // from each clip's first frame (docs/design/dual-expert-training.md §6)
   lo.workers = 0;
   data::ClipLoader loader(kept, lo);
   spdlog::info("encoding {} eval clips", kept.size());
@@ -552,7 +552,7 @@ void Trainer::emit_step(bool high, double loss, double lr, const ClipResult& cli
   if (!first_frame.empty()) ev["image_conditioned"] = first_frame;
   run::EventStream::global().emit("step", ev);
   if (!tb_) return;
-  // Per-expert series at that expert's own step, so they never go backwards (§11).
+  // Per-expert series at that expert's own step, so they never go backwards (docs/design/dual-expert-training.md §11).
   const std::string p = high ? "high/" : "low/";
   tb_->add_scalars({{p + "loss", static_cast<float>(loss)},
                     {p + "lr", static_cast<float>(lr)},
@@ -655,7 +655,8 @@ int Trainer::run() {
   dp_ = dist::DataParallel::connect(env);
   if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  device_ = open_training_device(env.local_rank, cfg_.str("mixed_precision") == "bf16", cfg_.boolean("low_vram"),
+  device_ = open_training_device(env.local_rank, cfg_.str("mixed_precision") == "bf16" && !cfg_.is_default("mixed_precision"),
+                                 cfg_.boolean("low_vram") && !cfg_.is_default("low_vram"),
                                  "both experts stay in CPU memory");
 
   build_loader();

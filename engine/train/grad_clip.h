@@ -1,5 +1,5 @@
 // Gradient clipping with VideoX-Fun's decaying threshold and abnormal-norm rule
-// (upsampler-training.md §9.4, fixtures/train/README.md §A.3).
+// (docs/design/upsampler-training.md §9.4, tests/data/train/README.md §A.3).
 #pragma once
 #include <torch/torch.h>
 

@@ -31,7 +31,7 @@ std::string LatentCache::key(const std::string& file, const std::vector<int64_t>
   std::string s = "wanstudio-latent-cache-v1|" + content_hash(file) + "|" + vae_sha_ + "|";
   for (int64_t f : frames) s += std::to_string(f) + ",";
   s += "|" + std::to_string(H) + "x" + std::to_string(W) + "|" + std::to_string(h_lr) + "x" + std::to_string(w_lr);
-  s += "|cover-bilinear-antialias|lr-bilinear";  // the resize settings of §4.2
+  s += "|cover-bilinear-antialias|lr-bilinear";  // the resize settings of docs/design/upsampler-training.md §4.2
   return sha256_hex(s);
 }
 

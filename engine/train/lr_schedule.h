@@ -1,4 +1,4 @@
-// Learning-rate schedules (diffusers `get_scheduler` names, upsampler-training.md §9.2):
+// Learning-rate schedules (diffusers `get_scheduler` names, docs/design/upsampler-training.md §9.2):
 // update k+1 (k = completed updates) uses lr · factor(k).
 #pragma once
 #include <cstdint>

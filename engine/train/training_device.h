@@ -17,6 +17,7 @@ std::string no_gpu_warning(const torch::Device& device, const std::vector<std::s
 
 // training_device + the log lines every trainer writes: where it trains, and one warning when
 // `mixed_precision: bf16` or `low_vram` (whose GPU effect `low_vram_effect` names) cannot act.
+// Callers pass only what the user set: the GPU-oriented defaults stay silent on a CPU.
 torch::Device open_training_device(int local_rank, bool bf16, bool low_vram, const std::string& low_vram_effect);
 
 }  // namespace ws::train

@@ -3,11 +3,19 @@
 #include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
+#include <algorithm>
 #include <cstdio>
+#include <filesystem>
+
+#include <unistd.h>
 
 #include "core/fs.h"
+#include "data/metadata.h"
+#include "dist/data_parallel.h"
+#include "io/printable.h"
 #include "run/cancel.h"
 #include "run/events.h"
+#include "run/run_dir.h"
 #include "train/upsampler_setup.h"
 
 namespace ws::train {
@@ -24,7 +32,6 @@ bool print_help_if_asked(const io::OptionSchema& schema, const std::vector<std::
 io::Config load_training_config(const io::OptionSchema& schema, const std::vector<std::string>& argv) {
   run::install_cancel_handlers();
   io::Config cfg = io::load_config(schema, argv);
-  if (!cfg.ok()) return cfg;
   try {
     if (make_demo_data_if_asked(cfg)) spdlog::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
   } catch (const std::exception& e) {
@@ -33,18 +40,95 @@ io::Config load_training_config(const io::OptionSchema& schema, const std::vecto
   return cfg;
 }
 
+namespace {
+
+// What marks a folder as holding a run: its event stream or a complete checkpoint.
+bool holds_run(const std::string& dir) {
+  return fs::exists(fs::join(dir, "events.jsonl")) || !run::list_checkpoints(dir).empty();
+}
+
+}  // namespace
+
+bool is_rank_zero() {
+  try {
+    return dist::DistEnv::from_environment().rank == 0;
+  } catch (const std::exception&) {
+    return true;  // a bad environment is reported where the ranks connect
+  }
+}
+
+void check_output_dir_free(io::Config& cfg, const std::string& output_dir) {
+  // Any resume_from_checkpoint (even `latest` with no checkpoint yet) continues the run there.
+  // Rank 0 alone owns the folder; the others would race with its first writes.
+  if (cfg.is_set("resume_from_checkpoint") || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
+  if (cfg.boolean("overwrite_output_dir")) return;
+  const auto latest = run::latest_checkpoint(output_dir);
+  cfg.error("output_dir", output_dir + " already holds a run" +
+                              (latest ? " (latest " + latest->name + ")" : std::string()) +
+                              "; continue it with --resume_from_checkpoint latest, pick a new output_dir, or "
+                              "set overwrite_output_dir: true to replace it");
+}
+
+void clear_previous_run(const io::Config& cfg, const std::string& output_dir) {
+  if (!cfg.boolean("overwrite_output_dir") || cfg.is_set("resume_from_checkpoint") || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
+  std::error_code ec;
+  for (const auto& c : run::list_checkpoints(output_dir)) std::filesystem::remove_all(c.path, ec);
+  for (const char* name : {"events.jsonl", "run.yaml"}) std::filesystem::remove(fs::join(output_dir, name), ec);
+  spdlog::warn("overwrite_output_dir: removed the previous run's checkpoints and events in {}", output_dir);
+}
+
+void check_batch_fits(io::Config& cfg) {
+  const int64_t batch = cfg.integer("train_batch_size"), size = cfg.integer("video_sample_size"),
+                frames = cfg.integer("video_sample_n_frames");
+  // One micro-batch of decoded float pixels must fit in half of this machine's memory, or the
+  // run would grow until the kernel kills it.
+  const double bytes = static_cast<double>(batch) * static_cast<double>(frames) * static_cast<double>(size) *
+                       static_cast<double>(size) * 3.0 * 4.0;
+  const double ram = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  if (ram > 0 && bytes > ram / 2) {
+    char buf[256];
+    std::snprintf(buf, sizeof buf,
+                  "one batch (train_batch_size %lld x %lld frames x %lldx%lld pixels) needs %.1f GB as floats; "
+                  "this machine has %.1f GB",
+                  static_cast<long long>(batch), static_cast<long long>(frames), static_cast<long long>(size),
+                  static_cast<long long>(size), bytes / 1e9, ram / 1e9);
+    cfg.error("train_batch_size", buf);
+  }
+  // A batch needs that many rows of the dataset; more would never fill one.
+  if (cfg.is_set("train_data_meta") && fs::exists(cfg.str("train_data_meta"))) {
+    try {
+      const auto meta = data::read_metadata(cfg.str("train_data_meta"), cfg.opt_str("train_data_dir").value_or(""));
+      if (static_cast<int64_t>(meta.rows.size()) < batch)
+        cfg.error("train_batch_size", std::to_string(batch) + " is more than the " + std::to_string(meta.rows.size()) +
+                                          " rows of " + cfg.str("train_data_meta"));
+    } catch (const std::exception&) {
+      // An unreadable metadata.json is reported where the data is checked.
+    }
+  }
+}
+
 int report_config_errors(const io::Config& cfg) {
   auto& events = run::EventStream::global();
-  // Config errors reach events.jsonl too when the run folder can be made (architecture.md).
+  // Nothing started, so no folder is made for it. A folder that exists but holds no run yet
+  // (one the studio prepared) gets the errors in its events.jsonl; another run's file is left
+  // alone.
   try {
     if (cfg.is_set("output_dir")) {
-      fs::make_dirs(cfg.str("output_dir"));
-      events.open_file(fs::join(cfg.str("output_dir"), "events.jsonl"));
+      const std::string dir = cfg.str("output_dir"), file = fs::join(dir, "events.jsonl");
+      if (fs::is_dir(dir) && !fs::exists(file)) events.open_file(file);
     }
   } catch (const std::exception&) {
   }
-  for (const auto& e : cfg.errors()) events.error(e);
+  // A long bad list can produce thousands of problems: the first few say what is wrong.
+  constexpr size_t kShown = 20;
+  std::vector<std::string> errors(cfg.errors().begin(),
+                                  cfg.errors().begin() + static_cast<std::ptrdiff_t>(std::min(kShown, cfg.errors().size())));
+  if (cfg.errors().size() > kShown)
+    errors.push_back("... and " + std::to_string(cfg.errors().size() - kShown) + " more problems like these");
+  for (const auto& e : errors) events.error(e);
   events.finished("failed", 0);
+  // stdout carries the events; a person reads stderr.
+  for (const auto& e : errors) std::fprintf(stderr, "error: %s\n", io::printable(e, 4096).c_str());
   return 1;
 }
 

@@ -1,4 +1,4 @@
-// The frame every training verb shares (architecture.md, Processes and Event stream): --help,
+// The frame every training verb shares (docs/design/architecture.md, Processes and Event stream): --help,
 // cancel handlers, config + demo data, every config problem as an `error` event before any
 // `started`, and a failure during the run as `error` + `finished failed` at the step reached.
 //
@@ -16,6 +16,17 @@ namespace ws::train {
 bool print_help_if_asked(const io::OptionSchema& schema, const std::vector<std::string>& argv);
 // load_config, then the demo dataset when `demo_data: auto` asks for it (a failure is a config error).
 io::Config load_training_config(const io::OptionSchema& schema, const std::vector<std::string>& argv);
+// A fresh run (no resume) into an output_dir that already holds a run would prune that run's
+// checkpoints and append to its events: a config error with the way out, unless
+// `overwrite_output_dir` asks for it, in which case the old run's checkpoints, events and run.yaml
+// are removed before the new run starts (clear_previous_run, once the whole config is valid).
+void check_output_dir_free(io::Config& cfg, const std::string& output_dir);
+void clear_previous_run(const io::Config& cfg, const std::string& output_dir);
+bool is_rank_zero();
+// train_batch_size against the machine (one batch of decoded frames in half the memory) and
+// the data (no more than the metadata's rows): a config error instead of a run that grows until
+// it is killed or never fills a batch.
+void check_batch_fits(io::Config& cfg);  // from RANK; true without data parallel
 // One `error` event per problem (also into <output_dir>/events.jsonl when the folder can be made),
 // `finished failed` at step 0; returns the exit code 1.
 int report_config_errors(const io::Config& cfg);
@@ -28,8 +39,16 @@ int run_training_verb(const io::OptionSchema& schema, const std::vector<std::str
   if (print_help_if_asked(schema, argv)) return 0;
   io::Config cfg = load_training_config(schema, argv);
   decltype(resolve(cfg)) setup;
-  if (cfg.ok()) setup = resolve(cfg);
+  // The checks of the whole config run even after the file had problems (a mistyped key must not
+  // hide a missing VAE): a run reports everything wrong with it at once.
+  const bool loaded = cfg.ok();
+  try {
+    setup = resolve(cfg);
+  } catch (const std::exception&) {
+    if (loaded) throw;  // otherwise a consequence of problems already reported
+  }
   if (!cfg.ok()) return report_config_errors(cfg);
+  clear_previous_run(cfg, setup.output_dir);
   // The trainer outlives a failure so the `error` still reaches its events.jsonl.
   auto trainer = std::make_unique<Trainer>(cfg, std::move(setup));
   try {

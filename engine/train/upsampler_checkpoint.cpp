@@ -99,7 +99,7 @@ json read_trainer_state_json(const std::string& dir) {
   if (!fs::exists(state_path))
     throw Error(dir + ": not a resumable Wan Studio checkpoint (no trainer_state/state.json)");
   try {
-    return json::parse(fs::read_file(state_path));
+    return json::parse(fs::read_json_text(state_path));
   } catch (const json::exception& e) {
     throw Error(state_path + ": invalid JSON (" + std::string(e.what()) + ")");
   }
@@ -116,7 +116,7 @@ LoadedCheckpoint read_upsampler_checkpoint(const std::string& dir) {
   c.weights = fs::exists(online) ? io::read_safetensors(online) : io::read_model_dir(model_dir).weights;
   const std::string cfg_path = fs::join(model_dir, "config.json");
   try {
-    c.model_config = json::parse(fs::read_file(cfg_path));
+    c.model_config = json::parse(fs::read_json_text(cfg_path));
   } catch (const json::exception& e) {
     throw Error(cfg_path + ": invalid JSON (" + std::string(e.what()) + ")");
   }

@@ -6,6 +6,7 @@
 #include "data/demo_data.h"
 #include "io/model_yaml.h"
 #include "run/run_dir.h"
+#include "train/training_verb.h"
 
 namespace ws::train {
 
@@ -74,7 +75,7 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   UpsamplerSetup s;
   s.output_dir = cfg.str("output_dir");
 
-  // Options that exist only for compatibility (upsampler-training.md §2.1).
+  // Options that exist only for compatibility (docs/design/upsampler-training.md §2.1).
   for (const char* k : {"use_8bit_adam", "use_came", "use_deepspeed", "use_fsdp"})
     if (cfg.boolean(k)) cfg.error(k, "not supported yet (set it to false)");
   if (cfg.str("mixed_precision") == "fp16")
@@ -166,7 +167,7 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   if (cfg.boolean("enable_noisy_training") && cfg.boolean("enable_pixel_loss"))
     s.warnings.push_back("enable_pixel_loss with enable_noisy_training: the prediction targets the noisy latent but is scored against clean pixels");
 
-  // Latent cache (§6.1): only when a clip always gives the same latents.
+  // Latent cache (docs/design/upsampler-training.md §6.1): only when a clip always gives the same latents.
   if (cfg.boolean("cache_latents")) {
     if (cfg.boolean("enable_degradation")) cfg.error("cache_latents", "cannot be used with enable_degradation (every epoch degrades differently)");
     if (cfg.boolean("random_hw_adapt") && data::hw_adapt_choices(cfg.integer("video_sample_size")).first.size() > 1)
@@ -180,6 +181,8 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
     if (!warning.empty()) s.warnings.push_back(warning);
     if (!error.empty()) cfg.error("resume_from_checkpoint", error);
   }
+  check_output_dir_free(cfg, s.output_dir);
+  check_batch_fits(cfg);
 
   // Validation videos: a missing one is skipped with a warning, as in the reference.
   for (const auto& p : cfg.strs("validation_paths")) {

@@ -1,5 +1,5 @@
 // From a resolved `train-upsampler` config to everything the trainer needs, with every
-// problem of the whole config reported at once (architecture.md: "Before training starts,
+// problem of the whole config reported at once (docs/design/architecture.md: "Before training starts,
 // the whole resolved config is validated and every problem found is reported").
 #pragma once
 #include <nlohmann/json.hpp>
@@ -31,7 +31,7 @@ struct UpsamplerSetup {
 };
 
 // When `demo_data: auto` and train_data_meta is missing: writes the demo dataset first
-// (architecture.md, Formats). Returns true when it wrote one.
+// (docs/design/architecture.md, Formats). Returns true when it wrote one.
 bool make_demo_data_if_asked(const io::Config& cfg);
 
 // Validates and resolves. Problems go to cfg.errors() (the caller checks cfg.ok()).

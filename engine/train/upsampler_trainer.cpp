@@ -75,7 +75,7 @@ class Trainer {
   std::unique_ptr<UpsamplerUpdater> updater_;
   std::unique_ptr<data::ClipLoader> loader_;
   std::unique_ptr<LatentCache> cache_;
-  torch::Tensor latent_mean_, latent_inv_std_;  // the VAE's §9 normalisation, for the pixel-loss decode
+  torch::Tensor latent_mean_, latent_inv_std_;  // the VAE's docs/design/wan22-vae.md §9 normalisation, for the pixel-loss decode
   data::LoaderCursor last_cursor_;  // of the last batch used by a completed update
   int64_t epoch_ = 0;
   int64_t resume_step_ = 0;
@@ -103,7 +103,7 @@ void Trainer::build_model_and_vae() {
   vo.pack_weights = !pixel;  // packed oneDNN weights are inference-only; pixel loss backprops the decoder
   if (device_.is_cuda()) {
     vo.device = "cuda:" + std::to_string(device_.index());
-    vo.bf16 = cfg_.str("mixed_precision") == "bf16";  // §9.5: a bf16 VAE; the upsampler keeps fp32 master weights
+    vo.bf16 = cfg_.str("mixed_precision") == "bf16";  // docs/design/upsampler-training.md §9.5: a bf16 VAE; the upsampler keeps fp32 master weights
     vo.low_vram = cfg_.boolean("low_vram");
   }
   spdlog::info("loading the VAE from {}", setup_.vae_file);
@@ -111,7 +111,7 @@ void Trainer::build_model_and_vae() {
   for (auto& p : vae_->net().parameters()) p.set_requires_grad(false);
   if (pixel) {
     // Wan22Vae::decode runs under no_grad; the pixel loss decodes through the network itself
-    // with the same normalisation (Wan22Vae's constructor: §9 constants for z_dim 48, else identity).
+    // with the same normalisation (Wan22Vae's constructor: docs/design/wan22-vae.md §9 constants for z_dim 48, else identity).
     const int64_t z = vae_->config().z_dim;
     const std::vector<double> mean = z == 48 ? models::wan22_latent_mean() : std::vector<double>(static_cast<size_t>(z), 0.0);
     const std::vector<double> stdv = z == 48 ? models::wan22_latent_std() : std::vector<double>(static_cast<size_t>(z), 1.0);
@@ -138,7 +138,7 @@ void Trainer::build_model_and_vae() {
   }
   model->set_gradient_checkpointing(cfg_.boolean("gradient_checkpointing"));
   model->to(device_);
-  // §9.5: bf16 compute for the upsampler on the GPU, fp32 master weights, AdamW state and loss.
+  // docs/design/upsampler-training.md §9.5: bf16 compute for the upsampler on the GPU, fp32 master weights, AdamW state and loss.
   if (device_.is_cuda() && cfg_.str("mixed_precision") == "bf16") model->set_compute_dtype(torch::kBFloat16);
 
   UpsamplerUpdateOptions o;
@@ -195,7 +195,7 @@ void Trainer::build_loader() {
     spdlog::warn("{}: skipped, a random other row trains instead ({})", file, reason);
   });
 
-  // §9.3: steps per epoch from the batch estimate; max_train_steps wins when given.
+  // docs/design/upsampler-training.md §9.3: steps per epoch from the batch estimate; max_train_steps wins when given.
   const int64_t batches = std::max<int64_t>(1, n / lo.batch_size);
   const int64_t per_rank = (batches + world_ - 1) / world_;
   const int64_t A = cfg_.integer("gradient_accumulation_steps");
@@ -255,7 +255,7 @@ torch::Tensor Trainer::micro_step(const data::Batch& batch, int64_t micro, std::
     updater_->micro_step(z_lr, z_hr, rec);
     return {};
   }
-  // §8: decode the prediction with gradients through the frozen decoder; score against clean x_hr.
+  // docs/design/upsampler-training.md §8: decode the prediction with gradients through the frozen decoder; score against clean x_hr.
   torch::Tensor pred = updater_->model()->forward(z_lr);
   std::vector<torch::Tensor> parts;
   for (int64_t i = 0; i < pred.size(0); i += mini)
@@ -267,7 +267,7 @@ torch::Tensor Trainer::micro_step(const data::Batch& batch, int64_t micro, std::
 }
 
 // Wan22Vae::decode (normalisation undone by the fp32 reciprocal, clamp to [-1, 1]) with
-// gradients flowing into the latent; the clamp passes no gradient where it saturates (§8).
+// gradients flowing into the latent; the clamp passes no gradient where it saturates (docs/design/upsampler-training.md §8).
 torch::Tensor Trainer::decode_with_grad(const torch::Tensor& latent) {
   vae_->check_latent(latent, "pixel-loss decode");
   torch::Tensor z = latent.to(torch::kFloat) / latent_inv_std_.to(latent.device()) + latent_mean_.to(latent.device());
@@ -426,7 +426,7 @@ void Trainer::train_loop() {
     data::Batch batch = loader_->next();
     bool end = false;
     if (batch.plan.epoch != epoch_) {
-      // The previous epoch's permutation is used up (§11: validate at epoch ends).
+      // The previous epoch's permutation is used up (docs/design/upsampler-training.md §11: validate at epoch ends).
       if (epoch_ % val_epochs == 0) validate(updater_->global_step());
       epoch_ = batch.plan.epoch;
       end = epoch_ >= num_epochs_;
@@ -463,7 +463,8 @@ int Trainer::run() {
   dp_ = dist::DataParallel::connect(env);
   if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : setup_.warnings) spdlog::warn("{}", w);
-  device_ = open_training_device(env.local_rank, cfg_.str("mixed_precision") == "bf16", cfg_.boolean("low_vram"),
+  device_ = open_training_device(env.local_rank, cfg_.str("mixed_precision") == "bf16" && !cfg_.is_default("mixed_precision"),
+                                 cfg_.boolean("low_vram") && !cfg_.is_default("low_vram"),
                                  "the VAE stays on the CPU");
   if (!device_.is_cuda() && cfg_.boolean("allow_tf32")) spdlog::info("allow_tf32 has no effect on the CPU");
   if (device_.is_cuda() && cfg_.boolean("allow_tf32")) {

@@ -1,4 +1,4 @@
-// `wanstudio-engine train-upsampler`: the latent upsampler trainer (upsampler-training.md).
+// `wanstudio-engine train-upsampler`: the latent upsampler trainer (docs/design/upsampler-training.md).
 // Config → run directory → loader → frozen VAE encodes → UpsamplerUpdater (the same step the
 // parity verb feeds) → events, TensorBoard, checkpoints, validation; exact resume and cancel.
 #pragma once

@@ -1,6 +1,6 @@
 // The optimisation core of the upsampler trainer: forward + loss on one micro-batch,
 // gradient accumulation, clipping with the abnormal-norm rule, AdamW with the LR schedule
-// and the EMA, in the reference's order (fixtures/train/README.md §A.3). The trainer feeds
+// and the EMA, in the reference's order (tests/data/train/README.md §A.3). The trainer feeds
 // it batches made from videos; `parity upsampler-train` feeds it stored batches — the
 // same code path.
 #pragma once

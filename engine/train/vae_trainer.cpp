@@ -31,7 +31,7 @@ VaeLoss vae_loss(models::vae::WanVAEImpl& net, const torch::Tensor& x, double kl
   const torch::Tensor& mu = m.first;
   const torch::Tensor& log_var = m.second;
   auto eps = at::randn(mu.sizes(), noise, mu.options().requires_grad(false));
-  // Sampled in the un-normalised space; decode_raw starts at conv2 (no §9 denormalisation).
+  // Sampled in the un-normalised space; decode_raw starts at conv2 (no docs/design/wan22-vae.md §9 denormalisation).
   auto z = mu + at::exp(0.5 * log_var) * eps;
   auto out = net.decode_raw(z, schedule);  // not clamped: the clamp would stop gradients at ±1
   auto recon = (out - x).square().mean();

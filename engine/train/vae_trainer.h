@@ -1,4 +1,4 @@
-// `train-vae` (wan22-vae.md §12): trains every parameter of a Wan2.2 VAE of the real
+// `train-vae` (docs/design/wan22-vae.md §12): trains every parameter of a Wan2.2 VAE of the real
 // architecture, normally the tiny widths the demo ships with. Loss per clip:
 // mean((decode(z) − x)²) + kl_weight · KL with z = mu + exp(0.5·log_var)·ε in the
 // un-normalised latent space, the decoder starting at conv2 and its output not clamped.
@@ -24,7 +24,7 @@ namespace ws::train {
 // configs/tiny/vae.yaml: the released layout with dim 4, dec_dim 6 (486,082 parameters).
 models::Wan22VaeConfig tiny_vae_config();
 
-// The §12 loss of clips of one length, x [B, 3, T, H, W] in [-1, 1]. `loss` carries the
+// The docs/design/wan22-vae.md §12 loss of clips of one length, x [B, 3, T, H, W] in [-1, 1]. `loss` carries the
 // graph; recon and kl are its detached terms (means over all elements).
 struct VaeLoss {
   torch::Tensor loss, recon, kl;
@@ -38,7 +38,7 @@ struct VaeUpdateOptions {
   LrSchedule schedule;  // base_lr / training_steps filled by the caller
   double max_grad_norm = 1.0;  // ≤ 0: no clipping (the norm is still measured)
   double kl_weight = 1e-6;
-  // The whole clip in one call: the same function as the reference's chunks (§8) with fewer,
+  // The whole clip in one call: the same function as the reference's chunks (docs/design/wan22-vae.md §8) with fewer,
   // larger convolutions; the gradient flows through the cache either way.
   models::vae::Schedule chunking{0, 0};
 };

@@ -88,7 +88,7 @@ class TestBatch : public QObject {
  private Q_SLOTS:
   void initTestCase() {
     QVERIFY(dir_.isValid());
-    if (!QFileInfo::exists(QStringLiteral(WS_APP_EXE))) QSKIP("wanstudio is not built");
+    if (!QFileInfo::exists(QStringLiteral(WS_APP_EXE))) QFAIL("wanstudio is not built");
   }
 
   void optionsParse() {
@@ -194,6 +194,18 @@ class TestBatch : public QObject {
     QCOMPARE(BatchProgress::render(p, 10, 20).size(), 19);  // cut to the terminal, minus one
     p.etaS = std::nan("");
     QCOMPARE(BatchProgress::render(p, 0, 200), QStringLiteral("step 5 [high]  loss 0.12346  3.25 clips/s"));
+  }
+
+  void warningsPrintOnce() {
+    // The worker sends each warning as a `log` event and as a line of its human log on stderr.
+    const Outcome o = batch(QStringLiteral(
+        "started 1; ev log '\"level\":\"warning\",\"message\":\"no GPU: bf16 falls back\"'; "
+        "echo '[12:00:01] [warning] no GPU: bf16 falls back' >&2; "
+        "echo '[12:00:02] [warning] only on stderr' >&2; step 1; finished completed 1; exit 0"));
+    QCOMPARE(o.code, 0);
+    const QString all = o.out + o.err;
+    QCOMPARE(all.count(QStringLiteral("no GPU: bf16 falls back")), 1);
+    QCOMPARE(all.count(QStringLiteral("only on stderr")), 1);
   }
 
   void failedExitsOne() {

@@ -10,6 +10,7 @@
 #include <QProcess>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QElapsedTimer>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -40,7 +41,7 @@ class TestDatasetPage : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void initTestCase() {
-    if (!QFileInfo::exists(WS_ENGINE_EXE)) QSKIP("needs wanstudio-engine for the demo data");
+    if (!QFileInfo::exists(WS_ENGINE_EXE)) QFAIL("needs wanstudio-engine for the demo data");
     QVERIFY(tmp_.isValid());
     QProcess p;
     p.start(WS_ENGINE_EXE, {"demo-data", tmp_.path() + "/data"});
@@ -105,6 +106,36 @@ class TestDatasetPage : public QObject {
     page.revert();
     QVERIFY(!m->isModified());
     QCOMPARE(m->index(4).data(DatasetModel::CaptionRole).toString(), QStringLiteral("a red ball rolls left, ünïcode"));
+  }
+
+  void huge_caption_is_shown_cut_and_read_only() {
+    // A 4 MB caption without spaces: laid out whole it froze the page for minutes.
+    QTemporaryDir dir;
+    const QString meta = dir.filePath("meta.json");
+    nlohmann::ordered_json rows = nlohmann::ordered_json::array();
+    rows.push_back({{"file_path", "a.mp4"}, {"text", std::string(4'000'000, 'x')}});
+    rows.push_back({{"file_path", "b.mp4"}, {"text", "short"}});
+    writeAll(meta, QByteArray::fromStdString(rows.dump()));
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QElapsedTimer t;
+    t.start();
+    QVERIFY(page.openDataset(meta));
+    page.show();
+    page.selectRow(0);
+    QVERIFY(page.captionEditor()->isReadOnly());
+    QVERIFY(page.captionEditor()->toPlainText().size() <= 2001);
+    QVERIFY(page.model()->index(0).data(Qt::ToolTipRole).toString().size() <= 401);
+    QVERIFY(!page.model()->isModified());  // showing a cut caption is not an edit
+    page.selectRow(1);
+    QVERIFY(!page.captionEditor()->isReadOnly());
+    QCOMPARE(page.captionEditor()->toPlainText(), QStringLiteral("short"));
+    // Saving another edit keeps the long caption whole.
+    page.captionEditor()->setPlainText(QStringLiteral("edited"));
+    QVERIFY(page.save());
+    auto now = nlohmann::ordered_json::parse(readAll(meta).toStdString());
+    QCOMPARE(now[0]["text"].get<std::string>().size(), size_t(4'000'000));
+    qInfo("opened, shown and saved a 4 MB caption in %lld ms", static_cast<long long>(t.elapsed()));
   }
 
   void check_files_names_problems_and_fills_sizes() {

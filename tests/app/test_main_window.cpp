@@ -2,6 +2,7 @@
 // events and config, follows a growing events.jsonl, drives a live worker's cancel and kill,
 // resumes an ended run from its checkpoint, and shows how a crashed worker ended.
 #include <QComboBox>
+#include <QElapsedTimer>
 #include <QLabel>
 #include <QListView>
 #include <QPlainTextEdit>
@@ -141,6 +142,70 @@ class TestMainWindow : public QObject {
     QVERIFY2(hint.contains(QDir(JobManager::normalizedPath(run("upsampler_run"))).filePath(QStringLiteral("logs"))), qPrintable(hint));
   }
 
+  void tensorboardHintFollowsLoggingDir() {
+    QTemporaryDir other;
+    const QString dir = other.filePath(QStringLiteral("run"));
+    writeFile(dir + QStringLiteral("/run.yaml"), "job: upsampler\nlogging_dir: tb/scalars\n");
+    writeFile(dir + QStringLiteral("/events.jsonl"), started(1'700'000'000, "upsampler", 0, 5));
+    MainWindow w(ws_.path(), 60'000);
+    w.openRun(dir);
+    QString hint;
+    for (QLabel* l : w.runPage()->findChildren<QLabel*>())
+      if (l->text().startsWith(QStringLiteral("TensorBoard"))) hint = l->text();
+    QVERIFY2(hint.contains(QDir(JobManager::normalizedPath(dir)).filePath(QStringLiteral("tb/scalars"))), qPrintable(hint));
+  }
+
+  void runOpenedOutsideTheWorkspaceIsListed() {
+    QTemporaryDir emptyWorkspace;
+    MainWindow w(emptyWorkspace.path(), 60'000);
+    QCOMPARE(w.runsModel()->rowCount(), 0);
+    w.openRun(run("upsampler_run"));  // as --open does
+    QCOMPARE(w.runsModel()->rowCount(), 1);
+    QCOMPARE(w.runsDock()->currentRun(), JobManager::normalizedPath(run("upsampler_run")));
+    w.runsModel()->refresh();  // stays listed across refreshes
+    QCOMPARE(w.runsModel()->rowCount(), 1);
+  }
+
+  void aliasBombRunYamlDoesNotHang() {
+    // "Billion laughs": ten lines that expand to 9^9 values when walked.
+    QTemporaryDir bomb;
+    QByteArray yaml = "job: upsampler\na: &a [l,l,l,l,l,l,l,l,l]\n";
+    const char* names = "abcdefghi";
+    for (int i = 1; i < 9; ++i) {
+      yaml += QByteArray(1, names[i]) + ": &" + QByteArray(1, names[i]) + " [";
+      for (int k = 0; k < 9; ++k) yaml += QByteArray(k ? "," : "") + "*" + QByteArray(1, names[i - 1]);
+      yaml += "]\n";
+    }
+    writeFile(bomb.filePath(QStringLiteral("r/run.yaml")), yaml);
+    QElapsedTimer t;
+    t.start();
+    MainWindow w(bomb.path(), 60'000);  // lists the workspace and opens its newest run
+    w.openRun(bomb.filePath(QStringLiteral("r")));
+    QCOMPARE(w.runsModel()->rowCount(), 1);
+    QVERIFY2(t.elapsed() < 60'000, "opening a workspace with an alias bomb took a minute");
+  }
+
+  void commandLineDatasetErrorOpensNoDialog() {
+    if (!QFileInfo::exists(QStringLiteral(WS_APP_EXE))) QFAIL("wanstudio is not built");
+    // `--dataset bad.json --screenshot`: the error goes to stderr and the screenshot is taken; a
+    // modal dialog before the event loop used to block it forever.
+    QTemporaryDir dir, config;
+    writeFile(dir.filePath(QStringLiteral("bad.json")), "{not json");
+    QProcess p;
+    QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
+    env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
+    env.insert(QStringLiteral("XDG_CONFIG_HOME"), config.path());
+    p.setProcessEnvironment(env);
+    p.start(QStringLiteral(WS_APP_EXE), {QStringLiteral("--dataset"), dir.filePath(QStringLiteral("bad.json")),
+                                         QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("shot.png")),
+                                         dir.path()});
+    const bool done = p.waitForFinished(60'000);
+    if (!done) p.kill();
+    QVERIFY2(done, "wanstudio --dataset bad.json --screenshot hung");
+    QVERIFY2(p.readAllStandardError().contains("bad.json"), "the dataset error is not on stderr");
+    QVERIFY(QFileInfo::exists(dir.filePath(QStringLiteral("shot.png"))));
+  }
+
   void dualExpertRunWithResume() {
     MainWindow w(ws_.path(), 60'000);
     w.openRun(run("experts_run"));
@@ -264,6 +329,15 @@ done)").arg(dir)));
     QVERIFY(row >= 0);
     QCOMPARE(w.runsModel()->status(row).state, RunState::Failed);
     QVERIFY(w.runsModel()->status(row).reason.contains(QStringLiteral("SIGKILL")));
+    // The supervisor told the folder: any other reader knows at once, without waiting for the
+    // heartbeat to go stale (it used to show "running (elsewhere)" for 60 s).
+    QVERIFY(fake::readAll(dir + QStringLiteral("/events.jsonl")).contains("\"supervisor\":true"));
+    RunsModel other(nullptr);
+    other.setWorkspace(ws_.path());
+    const int orow = other.rowForRunDir(dir);
+    QVERIFY(orow >= 0);
+    QCOMPARE(other.status(orow).state, RunState::Failed);
+    QVERIFY(other.status(orow).reason.contains(QStringLiteral("SIGKILL")));
     // No checkpoint yet: nothing to resume from, and the button says why.
     QVERIFY(page->resumeButton()->isVisible());
     QVERIFY(!page->resumeButton()->isEnabled());
@@ -368,7 +442,7 @@ exit 0)").arg(argsFile, dir));
   }
 
   void executableStartsOffscreen() {
-    if (!QFileInfo::exists(QStringLiteral(WS_APP_EXE))) QSKIP("wanstudio is not built");
+    if (!QFileInfo::exists(QStringLiteral(WS_APP_EXE))) QFAIL("wanstudio is not built");
     QTemporaryDir config;
     QProcess p;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();

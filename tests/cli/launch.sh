@@ -26,7 +26,7 @@ grep -q 'rank 1' "$tmp/a.err" || fail "rank 1's log lines are not on stderr"
 "$engine" launch --nproc 2 "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --output_dir "$tmp/c" \
   >"$tmp/c.out" 2>"$tmp/c.err" &
 pid=$!
-for _ in $(seq 600); do grep -q '"type":"step"' "$tmp/c.out" 2>/dev/null && break; sleep 0.1; done
+wait_for "the first step of run c" 600 has_event step "$tmp/c.out"
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 130 ] || fail "cancel exited $rc: $(tail -3 "$tmp/c.err")"
 line=$(grep '"type":"finished"' "$tmp/c.out")
@@ -38,7 +38,7 @@ step=$(sed 's/.*"step":\([0-9]*\).*/\1/' <<<"$line")
 "$engine" launch --nproc 2 "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --output_dir "$tmp/k" \
   >"$tmp/k.out" 2>"$tmp/k.err" &
 pid=$!
-for _ in $(seq 600); do grep -q '"type":"step"' "$tmp/k.out" 2>/dev/null && break; sleep 0.1; done
+wait_for "the first step of run k" 600 has_event step "$tmp/k.out"
 ranks=$(pgrep -P $pid | tr '\n' ' ')
 [ "$(wc -w <<<"$ranks")" -eq 2 ] || fail "expected 2 rank processes, got '$ranks'"
 kill -9 $(awk '{print $2}' <<<"$ranks")

@@ -49,7 +49,7 @@ w="$data/vae/vae_dev_weights.safetensors"
 "$engine" vae encode --vae "$w" --threads 2 --input "$data/vae/vae_dev_a_t5_32x32.case.safetensors" \
   --out "$tmp/z.safetensors" >/dev/null || fail "vae encode failed"
 "$engine" inspect "$tmp/z.safetensors" | grep -q '^latents .*\[48,2,2,2\]' || fail "no latents [48, 2, 2, 2]"
-"$engine" vae decode --vae "$w" --threads 2 --latents "$tmp/z.safetensors" --out "$tmp/x.safetensors" >/dev/null \
+"$engine" vae decode --vae "$w" --threads 2 --input "$tmp/z.safetensors" --out "$tmp/x.safetensors" >/dev/null \
   || fail "vae decode failed"
 "$engine" inspect "$tmp/x.safetensors" | grep -q '^video .*\[3,5,32,32\]' || fail "no video [3, 5, 32, 32]"
 

@@ -90,7 +90,7 @@ diff <(steps_of "$tmp/a/events.jsonl") <(steps_of "$tmp/b/events.jsonl") \
 "$engine" train-experts "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --eval_steps 100000 \
   --output_dir "$tmp/c" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 600); do grep -q '"type":"step"' "$tmp/c/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+wait_for "the first step of run c" 600 has_event step "$tmp/c/events.jsonl"
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 130 ] || fail "cancel exited $rc"
 line=$(grep '"type":"finished"' "$tmp/c/events.jsonl")
@@ -109,7 +109,7 @@ cmp -s "$tmp/l1/checkpoint-6/low_noise_transformer/diffusion_pytorch_model.safet
 "$engine" train-experts "${common[@]}" --max_train_steps 100000 --checkpointing_steps 2 --checkpoints_total_limit 2 \
   --eval_steps 100000 --output_dir "$tmp/k" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 600); do ls -d "$tmp"/k/checkpoint-4 >/dev/null 2>&1 && break; sleep 0.1; done
+wait_for "checkpoint-4 of run k" 600 test -d "$tmp/k/checkpoint-4"
 kill -9 $pid; wait $pid 2>/dev/null
 [ -d "$tmp/k/checkpoint-4" ] || ls -d "$tmp"/k/checkpoint-* >/dev/null 2>&1 || fail "no checkpoint before SIGKILL"
 grep -q '"type":"finished"' "$tmp/k/events.jsonl" && fail "a killed run wrote finished"

@@ -74,7 +74,7 @@ grep -q 'checkpoint-33' "$tmp/typo.out" || fail "no error naming the checkpoint"
 "$engine" train-upsampler "${common[@]}" --max_train_steps 100000 --checkpointing_steps 100000 --output_dir "$tmp/c" \
   >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do grep -q '"type":"step"' "$tmp/c/events.jsonl" 2>/dev/null && break; sleep 0.1; done
+wait_for "the first step of run c" 600 has_event step "$tmp/c/events.jsonl"
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 130 ] || fail "cancel exited $rc"
 line=$(grep '"type":"finished"' "$tmp/c/events.jsonl")
@@ -86,7 +86,7 @@ step=$(sed 's/.*"step":\([0-9]*\).*/\1/' <<<"$line")
 "$engine" train-upsampler "${common[@]}" --max_train_steps 100000 --checkpointing_steps 1 --checkpoints_total_limit 2 \
   --output_dir "$tmp/k" >/dev/null 2>&1 &
 pid=$!
-for _ in $(seq 300); do ls -d "$tmp"/k/checkpoint-2 >/dev/null 2>&1 && break; sleep 0.1; done
+wait_for "checkpoint-2 of run k" 600 test -d "$tmp/k/checkpoint-2"
 kill -9 $pid; wait $pid 2>/dev/null
 mkdir -p "$tmp/k/.checkpoint-999.tmp/latent_upsampler" && echo junk > "$tmp/k/.checkpoint-999.tmp/latent_upsampler/config.json"
 last=$(ls -d "$tmp"/k/checkpoint-* | sed 's/.*checkpoint-//' | sort -n | tail -1)

@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# Every train-upsampler option (upsampler-training.md §2 and §2.1) has a check here that fails
+# Every train-upsampler option (docs/design/upsampler-training.md §2 and §2.1) has a check here that fails
 # if the option did nothing: runs of 1–7 steps on the demo data with a tiny VAE and model, read
 # back through the `step` / `started` / `log` / `error` events and the checkpoint weights.
 # Most runs use S = 48 and one frame (every bucket is 48×48), which is enough for options that
@@ -75,7 +75,7 @@ def changed(a, b):  # names of the tensors whose bytes differ between two weight
     return sorted(k for k in x if x[k][2] != y[k][2])
 def step_size(a, b, name):  # median |change| of the elements of one tensor that changed
     return median([abs(p - q) for p, q in zip(FL(a, name), FL(b, name)) if p != q])
-def lr_factor(name, k, W, N):  # upsampler-training.md §9.2
+def lr_factor(name, k, W, N):  # docs/design/upsampler-training.md §9.2
     p = (k - W) / max(1, N - W)
     if name == "constant": return 1.0
     if k < W: return k / max(1, W)
@@ -330,7 +330,7 @@ ok 'any(c["frames_in_clip"] == 9 for c in video_clips("n9")) and all(c["frames_i
    "video_sample_n_frames" 'video_clips("n9")'
 ok 'any(s["frames"] == 9 for s in S("n9"))' "video_sample_n_frames: 9-frame batches" '[s["frames"] for s in S("n9")]'
 ok 'all(s["hw_ratio"] == 1 for s in S("base") + S("s192"))' "random_hw_adapt: no effect below S = 768"
-# S = 768: seed 7's first batch draws r = 1.25 (the batch stream is keyed, §4.6); off, r is 1.
+# S = 768: seed 7's first batch draws r = 1.25 (the batch stream is keyed, docs/design/upsampler-training.md §4.6); off, r is 1.
 ok 'S("hw_on")[0]["hw_ratio"] in (1.25, 1.5) and S("hw_on")[0]["size_hr"][0] < 768' "random_hw_adapt at S = 768" 'S("hw_on")[0]'
 ok 'S("hw_off")[0]["hw_ratio"] == 1 and S("hw_off")[0]["size_hr"] == [768, 768]' "random_hw_adapt off" 'S("hw_off")[0]'
 ok 'any("random_hw_adapt" in e for e in ERR("hw_cache"))' "random_hw_adapt at S = 768 rules out cache_latents" 'ERR("hw_cache")'
@@ -388,7 +388,7 @@ ok 'S("clip_def")[0]["grad_norm"] > 0.25' "the tiny model's gradient norm is abo
 same "$(wts clip_big)" "$(wts clip_off)" "max_grad_norm 0 = no clipping"
 same "$(wts clip_big)" "$(wts clip_null)" "max_grad_norm null = no clipping"
 differ "$(wts clip_big)" "$(wts clip_def)" "max_grad_norm 0.05 clips"
-# §9.4 with S = 3, ratio 3, max 0.01: m decays 0.03 → 0.01 over 3 updates; after update 3 a
+# docs/design/upsampler-training.md §9.4 with S = 3, ratio 3, max 0.01: m decays 0.03 → 0.01 over 3 updates; after update 3 a
 # gradient norm above 5·m is clipped to m / min(g/m, 10).
 expect='[(lambda m: m / min(e["grad_norm"] / m, 10) if e["grad_norm"] / m > 5 and k > 3 else m)(0.03 + (0.01 - 0.03) / 3 * k if k < 3 else 0.01) for k, e in enumerate(S("abn"))]'
 ok "len(S('abn')) == 6 and all(close(e['grad_clip'], x) for e, x in zip(S('abn'), $expect)) and any(x < 0.01 for x in $expect)" \
@@ -420,7 +420,7 @@ ok '[v["step"] for v in VAL("val_e2")] == [3]' "validation_epochs 2: epoch 0 onl
 ok 'any("missing.mp4" in m for m in LOGS("val", "warning"))' "validation_paths: a missing video is a warning"
 [ -s "$tmp/val/sample/step4_val0_upsampled.mp4" ] || bad "validation_paths: no sample/step4_val0_upsampled.mp4"
 
-# Noisy training: first-step losses (the same batch); σ adds a floor of about σ² (§7.3).
+# Noisy training: first-step losses (the same batch); σ adds a floor of about σ² (docs/design/upsampler-training.md §7.3).
 ok 'L("nz_off") == L("fast")' "noise options without enable_noisy_training change nothing"
 ok 'L("nz_hi") > 3 * L("fast")' "enable_noisy_training, uniform σ in [0.9, 1]" '(L("nz_hi"), L("fast"))'
 ok 'close(L("nz_lo"), L("fast"), 0.02)' "noise_sample_mode uniform, noise_sigma_min/max [0, 0.01]: about the clean loss" '(L("nz_lo"), L("fast"))'
@@ -446,7 +446,7 @@ ls "$tmp"/tb/logs/events.out.tfevents.* >/dev/null 2>&1 && bad "logging_dir: Ten
 [ -n "$(find "$tmp/base" -name 'events.out.tfevents*')" ] && bad "report_to none wrote TensorBoard files"
 ok 'any("report_to" in e for e in ERR("report_bad"))' "report_to wandb is an error" 'ERR("report_bad")'
 
-# Compatibility flags (§2.1)
+# Compatibility flags (docs/design/upsampler-training.md §2.1)
 same "$(wts compat)" "$(wts fast)" "compatibility flags change nothing"
 ok '(lambda w: len(w) == 1 and all(k in w[0] for k in ("max_train_samples", "video_repeat", "random_ratio_crop", "revision",
      "variant", "cache_dir", "non_ema_revision", "tracker_project_name", "report_model_info", "multi_stream", "save_state",

@@ -8,10 +8,11 @@ W="$1"
 T="$(mktemp -d)"
 trap 'rm -rf "$T"' EXIT
 fail() { echo "FAIL: $*" >&2; exit 1; }
+source "$(dirname "$0")/lib/wait.sh"
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
 
 if ! "$W" demo-data "$T/demo" --seed 2 > /dev/null 2> "$T/demo.err"; then
-  if grep -q "video support is not built" "$T/demo.err"; then echo "SKIP: no video support"; exit 0; fi
+  if grep -q "video support is not built" "$T/demo.err"; then echo "SKIP: no video support"; exit 77; fi
   cat "$T/demo.err" >&2; fail "demo-data failed"
 fi
 SMALL=(--video_sample_size 32 --video_sample_n_frames 5 --train_batch_size 2 --learning_rate 1e-3)
@@ -111,7 +112,7 @@ grep -q "does not match this verb" "$T/out5.jsonl" || fail "job mismatch message
 "$W" train-vae --train_data_meta "$T/demo/metadata.json" --output_dir "$T/crun" --max_train_steps 100000 \
   "${SMALL[@]}" > "$T/out6.jsonl" 2> "$T/err6.log" < /dev/null &
 pid=$!
-for _ in $(seq 1 300); do grep -q '"type":"step"' "$T/out6.jsonl" 2> /dev/null && break; sleep 0.1; done
+wait_for "the first step of the cancel run" 600 has_event step "$T/out6.jsonl"
 kill -TERM $pid
 wait $pid
 rc=$?

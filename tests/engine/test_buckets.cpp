@@ -1,5 +1,5 @@
 // Bucket sizes and frame sampling against the spec's worked example and full table
-// (upsampler-training.md §3.3, §4.4, §4.5).
+// (docs/design/upsampler-training.md §3.3, §4.4, §4.5).
 #include <QtTest/QtTest>
 
 #include "data/buckets.h"
@@ -20,7 +20,7 @@ class TestBuckets : public QObject {
   }
 
   void full_table_at_640() {
-    // key -> HR H x W | LR h x w, from §4.5.
+    // key -> HR H x W | LR h x w, from docs/design/upsampler-training.md §4.5.
     struct Row { double key; int64_t H, W, h, w; };
     const Row rows[] = {{0.25, 288, 1248, 192, 832}, {0.27, 288, 1200, 192, 800}, {0.32, 336, 1104, 224, 736},
                         {0.42, 384, 960, 256, 640},  {0.5, 432, 864, 288, 576},   {0.72, 480, 720, 320, 480},

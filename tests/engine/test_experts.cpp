@@ -1,4 +1,4 @@
-// The dual-expert trainer's rules (dual-expert-training.md §2, §5–§7, §12): routing frequency
+// The dual-expert trainer's rules (docs/design/dual-expert-training.md §2, §5–§7, §12): routing frequency
 // and timestep ranges under a fixed seed, the idle expert left bit for bit, per-sample eval
 // routing on a mixed batch, the checkpoint round trip of both experts, the i2v/ti2v image
 // conditioning, fp8 e4m3 weight storage, and training from latent files (16-channel experts).

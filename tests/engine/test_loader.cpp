@@ -1,5 +1,5 @@
 // The training loader: keyed random streams, the bucket sampler and its exact cursor, and
-// the threaded clip loader on the demo dataset (upsampler-training.md §3–§4, §4.6).
+// the threaded clip loader on the demo dataset (docs/design/upsampler-training.md §3–§4, §4.6).
 #include <QtTest/QtTest>
 
 #include "core/fs.h"

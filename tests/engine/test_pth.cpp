@@ -197,6 +197,18 @@ class TestPth : public QObject {
     QVERIFY(torch::equal(w.at("w"), ref));
   }
 
+  void zeroStrideGetsItsOwnMemory() {
+    // torch.save of an expanded tensor: four elements aliasing one float.
+    std::vector<float> vals = {2.5f};
+    std::string pkl = state_dict_pickle({{"b", tensor("FloatStorage", "0", 1, 0, {4}, {0})}});
+    StateDict sd = ws::io::read_pth(write_pth("expanded.pth", pkl, {{"0", float_bytes(vals)}}));
+    torch::Tensor b = sd.at("b");
+    QVERIFY(b.is_contiguous());
+    QVERIFY(torch::equal(b, torch::full({4}, 2.5f)));
+    b.add_(1);  // an aliased view refuses in-place writes; loaders write into what they read
+    QVERIFY(torch::equal(b, torch::full({4}, 3.5f)));
+  }
+
   void refusesForeignGlobals() {
     std::string marker = p("pwned");
     // os.system("touch pwned") as torch.load would run it without weights_only.

@@ -1,4 +1,4 @@
-// train-vae (wan22-vae.md §12): gradients reach every part of the network through the chunked
+// train-vae (docs/design/wan22-vae.md §12): gradients reach every part of the network through the chunked
 // encode/decode path (and agree with finite differences), a few steps lower the loss, the
 // KL weight acts, the saved file loads with the normal loader, the inference path is unchanged
 // by training, the clip sampler is deterministic per step, and the committed demo VAE still
@@ -363,7 +363,7 @@ class TestVaeTrain : public QObject {
     // The committed demo VAE (configs/demo/vae-train.yaml) must keep reconstructing the demo
     // data: a regression guard for the weights, the VAE code and the data generator together.
     // WS_VAE_CONTACT_SHEET=FILE.png writes originals above reconstructions for a look.
-    if (!QFile::exists(QString::fromStdString(kDemoWeights))) QSKIP("configs/demo/demo_vae.safetensors is missing");
+    if (!QFile::exists(QString::fromStdString(kDemoWeights))) QFAIL("configs/demo/demo_vae.safetensors is missing (it is committed)");
     if (!ws::data::video_support_built()) QSKIP("no video support");
     QVERIFY(QFileInfo(QString::fromStdString(kDemoWeights)).size() < 3'000'000);
     auto vae = Wan22Vae::load(kDemoWeights);  // no config: the widths come from the metadata

@@ -26,6 +26,7 @@ int run_bench(const std::vector<std::string>& argv) {
   }
   const auto* kind = ws::run::find_bench_kind(argv[0]);
   if (!kind) throw ws::UsageError("bench: unknown kind '" + argv[0] + "' (known: " + kind_list() + ")");
+  ws::run::set_current_bench_kind(kind->name);
   return kind->fn(std::vector<std::string>(argv.begin() + 1, argv.end()));
 }
 

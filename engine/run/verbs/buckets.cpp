@@ -6,13 +6,13 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "data/buckets.h"
-#include "data/demo_data.h"
 #include "data/frame_sampling.h"
 #include "data/metadata.h"
 #include "data/row_check.h"
 #include "io/model_yaml.h"
 #include "run/verb.h"
 #include "train/upsampler_options.h"
+#include "train/upsampler_setup.h"
 
 namespace ws::run {
 namespace {
@@ -28,7 +28,14 @@ int run_buckets(const std::vector<std::string>& argv) {
     }
   io::Config cfg = io::load_config(train::upsampler_option_schema(), argv);
   if (!cfg.ok()) {
-    for (const auto& e : cfg.errors()) std::fprintf(stderr, "error: %s\n", e.c_str());
+    for (const auto& e : cfg.errors()) {
+      // An experts (or VAE) config fails on its `job`: say what buckets is for.
+      if (e.find("does not match this verb") != std::string::npos)
+        std::fprintf(stderr, "error: %s; buckets reports on train-upsampler configs only (the experts trainer "
+                     "buckets by latent shape; see the Dataset page or `probe` for other datasets)\n", e.c_str());
+      else
+        std::fprintf(stderr, "error: %s\n", e.c_str());
+    }
     return 1;
   }
   double scale = 1.5;
@@ -42,8 +49,7 @@ int run_buckets(const std::vector<std::string>& argv) {
   }
   const std::string meta_path = cfg.str("train_data_meta");
   const std::string data_dir = cfg.opt_str("train_data_dir").value_or("");
-  if (!fs::exists(meta_path) && cfg.opt_str("demo_data").value_or("") == "auto")
-    data::write_demo_dataset(data_dir.empty() ? fs::dirname(meta_path) : data_dir, static_cast<uint64_t>(cfg.integer("seed")));
+  train::make_demo_data_if_asked(cfg);  // the same seed-0 demo set the trainers write
   data::Metadata meta = data::read_metadata(meta_path, data_dir);
 
   const int64_t S = cfg.integer("video_sample_size"), N = cfg.integer("video_sample_n_frames"),

@@ -4,6 +4,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "io/printable.h"
 #include "io/weights.h"
 #include "run/args.h"
 #include "run/verb.h"
@@ -56,19 +57,21 @@ int run_inspect(const std::vector<std::string>& argv) {
                          {"shape", std::vector<int64_t>(t.sizes().begin(), t.sizes().end())}});
     nlohmann::json out = {{"path", path},         {"format", format_name(format)}, {"tensors", tensors},
                           {"parameters", params}, {"bytes", bytes},                {"metadata", metadata}};
-    std::printf("%s\n", out.dump().c_str());
+    // Names from the file may be invalid UTF-8: replace such bytes rather than fail.
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
   }
 
-  std::printf("%s (%s)\n", path.c_str(), format_name(format));
-  for (const auto& [k, v] : metadata) {
-    std::string shown = v.size() > 100 ? v.substr(0, 100) + "..." : v;
-    std::printf("  metadata %s = %s\n", k.c_str(), shown.c_str());
-  }
+  // Names and metadata come from the file: escape control bytes so a hostile file cannot
+  // drive the terminal.
+  using ws::io::printable;
+  std::printf("%s (%s)\n", printable(path, 4096).c_str(), format_name(format));
+  for (const auto& [k, v] : metadata)
+    std::printf("  metadata %s = %s\n", printable(k).c_str(), printable(v, 100).c_str());
   size_t width = 0;
-  for (const auto& kv : sd) width = std::max(width, std::min<size_t>(kv.first.size(), 72));
+  for (const auto& kv : sd) width = std::max(width, std::min<size_t>(printable(kv.first).size(), 72));
   for (const auto& [name, t] : sd) {
-    std::printf("%-*s  %-4s  %s\n", static_cast<int>(width), name.c_str(), ws::io::dtype_name(t.scalar_type()).c_str(),
+    std::printf("%-*s  %-4s  %s\n", static_cast<int>(width), printable(name).c_str(), ws::io::dtype_name(t.scalar_type()).c_str(),
                 ws::io::shape_str({t.sizes().begin(), t.sizes().end()}).c_str());
   }
   std::printf("%zu tensors, %lld parameters (%s), %s\n", sd.size(), static_cast<long long>(params),

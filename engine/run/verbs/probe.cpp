@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "data/metadata.h"
 #include "data/row_check.h"
+#include "io/printable.h"
 #include "run/args.h"
 #include "run/progress.h"
 #include "run/verb.h"
@@ -29,7 +30,9 @@ std::string ellipsize(const std::string& s, size_t n) {
 
 void print_table(const ws::data::Metadata& meta, const std::vector<RowReport>& reports) {
   size_t wfile = 4;
-  for (const auto& row : meta.rows) wfile = std::max(wfile, std::min<size_t>(row.file_path.size(), 48));
+  // Paths and problems quote the user's file: control bytes are escaped, never sent to the terminal.
+  using ws::io::printable;
+  for (const auto& row : meta.rows) wfile = std::max(wfile, std::min<size_t>(printable(row.file_path, 4096).size(), 48));
   std::printf("%-4s  %-*s  %-5s  %-9s  %6s  %6s  %8s  %s\n", "row", static_cast<int>(wfile), "file", "type", "size",
               "frames", "fps", "duration", "problems");
   for (size_t i = 0; i < reports.size(); ++i) {
@@ -42,8 +45,8 @@ void print_table(const ws::data::Metadata& meta, const std::vector<RowReport>& r
     std::string problems;
     for (const auto& p : r.problems) problems += (problems.empty() ? "" : "; ") + p;
     std::printf("%-4zu  %-*s  %-5s  %-9s  %6s  %6s  %8s  %s\n", i, static_cast<int>(wfile),
-                ellipsize(row.file_path.empty() ? "?" : row.file_path, wfile).c_str(), row.type.c_str(), size.c_str(),
-                frames.c_str(), fps.c_str(), dur.c_str(), problems.empty() ? "ok" : problems.c_str());
+                ellipsize(row.file_path.empty() ? "?" : printable(row.file_path, 4096), wfile).c_str(), row.type.c_str(), size.c_str(),
+                frames.c_str(), fps.c_str(), dur.c_str(), problems.empty() ? "ok" : printable(problems, 4096).c_str());
   }
 }
 
@@ -126,7 +129,7 @@ int run_probe(const std::vector<std::string>& argv) {
   if (args.boolean("json")) {
     nlohmann::json out = {{"metadata", path},           {"data_dir", meta.data_dir}, {"rows", to_json(meta, reports)},
                           {"rows_with_problems", bad}, {"fixed", fixed},            {"written", wrote}};
-    std::printf("%s\n", out.dump(2).c_str());
+    std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     print_table(meta, reports);
     std::printf("\n%zu row%s, %zu with problems", meta.rows.size(), meta.rows.size() == 1 ? "" : "s", bad);

@@ -1,5 +1,5 @@
 // `wanstudio-engine train-vae --config RUN.yaml`: trains a Wan2.2 VAE of the real
-// architecture (normally the demo's tiny widths) on a dataset (wan22-vae.md §12). Events on
+// architecture (normally the demo's tiny widths) on a dataset (docs/design/wan22-vae.md §12). Events on
 // stdout and <output_dir>/events.jsonl, checkpoints every checkpointing_steps, the final
 // weights as one .safetensors the normal loader reads (save_path).
 #include <deque>
@@ -18,6 +18,8 @@
 #include "run/logging.h"
 #include "run/run_dir.h"
 #include "run/verb.h"
+#include "train/training_verb.h"
+#include "train/upsampler_setup.h"
 #include "train/vae_options.h"
 #include "train/vae_trainer.h"
 
@@ -36,7 +38,7 @@ std::string resume_dir(const io::Config& cfg, const std::string& r) {
   return {};
 }
 
-// Every problem of the resolved config, one line each (architecture.md "Worker verbs").
+// Every problem of the resolved config, one line each (docs/design/architecture.md "Worker verbs").
 void validate(io::Config& cfg) {
   const int64_t size = cfg.integer("video_sample_size"), frames = cfg.integer("video_sample_n_frames");
   if (size % 16) cfg.error("video_sample_size", "must be a multiple of 16, got " + std::to_string(size));
@@ -66,6 +68,8 @@ void validate(io::Config& cfg) {
     cfg.error("resume_from_checkpoint", "no checkpoint with " + std::string(kWeightsFile) + " at " + *r);
   if (!data::video_support_built())
     cfg.add_error("train-vae needs video support, which is not built into this wanstudio-engine");
+  train::check_output_dir_free(cfg, cfg.str("output_dir"));
+  train::check_batch_fits(cfg);
 }
 
 // 'latest' or a folder (absolute, or relative to output_dir, or to the current folder).
@@ -108,34 +112,25 @@ int run_train_vae(const std::vector<std::string>& argv) {
   if (cfg.help_requested()) {
     std::printf("%s\nTrains a Wan2.2 VAE of the released architecture (default: the tiny widths dim 4, dec_dim 6)\n"
                 "on square crops of a dataset's clips: loss mean((decode(z) - x)^2) + kl_weight * KL with z\n"
-                "sampled in the un-normalised latent space (wan22-vae.md §12). Writes events, checkpoints and\n"
+                "sampled in the un-normalised latent space (docs/design/wan22-vae.md §12). Writes events, checkpoints and\n"
                 "the final weights (save_path, loadable by every VAE option).\n",
                 schema.help_text().c_str());
     return 0;
   }
   auto& ev = EventStream::global();
   install_cancel_handlers();
-  // `demo_data: auto` writes the demo dataset first, then the config is validated.
-  if (cfg.ok() && cfg.opt_str("demo_data").value_or("") == "auto" && cfg.is_set("train_data_meta") &&
-      !fs::exists(cfg.str("train_data_meta"))) {
-    const std::string meta = cfg.str("train_data_meta");
-    const std::string dir = cfg.opt_str("train_data_dir").value_or(fs::dirname(meta));
+  // `demo_data: auto` writes the demo dataset first (the same seed-0 set every verb writes),
+  // then the config is validated.
+  if (cfg.ok()) {
     try {
-      spdlog::info("demo_data auto: writing the demo dataset to {}", dir);
-      data::write_demo_dataset(dir, static_cast<uint64_t>(cfg.integer("seed")), {}, meta);
-    } catch (const Error& e) {
-      cfg.add_error(std::string("demo_data auto: ") + e.what());
+      if (train::make_demo_data_if_asked(cfg)) spdlog::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
+    } catch (const std::exception& e) {
+      cfg.error("demo_data", e.what());
     }
   }
   if (cfg.ok()) validate(cfg);
-  if (!cfg.ok()) {
-    for (const auto& e : cfg.errors()) {
-      ev.error(e);
-      spdlog::error("{}", e);
-    }
-    ev.finished("failed", 0);
-    return 1;
-  }
+  if (!cfg.ok()) return train::report_config_errors(cfg);
+  train::clear_previous_run(cfg, cfg.str("output_dir"));
 
   std::unique_ptr<RunDir> run;
   try {
@@ -153,7 +148,7 @@ int run_train_vae(const std::vector<std::string>& argv) {
     const int64_t max_steps = cfg.integer("max_train_steps");
     json widths = cfg.is_set("config_path") ? models::read_vae_config_yaml(cfg.str("config_path")) : json::object();
 
-    // Model: a checkpoint to resume, a warm start, or fresh weights (§12 initialisation).
+    // Model: a checkpoint to resume, a warm start, or fresh weights (docs/design/wan22-vae.md §12 initialisation).
     std::unique_ptr<models::Wan22Vae> vae;
     auto resume = find_resume(cfg, *run);
     if (resume) {

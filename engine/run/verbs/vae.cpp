@@ -101,18 +101,21 @@ int run_encode(const std::vector<std::string>& argv) {
 }
 
 int run_decode(const std::vector<std::string>& argv) {
-  ws::run::Args a("vae decode", "vae decode --vae WEIGHTS --latents Z.safetensors --out X.safetensors",
+  ws::run::Args a("vae decode", "vae decode --vae WEIGHTS --input Z.safetensors --out X.safetensors",
                   "Decodes normalised latents [48, F, h, w] (`latents`) into a video tensor `video`\n"
                   "[3, 1 + 4(F-1), 16h, 16w] clamped to [-1, 1].");
   add_model_options(a);
-  a.value("latents", "Z.safetensors", "input latents");
+  // --input as in `vae encode`; --latents is the older name, still accepted.
+  a.value("input", "Z.safetensors", "input latents");
+  a.value("latents", "Z.safetensors", "the same as --input");
   a.value("out", "X.safetensors|X.mp4", "output video tensor, or an MP4 when the name ends in .mp4");
   a.value("fps", "F", "frame rate of an MP4 output (default 16)");
   a.flag("tiled", "decode in 32x32 latent tiles (overlap 8): less memory, not exact");
   a.flag("no_clamp", "keep values outside [-1, 1]");
   if (!a.parse(argv)) return 0;
-  if (!a.has("latents") || !a.has("out")) throw ws::UsageError("vae decode needs --latents and --out");
-  const std::string in = a.str("latents"), out = a.str("out");
+  if (a.has("input") && a.has("latents")) throw ws::UsageError("give the latents once: --input or --latents");
+  if ((!a.has("input") && !a.has("latents")) || !a.has("out")) throw ws::UsageError("vae decode needs --input and --out");
+  const std::string in = a.has("input") ? a.str("input") : a.str("latents"), out = a.str("out");
   torch::Tensor z = ws::run::read_clip_tensor(in, {"latents"}, -1);  // [1, C, F, h, w]
   nlohmann::json keys;
   Wan22Vae::check_latent(vae_config(a, &keys), z, in);

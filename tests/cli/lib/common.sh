@@ -3,6 +3,7 @@
 set -u
 engine=$1 data=$2
 fail() { echo "FAIL: $*"; exit 1; }
+source "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
 tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
 
