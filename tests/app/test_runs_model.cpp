@@ -168,10 +168,13 @@ kill -9 $$)").arg(run)));
     m.setWorkspace(ws_.path());
     const QString l = label(m, "oom");
     QVERIFY2(l.startsWith(QStringLiteral("failed: worker killed by signal 9 (SIGKILL)")), qPrintable(l));
-    // Another session (no JobManager knowledge) can only say the worker is gone.
+    // Another session (no JobManager knowledge) reads the same from the supervisor's final
+    // record in events.jsonl, at once, with the reason.
     RunsModel other(nullptr);
     other.setWorkspace(ws_.path());
-    QCOMPARE(other.status(other.rowForRunDir(run)).state, RunState::Interrupted);
+    const RunStatus s = other.status(other.rowForRunDir(run));
+    QCOMPARE(s.state, RunState::Failed);
+    QVERIFY2(s.reason.contains(QStringLiteral("SIGKILL")), qPrintable(s.reason));
   }
 };
 

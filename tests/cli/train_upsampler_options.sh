@@ -42,8 +42,11 @@ cat >"$tmp/q.py" <<'PY'
 import glob, json, math, os, struct, sys
 T = os.environ["TMPD"]
 def ev(r):
-    with open(os.path.join(T, r, "events.jsonl")) as f:
-        return [json.loads(l) for l in f if l.strip()]
+    # A run refused for its config makes no folder: its events are on stdout (<run>.out) only.
+    path = os.path.join(T, r, "events.jsonl")
+    if not os.path.exists(path): path = os.path.join(T, r + ".out")
+    with open(path) as f:
+        return [json.loads(l) for l in f if l.strip().startswith("{")]
 def S(r): return [e for e in ev(r) if e["type"] == "step"]
 def ST(r): return [e for e in ev(r) if e["type"] == "started"][-1]
 def LOGS(r, level=None): return [e["message"] for e in ev(r) if e["type"] == "log" and level in (None, e.get("level"))]
