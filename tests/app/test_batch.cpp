@@ -276,6 +276,17 @@ class TestBatch : public QObject {
     QVERIFY2(o.err.contains("--nproc needs a number"), qPrintable(o.err));
   }
 
+  static QString aliasBomb() {
+    QString y = QStringLiteral("job: upsampler\na: &a [l,l,l,l,l,l,l,l,l]\n");
+    const QString names = QStringLiteral("abcdefghi");
+    for (int i = 1; i < names.size(); ++i) {
+      QStringList refs;
+      for (int k = 0; k < 9; ++k) refs << QStringLiteral("*") + names[i - 1];
+      y += QStringLiteral("%1: &%1 [%2]\n").arg(names[i]).arg(refs.join(QLatin1Char(',')));
+    }
+    return y;
+  }
+
   void badYamlIsOneLineErrorWithoutWorker() {
     const QString marker = dir_.filePath(QStringLiteral("ran.txt"));
     const QString w = worker(QStringLiteral("touch '%1'; finished completed 0").arg(marker));
@@ -285,6 +296,8 @@ class TestBatch : public QObject {
         {{QStringLiteral("--batch"), yaml(QStringLiteral("job: painter\n"))}, QStringLiteral("unknown job 'painter'")},
         {{QStringLiteral("--batch"), yaml(QStringLiteral("job: [upsampler\n"))}, QStringLiteral(".yaml:")},
         {{QStringLiteral("--batch")}, QStringLiteral("--batch needs a run YAML file")},
+        // "Billion laughs": it used to hang expanding 9^9 aliases.
+        {{QStringLiteral("--batch"), yaml(aliasBomb())}, QStringLiteral("aliases are expanded")},
     };
     for (const auto& c : cases) {
       const Outcome o = run(w, c.first);

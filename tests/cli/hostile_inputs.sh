@@ -188,4 +188,8 @@ grep -q 'high_noise_transformer/, low_noise_transformer/' <<<"$out" || fail "ins
 printf 'job: experts\ntrain_data_meta: %s\n' "$tmp/data/metadata.json" > "$tmp/experts.yaml"
 out=$(run buckets --config "$tmp/experts.yaml" 2>&1)
 grep -q 'train-upsampler configs only' <<<"$out" || fail "buckets on an experts config: $out"
+# The released-width model YAML the README points at is shipped and readable.
+out=$(run buckets --config_path "$data/../../configs/wan2.2/upsampler_2.2vae.yaml" --train_data_meta "$tmp/data/metadata.json" \
+      --video_sample_size 480 --video_sample_n_frames 5 2>&1) || fail "buckets with configs/wan2.2/upsampler_2.2vae.yaml: $out"
+grep -q '"latent_lr"' <<<"$out" || fail "no bucket report from the released model YAML: ${out:0:300}"
 echo "hostile inputs: ok"
