@@ -8,11 +8,7 @@ command -v python3 >/dev/null || fail "python3 is needed (packaging/deps.sh inst
 run() { timeout 120 "$engine" "$@"; }
 
 "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
-cat > "$tmp/model.yaml" <<YAML
-latent_upsampler_kwargs:
-  mid_channels: 32
-  num_blocks_per_stage: 1
-YAML
+write_tiny_upsampler "$tmp/model.yaml"
 TR=(train-upsampler --config_path "$tmp/model.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
     --train_data_meta "$tmp/data/metadata.json" --train_data_dir "$tmp/data" --video_sample_size 128
     --video_sample_n_frames 5 --dataloader_num_workers 1 --gradient_checkpointing=false --validation_steps 1000)

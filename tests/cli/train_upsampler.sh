@@ -5,11 +5,7 @@
 source "$(dirname "$0")/lib/common.sh"
 
 "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
-cat > "$tmp/model.yaml" <<YAML
-latent_upsampler_kwargs:
-  mid_channels: 32
-  num_blocks_per_stage: 1
-YAML
+write_tiny_upsampler "$tmp/model.yaml"
 common=(--config_path "$tmp/model.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
         --train_data_meta "$tmp/data/metadata.json" --video_sample_size 128 --video_sample_n_frames 5
         --video_sample_stride 2 --learning_rate 1e-3 --lr_warmup_steps 2 --seed 7 --use_ema

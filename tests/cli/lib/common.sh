@@ -20,3 +20,12 @@ text_dim: 16
 text_len: 8
 YAML
 }
+
+# A tiny latent upsampler model YAML (the upsampler tests' model) at $1.
+write_tiny_upsampler() {
+  cat > "$1" <<YAML
+latent_upsampler_kwargs:
+  mid_channels: 32
+  num_blocks_per_stage: 1
+YAML
+}
