@@ -23,7 +23,10 @@ for h in "${harnesses[@]}"; do
   # -fork keeps going after a finding; the log's last stats line has the totals.
   (cd "$found" && "$build/$h" -max_total_time="$secs" -rss_limit_mb=4096 -timeout=20 -fork=1 \
      -ignore_crashes=1 -artifact_prefix="$found/" "$work" >"$log" 2>&1) || true
-  execs=$(grep -oE 'stat::number_of_executed_units: [0-9]+|exec/s: [0-9]+|#[0-9]+' "$log" | tail -1)
+  # -fork's status lines: "#<executions>: cov: <edges> ft: ... corp: <inputs> ...".
+  last=$(grep -E '^#[0-9]+: ' "$log" | tail -1)
+  execs=$(sed -E 's/^#([0-9]+):.*/\1/' <<<"$last")
+  cov=$(sed -nE 's/.* cov: ([0-9]+).*/\1/p' <<<"$last")
   crashes=$(find "$found" -type f \( -name 'crash-*' -o -name 'timeout-*' -o -name 'oom-*' \) | wc -l)
-  printf '%-18s %s  findings: %s  (log: %s)\n' "$h" "$execs" "$crashes" "$log"
+  printf '%-18s %10s executions  %6s edges  findings: %s  (log: %s)\n' "$h" "${execs:-?}" "${cov:-?}" "$crashes" "$log"
 done
