@@ -11,3 +11,6 @@ wait_for() {
   done
 }
 has_event() { grep -q "\"type\":\"$1\"" "$2"; }  # has_event TYPE FILE
+# has_checkpoint DIR: a complete checkpoint-<N> exists (any N: with a small checkpoints_total_limit a
+# given one may live for only a few fast steps, too briefly to be seen by polling).
+has_checkpoint() { compgen -G "$1/checkpoint-[0-9]*" >/dev/null; }
