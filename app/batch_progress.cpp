@@ -6,7 +6,7 @@
 #include <algorithm>
 #include <cmath>
 
-#include "models/event_format.h"
+#include "runfolder/event_format.h"
 
 namespace ws {
 namespace {

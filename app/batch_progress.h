@@ -7,7 +7,7 @@
 
 #include <cstdio>
 
-#include "models/run_events.h"
+#include "runfolder/run_events.h"
 
 namespace ws {
 

@@ -2,7 +2,6 @@
 
 #include <QDateTime>
 #include <QFileInfo>
-#include <QRegularExpression>
 
 #include <unistd.h>
 
@@ -10,8 +9,9 @@
 
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
-#include "models/event_format.h"
-#include "models/run_config.h"
+#include "runfolder/event_format.h"
+#include "config/run_config.h"
+#include "contract/log_lines.h"
 
 namespace ws {
 namespace {
@@ -127,11 +127,11 @@ bool BatchRunner::firstTime(const QString& message) {
 }
 
 void BatchRunner::onStderrLine(const QString& line) {
-  // "[12:00:00] [warning] message" (the worker's log) or "error: message".
-  static const QRegularExpression logLine(QStringLiteral("^\\[\\d\\d:\\d\\d:\\d\\d\\] \\[(warning|error)\\] (.*)$"));
-  const auto m = logLine.match(line);
-  if (m.hasMatch() && !firstTime(m.captured(2))) return;
-  if (!m.hasMatch() && line.startsWith(QLatin1String("error: ")) && !firstTime(line.mid(7))) return;
+  // The worker's log line ("[12:00:00] [warning] message", contract/log_lines.h) or "error: message".
+  const auto log = contract::parse_stderr_log_line(line.toStdString());
+  const bool warns = log && (log->level == "warning" || log->level == "error");
+  if (warns && !firstTime(QString::fromStdString(log->message))) return;
+  if (!log && line.startsWith(QLatin1String("error: ")) && !firstTime(line.mid(7))) return;
   print(stderr, line);
 }
 

@@ -9,7 +9,7 @@
 
 #include "batch_progress.h"
 #include "jobs/job_result.h"
-#include "models/run_event.h"
+#include "runfolder/run_event.h"
 
 namespace ws {
 

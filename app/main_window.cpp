@@ -19,7 +19,7 @@
 #include "jobs/job_manager.h"
 #include "jobs/preset_locator.h"
 #include "jobs/worker_job.h"
-#include "models/runs_model.h"
+#include "item_models/runs_model.h"
 #include "pages/dataset_page.h"
 #include "pages/run_page.h"
 

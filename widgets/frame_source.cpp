@@ -6,7 +6,7 @@
 #include <memory>
 
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_decode.h"
+#include "video/video_decode.h"
 #endif
 
 namespace ws {

@@ -63,6 +63,10 @@ std::optional<OptionSchema> OptionSchema::fromJson(const QByteArray& json, QStri
     for (const QJsonValue& c : o.value(QLatin1StringView("choices")).toArray()) s.choices << c.toString();
     if (o.value(QLatin1StringView("min")).isDouble()) s.min = o.value(QLatin1StringView("min")).toDouble();
     if (o.value(QLatin1StringView("max")).isDouble()) s.max = o.value(QLatin1StringView("max")).toDouble();
+    s.multipleOf = o.value(QLatin1StringView("multiple_of")).toInteger();
+    s.remainder = o.value(QLatin1StringView("remainder")).toInteger();
+    if (s.multipleOf < 0 || (s.multipleOf > 0 && s.type != QLatin1String("int")))
+      return fail(QStringLiteral("schema option %1: multiple_of needs a positive int option").arg(s.name));
     const auto def = fromJsonValue(s, o.value(QLatin1StringView("default")));
     if (!def) return fail(QStringLiteral("schema option %1: default does not fit type %2").arg(s.name, s.type));
     s.defaultValue = *def;
@@ -99,23 +103,17 @@ std::optional<QVariant> OptionSchema::fromJsonValue(const OptionSpec& s, const Q
 }
 
 std::optional<QVariant> OptionSchema::scalarFromText(const OptionSpec& s, const QString& raw) {
-  const QString t = raw.trimmed();
-  if (s.type == QLatin1String("bool")) {
-    const QString l = t.toLower();
-    if (l == QLatin1String("true") || l == QLatin1String("yes") || l == QLatin1String("on")) return QVariant(true);
-    if (l == QLatin1String("false") || l == QLatin1String("no") || l == QLatin1String("off")) return QVariant(false);
-    return std::nullopt;
-  }
-  bool ok = false;
-  if (s.type == QLatin1String("int")) {
-    const qlonglong v = t.toLongLong(&ok);
-    return ok ? std::optional<QVariant>(QVariant(v)) : std::nullopt;
-  }
-  if (s.type == QLatin1String("float")) {
-    const double v = t.toDouble(&ok);  // C locale: "1e-4", "0.5"
-    return ok && std::isfinite(v) ? std::optional<QVariant>(QVariant(v)) : std::nullopt;
-  }
-  return QVariant(raw);
+  if (!s.isNumber() && s.type != QLatin1String("bool")) return QVariant(raw);
+  // The worker's grammar (1/0, yes/no, decimal integers, no nan/inf). Bounds and shape rules
+  // are left to the validator, so the form can keep an out-of-range value and say why.
+  contract::ValueRule r;
+  r.type = *contract::type_from_name(s.type.toStdString());
+  std::string err;
+  const auto v = contract::parse_value(r, raw.trimmed().toStdString(), err);
+  if (!v) return std::nullopt;
+  if (v->is_boolean()) return QVariant(v->get<bool>());
+  if (v->is_number_integer()) return QVariant(qlonglong(v->get<int64_t>()));
+  return QVariant(v->get<double>());
 }
 
 QString OptionSchema::toText(const OptionSpec& s, const QVariant& value) {
@@ -149,6 +147,17 @@ bool OptionSchema::sameValue(const OptionSpec& s, const QVariant& a, const QVari
   if (s.type == QLatin1String("int")) return a.toLongLong() == b.toLongLong();
   if (s.type == QLatin1String("float")) return a.toDouble() == b.toDouble();
   return a.toString() == b.toString();
+}
+
+contract::ValueRule OptionSpec::rule() const {
+  contract::ValueRule r;
+  r.type = contract::type_from_name(type.toStdString()).value_or(contract::ValueType::String);
+  for (const QString& c : choices) r.choices.push_back(c.toStdString());
+  r.min = min;
+  r.max = max;
+  r.multiple_of = multipleOf;
+  r.remainder = remainder;
+  return r;
 }
 
 }  // namespace ws

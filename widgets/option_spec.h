@@ -9,6 +9,8 @@
 
 #include <optional>
 
+#include "contract/option_values.h"
+
 namespace ws {
 
 struct OptionSpec {
@@ -21,8 +23,11 @@ struct OptionSpec {
   QString group;
   QStringList choices;  // enum
   std::optional<double> min, max;
+  qint64 multipleOf = 0, remainder = 0;  // shape rule of an int (frames 4k+1, pixels 16k)
 
   bool isNumber() const { return type == QLatin1String("int") || type == QLatin1String("float"); }
+  // The worker's rule for one value (contract/option_values.h): the same checks on both sides.
+  contract::ValueRule rule() const;
 };
 
 }  // namespace ws

@@ -5,7 +5,7 @@
 #include <cstring>
 
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_decode.h"
+#include "video/video_decode.h"
 #endif
 
 namespace ws {

@@ -24,9 +24,11 @@
 #include "jobs/preset_locator.h"
 #include "jobs/schema_fetcher.h"
 #include "jobs/worker_job.h"
-#include "models/config_validator.h"
-#include "models/run_yaml_codec.h"
+#include "config/config_validator.h"
+#include "contract/jobs.h"
+#include "config/run_yaml_codec.h"
 #include "option_editor.h"
+#include "runfolder/run_paths.h"
 
 namespace ws {
 namespace {
@@ -34,13 +36,6 @@ namespace {
 const QString kOutputDir = QStringLiteral("output_dir");
 const QString kComment = QStringLiteral("Run config written by Wan Studio's New Run dialog.\n"
                                         "Relative paths resolve against this file's folder.");
-
-struct JobEntry {
-  const char* job;
-  const char* title;
-};
-const JobEntry kJobs[] = {{"upsampler", QT_TRANSLATE_NOOP("NewRunDialog", "Latent upsampler")},
-                          {"experts", QT_TRANSLATE_NOOP("NewRunDialog", "Dual experts (Wan 2.2 DiT)")}};
 
 QString readText(const QString& path, QString* error) {
   QFile f(path);
@@ -53,7 +48,7 @@ QString readText(const QString& path, QString* error) {
 
 }  // namespace
 
-QString NewRunDialog::verbForJob(const QString& job) { return QStringLiteral("train-") + job; }
+QString NewRunDialog::verbForJob(const QString& job) { return QString::fromStdString(contract::verb_for_job(job.toStdString())); }
 
 NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QString& presetsDir, SchemaSource schemas,
                            QWidget* parent)
@@ -140,11 +135,12 @@ void NewRunDialog::loadSchemas(const SchemaSource& source) {
   auto* model = qobject_cast<QStandardItemModel*>(jobCombo_->model());
   QStringList notes;
   int firstUsable = -1;
-  for (const JobEntry& e : kJobs) {
+  for (const contract::Job& e : contract::jobs()) {
+    if (!e.new_run) continue;
     const QString job = QLatin1String(e.job);
     QString error;
     const auto schema = source(verbForJob(job), &error);
-    jobCombo_->addItem(tr(e.title), job);
+    jobCombo_->addItem(QString::fromLatin1(e.title), job);
     const int row = jobCombo_->count() - 1;
     if (schema) {
       schemas_.insert(job, *schema);
@@ -350,7 +346,7 @@ void NewRunDialog::accept() {
   revalidate();
   if (!problems_.isEmpty()) return;
   const QString dir = runDirectory();
-  const QString path = QDir(dir).filePath(QStringLiteral("run.yaml"));
+  const QString path = runFile(dir, contract::kRunYaml);
   QString error;
   if (!QDir().mkpath(dir)) {
     error = tr("Cannot create %1").arg(dir);

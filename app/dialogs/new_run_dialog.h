@@ -11,7 +11,8 @@
 #include <functional>
 #include <optional>
 
-#include "models/parsed_run_yaml.h"
+#include "config/parsed_run_yaml.h"
+#include "jobs/worker_job.h"
 #include "option_schema.h"
 
 class QComboBox;
@@ -26,7 +27,6 @@ namespace ws {
 
 class ConfigForm;
 class JobManager;
-class WorkerJob;
 
 class NewRunDialog : public QDialog {
   Q_OBJECT

@@ -9,7 +9,7 @@
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "models/runs_model.h"
+#include "item_models/runs_model.h"
 
 namespace ws {
 

@@ -5,9 +5,10 @@
 #include <QFileInfo>
 
 #include "jobs/worker_job.h"
-#include "models/run_config.h"
-#include "models/run_events.h"
-#include "models/run_summary.h"
+#include "config/run_config.h"
+#include "runfolder/run_events.h"
+#include "runfolder/run_summary.h"
+#include "runfolder/run_paths.h"
 
 namespace ws {
 
@@ -38,7 +39,7 @@ QStringList JobManager::resumeArguments(const QString& runDir) {
 
 WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error) {
   const QString dir = normalizedPath(runDir);
-  const QString yaml = QDir(dir).filePath(QStringLiteral("run.yaml"));
+  const QString yaml = runFile(dir, contract::kRunYaml);
   if (!QFileInfo::exists(yaml)) {
     if (error) *error = QStringLiteral("%1: no run.yaml, so the run cannot be resumed from here").arg(dir);
     return nullptr;
@@ -46,7 +47,7 @@ WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extra
   // The same number of processes as the run's last start (its `world_size`).
   RunEvents events;
   events.setKeepHistory(false);
-  const int world = events.loadFile(QDir(dir).filePath(QStringLiteral("events.jsonl"))) ? events.summary().worldSize : 1;
+  const int world = events.loadFile(runFile(dir, contract::kEventsFile)) ? events.summary().worldSize : 1;
   return startVerb(yaml, dir, resumeArguments(dir) + extraArgs, error, std::max(1, world));
 }
 

@@ -9,7 +9,7 @@
 
 #include <optional>
 
-#include "models/run_status.h"
+#include "runfolder/run_status.h"
 
 namespace ws {
 

@@ -4,7 +4,7 @@
 #include <QMetaType>
 #include <QString>
 
-#include "models/run_status.h"
+#include "runfolder/run_status.h"
 
 namespace ws {
 

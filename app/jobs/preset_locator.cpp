@@ -7,7 +7,7 @@
 
 #include <algorithm>
 
-#include "models/run_config.h"
+#include "config/run_config.h"
 
 namespace ws {
 namespace {

@@ -10,7 +10,7 @@
 #include <QTimer>
 
 #include "jobs/job_result.h"
-#include "models/run_event.h"
+#include "runfolder/run_event.h"
 
 namespace ws {
 

@@ -8,7 +8,8 @@
 #include <QTreeWidget>
 #include <QVBoxLayout>
 
-#include "models/run_config.h"
+#include "config/run_config.h"
+#include "runfolder/run_paths.h"
 
 namespace ws {
 namespace {
@@ -58,7 +59,7 @@ void ConfigView::showConfig(const QString& runDir, const QJsonObject& config) {
       tree_->addTopLevelItem(new QTreeWidgetItem({it.key(), valueText(it.value())}));
     return;
   }
-  const QString yaml = runDir + QStringLiteral("/run.yaml");
+  const QString yaml = runFile(runDir, contract::kRunYaml);
   QString error;
   if (QFileInfo::exists(yaml)) {
     if (const auto cfg = RunConfig::load(yaml, &error)) {

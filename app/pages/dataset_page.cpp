@@ -16,7 +16,7 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "models/dataset_model.h"
+#include "item_models/dataset_model.h"
 
 namespace ws {
 

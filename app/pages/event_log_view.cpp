@@ -9,8 +9,8 @@
 #include <QScrollBar>
 #include <QVBoxLayout>
 
-#include "models/event_level_filter.h"
-#include "models/event_log_model.h"
+#include "item_models/event_level_filter.h"
+#include "item_models/event_log_model.h"
 
 namespace ws {
 

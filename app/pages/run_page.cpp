@@ -27,15 +27,16 @@
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
 #include "loss_chart.h"
-#include "models/event_format.h"
-#include "models/log_tail.h"
-#include "models/run_checkpoints.h"
-#include "models/run_config.h"
-#include "models/run_events.h"
+#include "runfolder/event_format.h"
+#include "runfolder/log_tail.h"
+#include "runfolder/run_checkpoints.h"
+#include "config/run_config.h"
+#include "runfolder/run_events.h"
 #include "pages/config_view.h"
 #include "pages/event_log_view.h"
 #include "pages/training_charts.h"
 #include "pages/validation_view.h"
+#include "runfolder/run_paths.h"
 
 namespace ws {
 namespace {
@@ -183,12 +184,12 @@ void RunPage::showRun(const QString& runDir) {
   title_->setText(QFileInfo(runDir_).fileName());
   title_->setToolTip(runDir_);
   // Where the worker wrote its scalars: logging_dir of the run's resolved config (default logs).
-  QString logDir = QStringLiteral("logs");
-  if (auto cfg = RunConfig::load(QDir(runDir_).filePath(QStringLiteral("run.yaml")), nullptr))
+  QString logDir = QString::fromUtf8(contract::kLogsDir);
+  if (auto cfg = RunConfig::load(runFile(runDir_, contract::kRunYaml), nullptr))
     for (const auto& [key, value] : cfg->options)
       if (key == QLatin1String("logging_dir") && !value.trimmed().isEmpty()) logDir = value.trimmed();
   tensorboard_->setText(tr("TensorBoard: tensorboard --logdir \"%1\"").arg(QDir::cleanPath(QDir(runDir_).filePath(logDir))));
-  tail_->setFile(QDir(runDir_).filePath(QStringLiteral("events.jsonl")));
+  tail_->setFile(runFile(runDir_, contract::kEventsFile));
   attachJob();
   refreshStatus();
   // Nobody writes a finished run any more: its unterminated last line is a torn write.
@@ -294,7 +295,7 @@ bool RunPage::canResume(QString* why) const {
   if (job_ && job_->isRunning()) return no(tr("The run is training."));
   if (status_.state == RunState::Running) return no(tr("The run is training elsewhere."));
   if (!hasEnded(status_.state)) return no(tr("The run has not started yet."));
-  if (!QFileInfo::exists(QDir(runDir_).filePath(QStringLiteral("run.yaml"))))
+  if (!QFileInfo::exists(runFile(runDir_, contract::kRunYaml)))
     return no(tr("The run folder has no run.yaml."));
   if (latestCheckpointStep(runDir_) < 0) return no(tr("The run has no checkpoint to resume from."));
   return true;
@@ -326,7 +327,7 @@ void RunPage::refreshLastLines() {
     lines = job_->stderrTail();
     lines = lines.mid(std::max<qsizetype>(0, lines.size() - kLastLines));
   }
-  if (lines.isEmpty()) lines = lastLines(QDir(runDir_).filePath(QStringLiteral("logs/engine.log")), kLastLines);
+  if (lines.isEmpty()) lines = lastLines(runFile(runDir_, contract::kEngineLog), kLastLines);
   if (lines.isEmpty()) lines << tr("(the worker left no log lines)");
   lastLines_->setPlainText(lines.join(QLatin1Char('\n')));
 }

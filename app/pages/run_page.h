@@ -9,7 +9,7 @@
 #include <QTimer>
 #include <QWidget>
 
-#include "models/run_status.h"
+#include "runfolder/run_status.h"
 
 class QLabel;
 class QPlainTextEdit;

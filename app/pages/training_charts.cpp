@@ -6,7 +6,7 @@
 #include <QVBoxLayout>
 
 #include "loss_chart.h"
-#include "models/run_events.h"
+#include "runfolder/run_events.h"
 
 namespace ws {
 

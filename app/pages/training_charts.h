@@ -7,7 +7,7 @@
 
 #include <QWidget>
 
-#include "models/expert_curves.h"
+#include "runfolder/expert_curves.h"
 
 class QLabel;
 class QTabWidget;

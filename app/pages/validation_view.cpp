@@ -8,7 +8,7 @@
 
 #include <cmath>
 
-#include "models/run_events.h"
+#include "runfolder/run_events.h"
 #include "video_compare_view.h"
 
 namespace ws {

@@ -6,7 +6,7 @@
 #include <QVector>
 #include <QWidget>
 
-#include "models/validation_sample.h"
+#include "runfolder/validation_sample.h"
 
 class QLabel;
 class QTreeWidget;

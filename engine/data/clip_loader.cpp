@@ -13,9 +13,9 @@ extern "C" void omp_set_num_threads(int) __attribute__((weak));
 #include "io/safetensors.h"
 #include "data/clip_tensor.h"
 #include "data/degradation.h"
-#include "data/frame_sampling.h"
+#include "dataset/frame_sampling.h"
 #include "data/random_streams.h"
-#include "data/row_check.h"
+#include "dataset/row_check.h"
 
 namespace ws::data {
 
@@ -331,6 +331,11 @@ void ClipLoader::worker_loop() {
     }
     cv_done_.notify_all();
   }
+}
+
+size_t ClipLoader::batches_ready() const {
+  std::lock_guard<std::mutex> lk(mu_);
+  return done_.size();
 }
 
 Batch ClipLoader::next() {

@@ -17,8 +17,8 @@
 #include <vector>
 
 #include "data/bucket_sampler.h"
-#include "data/buckets.h"
-#include "data/metadata.h"
+#include "dataset/buckets.h"
+#include "dataset/metadata.h"
 
 namespace ws::data {
 
@@ -109,6 +109,10 @@ class ClipLoader {
   Batch next();
   // Time next() spent waiting for data, summed (seconds).
   double wait_seconds() const { return wait_s_; }
+  // Decode threads running (0 until the first next(), and with `workers` 0).
+  int worker_threads() const { return static_cast<int>(threads_.size()); }
+  // Batches decoded ahead and waiting for next().
+  size_t batches_ready() const;
   int64_t failed_rows() const;
   const BucketSampler& sampler() const { return sampler_; }
   const std::vector<TrainRow>& rows() const { return rows_; }
@@ -127,7 +131,7 @@ class ClipLoader {
   SkipCallback on_skip_;
   BucketSampler sampler_;
 
-  std::mutex mu_;
+  mutable std::mutex mu_;
   std::condition_variable cv_work_, cv_done_;
   std::vector<std::thread> threads_;
   bool stop_ = false;

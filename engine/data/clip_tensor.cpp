@@ -5,7 +5,7 @@
 #include "core/error.h"
 
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_decode.h"
+#include "video/video_decode.h"
 #endif
 
 namespace ws::data {

@@ -5,11 +5,11 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/metadata.h"
+#include "dataset/metadata.h"
 #include "data/synthetic.h"
 
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_encode.h"
+#include "video/video_encode.h"
 #endif
 
 namespace ws::data {

@@ -6,7 +6,7 @@
 #include <string>
 #include <vector>
 
-#include "io/video_frame.h"
+#include "video/video_frame.h"
 
 namespace ws::data {
 

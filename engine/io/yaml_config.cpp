@@ -9,29 +9,16 @@
 #include <sstream>
 #include <stdexcept>
 
+#include "contract/jobs.h"
 #include "core/error.h"
-#include "run/args.h"
 
 namespace ws::io {
 namespace {
-
-std::string fmt_num(double v) {
-  char buf[32];
-  std::snprintf(buf, sizeof(buf), "%g", v);
-  return buf;
-}
 
 std::string join(const std::vector<std::string>& v, const char* sep) {
   std::string out;
   for (size_t i = 0; i < v.size(); ++i) out += (i ? sep : "") + v[i];
   return out;
-}
-
-bool check_bounds(const OptionSpec& s, double v, std::string& err) {
-  if (s.min && v < *s.min) err = "must be at least " + fmt_num(*s.min) + ", got " + fmt_num(v);
-  else if (s.max && v > *s.max) err = "must be at most " + fmt_num(*s.max) + ", got " + fmt_num(v);
-  else return true;
-  return false;
 }
 
 // A JSON value (a default or a verb's derived value) -> one checked item.
@@ -46,14 +33,14 @@ std::optional<json> coerce_item(const OptionSpec& s, const json& v, std::string&
         err = "expected an integer";
         return std::nullopt;
       }
-      if (!check_bounds(s, v.get<double>(), err)) return std::nullopt;
+      if (!contract::check_number(s, v.get<double>(), err)) return std::nullopt;
       return json(v.get<int64_t>());
     case OptType::Float:
       if (!v.is_number() || !std::isfinite(v.get<double>())) {
         err = "expected a number";
         return std::nullopt;
       }
-      if (!check_bounds(s, v.get<double>(), err)) return std::nullopt;
+      if (!contract::check_number(s, v.get<double>(), err)) return std::nullopt;
       return json(v.get<double>());
     default:
       if (!v.is_string()) {
@@ -103,94 +90,26 @@ std::string metavar(const OptionSpec& s) {
 
 }  // namespace
 
-const char* type_name(OptType t) {
-  switch (t) {
-    case OptType::Bool: return "bool";
-    case OptType::Int: return "int";
-    case OptType::Float: return "float";
-    case OptType::String: return "string";
-    case OptType::Path: return "path";
-    case OptType::Enum: return "enum";
-  }
-  return "?";
-}
-
 std::optional<json> parse_option_value(const OptionSpec& s, const std::string& text, std::string& err) {
-  const std::string got = ", got '" + text + "'";
-  switch (s.type) {
-    case OptType::Bool:
-      try {
-        return json(run::parse_bool(text, s.name));
-      } catch (const Error&) {
-        err = "expected true or false" + got;
-        return std::nullopt;
-      }
-    case OptType::Int: {
-      // Decimal only: 0x10, 1e3 or 1.0 for a step count are more likely mistakes than intent.
-      size_t start = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
-      bool ok = text.size() > start && text.find_first_not_of("0123456789", start) == std::string::npos;
-      if (!ok) {
-        err = "expected an integer" + got;
-        return std::nullopt;
-      }
-      errno = 0;
-      long long v = std::strtoll(text.c_str(), nullptr, 10);
-      if (errno == ERANGE) {
-        err = "integer out of range" + got;
-        return std::nullopt;
-      }
-      if (!check_bounds(s, static_cast<double>(v), err)) return std::nullopt;
-      return json(static_cast<int64_t>(v));
-    }
-    case OptType::Float: {
-      // strtod would also take "nan", "inf" and hex floats; none is a sensible setting.
-      bool ok = !text.empty() && text.find_first_not_of("0123456789+-.eE") == std::string::npos;
-      char* end = nullptr;
-      double v = ok ? std::strtod(text.c_str(), &end) : 0;
-      if (!ok || end != text.c_str() + text.size() || !std::isfinite(v)) {
-        err = "expected a number" + got;
-        return std::nullopt;
-      }
-      if (!check_bounds(s, v, err)) return std::nullopt;
-      return json(v);
-    }
-    case OptType::Enum:
-      for (const auto& c : s.choices)
-        if (c == text) return json(text);
-      err = "expected one of " + join(s.choices, ", ") + got;
-      return std::nullopt;
-    case OptType::Path:
-      if (text.empty()) {
-        err = "expected a path, got an empty string";
-        return std::nullopt;
-      }
-      return json(text);
-    case OptType::String:
-      return json(text);
-  }
-  return std::nullopt;
+  return contract::parse_value(s, text, err);
 }
 
-std::string yaml_float(double v) {
-  if (std::isnan(v)) return ".nan";
-  if (std::isinf(v)) return v > 0 ? ".inf" : "-.inf";
-  char buf[40];
-  for (int p = 1; p <= 17; ++p) {
-    std::snprintf(buf, sizeof(buf), "%.*g", p, v);
-    if (std::strtod(buf, nullptr) == v) break;  // shortest text that reads back exactly
-  }
-  std::string s = buf;
-  // YAML 1.1 readers (PyYAML) need a dot to see a float: 2e-05 -> 2.0e-05, 3 -> 3.0.
-  if (s.find('.') == std::string::npos) {
-    auto e = s.find('e');
-    s.insert(e == std::string::npos ? s.size() : e, ".0");
-  }
-  return s;
-}
+std::string yaml_float(double v) { return contract::yaml_float(v); }
 
 // ---- schema ----
 
 OptionSchema::OptionSchema(std::string verb, std::string job) : verb_(std::move(verb)), job_(std::move(job)) {}
+
+OptionSchema OptionSchema::for_job(const std::string& job) {
+  const std::string verb = contract::verb_for_job(job);
+  if (verb.empty()) throw std::logic_error("job '" + job + "' is not in the contract's job table");
+  return OptionSchema(verb, job);
+}
+
+OptionSchema& OptionSchema::about(std::string text) {
+  about_ = std::move(text);
+  return *this;
+}
 
 OptionSchema& OptionSchema::group(const std::string& name) {
   group_ = name;
@@ -198,7 +117,7 @@ OptionSchema& OptionSchema::group(const std::string& name) {
 }
 
 OptionSchema& OptionSchema::add(OptionSpec s) {
-  s.name = run::canonical_option(s.name);
+  s.name = contract::canonical_option(s.name);
   if (s.name.empty() || s.name == "config" || s.name == "job" || s.name == "help")
     throw std::logic_error("option name '" + s.name + "' is reserved");
   if (find(s.name)) throw std::logic_error("option '" + s.name + "' declared twice");
@@ -249,7 +168,7 @@ OptionSchema& OptionSchema::list(const std::string& name, OptType item, json def
 
 OptionSpec& OptionSchema::spec(const std::string& name) {
   for (auto& s : options_)
-    if (s.name == run::canonical_option(name)) return s;
+    if (s.name == contract::canonical_option(name)) return s;
   throw std::logic_error("option '" + name + "' is not declared");
 }
 
@@ -268,6 +187,15 @@ OptionSchema& OptionSchema::max(const std::string& name, double v) {
   return *this;
 }
 
+OptionSchema& OptionSchema::shape(const std::string& name, const contract::ValueRule& rule) {
+  OptionSpec& s = spec(name);
+  if (s.type != OptType::Int) throw std::logic_error("option '" + name + "': a shape rule needs an integer");
+  s.multiple_of = rule.multiple_of;
+  s.remainder = rule.remainder;
+  if (rule.min && (!s.min || *s.min < *rule.min)) s.min = rule.min;
+  return *this;
+}
+
 const OptionSpec* OptionSchema::find(const std::string& name) const {
   for (const auto& s : options_)
     if (s.name == name) return &s;
@@ -283,6 +211,10 @@ json OptionSchema::to_json() const {
     if (!s.choices.empty()) o["choices"] = s.choices;
     if (s.min) o["min"] = *s.min;
     if (s.max) o["max"] = *s.max;
+    if (s.multiple_of > 0) {
+      o["multiple_of"] = s.multiple_of;
+      o["remainder"] = s.remainder;
+    }
     opts.push_back(std::move(o));
   }
   return {{"verb", verb_}, {"job", job_}, {"options", std::move(opts)}};
@@ -290,7 +222,9 @@ json OptionSchema::to_json() const {
 
 std::string OptionSchema::help_text() const {
   std::ostringstream o;
-  o << "usage: wanstudio-engine " << verb_ << " [--config RUN.yaml] [--OPTION VALUE ...]\n\n"
+  o << "usage: wanstudio-engine " << verb_ << " [--config RUN.yaml] [--OPTION VALUE ...]\n\n";
+  if (!about_.empty()) o << about_ << "\n\n";
+  o
     << "Every option can also be a key of the run YAML (job: " << job_ << "); a flag overrides the YAML.\n"
     << "Hyphens and underscores are interchangeable. Booleans: --name or --name=false. Lists: --name A B C\n"
     << "(up to the next --option). Relative paths resolve against the YAML's folder (flags: the current folder).\n";

@@ -17,6 +17,8 @@
 #pragma once
 #include <nlohmann/json.hpp>
 
+#include "contract/option_values.h"
+
 #include <cstdint>
 #include <optional>
 #include <string>
@@ -26,25 +28,28 @@ namespace ws::io {
 
 using json = nlohmann::json;
 
-enum class OptType { Bool, Int, Float, String, Path, Enum };
-const char* type_name(OptType t);  // "bool", "int", "float", "string", "path", "enum"
+// Value types, bounds, shape rules and the text grammar are the contract's (contract/option_values.h).
+using OptType = contract::ValueType;
+using contract::type_name;
 
-struct OptionSpec {
+// One option: its value rule (type, choices, min/max, multiple_of) plus how it is presented.
+struct OptionSpec : contract::ValueRule {
   std::string name;  // canonical, with underscores
-  OptType type = OptType::String;
   bool list = false;        // a YAML sequence / every argument up to the next `--option`
   json default_value;       // null = no value ("None"); lists default to an array
   std::string help;
-  std::vector<std::string> choices;  // Enum only
   std::string group;                 // section in --help and the GUI form
   bool required = false;             // null after resolution is an error
-  std::optional<double> min, max;    // inclusive bounds for Int/Float (each item of a list)
 };
 
 class OptionSchema {
  public:
   OptionSchema(std::string verb, std::string job);
+  // The schema of a training job; its verb comes from the contract's job table (contract/jobs.h).
+  static OptionSchema for_job(const std::string& job);
 
+  // A paragraph for --help, after the usage line (what the verb does).
+  OptionSchema& about(std::string text);
   // Options added after this belong to `name` (help sections, GUI form groups).
   OptionSchema& group(const std::string& name);
   // Adds a spec; a bad spec (duplicate or reserved name, default of the wrong type, enum
@@ -63,6 +68,8 @@ class OptionSchema {
   OptionSchema& required(const std::string& name);
   OptionSchema& min(const std::string& name, double v);
   OptionSchema& max(const std::string& name, double v);
+  // A shape rule: the value is multiple_of·k + remainder (frames 4k+1, pixels a multiple of 16).
+  OptionSchema& shape(const std::string& name, const contract::ValueRule& rule);
 
   const std::string& verb() const { return verb_; }
   const std::string& job() const { return job_; }
@@ -70,13 +77,13 @@ class OptionSchema {
   const OptionSpec* find(const std::string& name) const;  // canonical name
 
   // {"verb", "job", "options": [{"name", "type", "list", "default", "help", "group",
-  // "required", "choices"?, "min"?, "max"?}]} for `wanstudio-engine schema`.
+  // "required", "choices"?, "min"?, "max"?, "multiple_of"?, "remainder"?}]} for `wanstudio-engine schema`.
   json to_json() const;
   std::string help_text() const;
 
  private:
   OptionSpec& spec(const std::string& name);
-  std::string verb_, job_, group_;
+  std::string verb_, job_, group_, about_;
   std::vector<OptionSpec> options_;
 };
 

@@ -11,34 +11,17 @@
 #include "core/fs.h"
 #include "core/yaml_limits.h"
 #include "io/yaml_config.h"
-#include "run/args.h"
 
 namespace ws::io {
 namespace stdfs = std::filesystem;
 
 namespace {
 
-bool is_numeric(const OptionSpec& s) { return s.type == OptType::Int || s.type == OptType::Float; }
 
 // "None" is how Python users write "no value"; only numbers take it (a path could be named so).
-bool null_word(const OptionSpec& s, const std::string& t) {
-  return is_numeric(s) && (t == "None" || t == "none" || t == "null" || t == "Null" || t == "NULL" || t == "~");
-}
+bool null_word(const OptionSpec& s, const std::string& t) { return contract::is_null_word(s.type, t); }
 
-std::string expected(const OptionSpec& s) {
-  switch (s.type) {
-    case OptType::Bool: return "true or false";
-    case OptType::Int: return "an integer";
-    case OptType::Float: return "a number";
-    case OptType::Path: return "a path";
-    case OptType::Enum: {
-      std::string c;
-      for (const auto& x : s.choices) c += (c.empty() ? "" : ", ") + x;
-      return "one of " + c;
-    }
-    default: return "a string";
-  }
-}
+std::string expected(const OptionSpec& s) { return contract::expected_value(s); }
 
 size_t edit_distance(const std::string& a, const std::string& b) {
   std::vector<size_t> row(b.size() + 1);
@@ -154,7 +137,7 @@ class ConfigLoader {
         f.has_value = true;
         name = name.substr(0, eq);
       }
-      f.name = run::canonical_option(name);
+      f.name = contract::canonical_option(name);
       auto take_value = [&]() -> bool {
         if (f.has_value) return true;
         if (i + 1 < args.size() && !is_option(args[i + 1])) {

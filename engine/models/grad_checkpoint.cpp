@@ -1,7 +1,11 @@
 #include "models/grad_checkpoint.h"
 
+#include <atomic>
+
 namespace ws::models {
 namespace {
+
+std::atomic<int64_t> g_forwards{0}, g_recomputes{0};
 
 // Keeps the recompute body alive for as long as the autograd node needs it.
 struct BodyHolder : torch::CustomClassHolder {
@@ -34,6 +38,7 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
       torch::AutoGradMode grad_on(true);
       y = (*body)(x);
     }
+    g_recomputes.fetch_add(1, std::memory_order_relaxed);
     // Differentiate w.r.t. the input (when it needs grad) and every parameter.
     std::vector<torch::Tensor> wrt;
     if (x.requires_grad()) wrt.push_back(x);
@@ -56,8 +61,12 @@ torch::Tensor checkpoint(const CheckpointBody& body, const torch::Tensor& x, con
   bool needs = torch::GradMode::is_enabled() && x.requires_grad();
   for (const auto& p : params) needs = needs || (torch::GradMode::is_enabled() && p.requires_grad());
   if (!needs) return body(x);
+  g_forwards.fetch_add(1, std::memory_order_relaxed);
   return CheckpointFunction::apply(c10::make_intrusive<BodyHolder>(body), x, torch::TensorList(params));
 }
+
+int64_t checkpointed_forwards() { return g_forwards.load(); }
+int64_t checkpoint_recomputations() { return g_recomputes.load(); }
 
 std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& m) {
   std::vector<torch::Tensor> out;

@@ -5,7 +5,9 @@
 
 namespace ws::train {
 
-ExpertStep::ExpertStep(models::WanModel model, ExpertStepOptions opts) : model_(std::move(model)), opts_(opts) {
+ExpertStep::ExpertStep(models::WanModel model, ExpertStepOptions opts)
+    : model_(std::move(model)), opts_(std::move(opts)), last_lr_(opts_.learning_rate) {
+  opts_.schedule.validate();
   AdamWGroup group;
   for (const auto& kv : model_->named_parameters()) {
     if (!kv.value().requires_grad()) continue;
@@ -92,8 +94,9 @@ ExpertStepRecord ExpertStep::forward_backward(const ExpertStepInput& in) {
   return rec;
 }
 
-void ExpertStep::update() {
-  optimizer_->step({opts_.learning_rate});
+void ExpertStep::update(std::optional<int64_t> schedule_step) {
+  last_lr_ = opts_.schedule.lr(schedule_step.value_or(global_step_), opts_.learning_rate);
+  optimizer_->step({last_lr_});
   if (model_->fp8()) model_->refresh_fp8();  // the fp8 copies follow the master weights
   ++global_step_;
 }

@@ -7,17 +7,20 @@
 #include <torch/torch.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "models/wan_dit.h"
 #include "train/adamw.h"
 #include "train/grad_clip.h"
+#include "train/lr_schedule.h"
 
 namespace ws::train {
 
 struct ExpertStepOptions {
-  double learning_rate = 1e-4;
+  double learning_rate = 1e-4;  // the peak; the expert's schedule scales it per update
+  LrSchedule schedule = {"constant"};
   AdamWOptions adam{0.9, 0.999, 1e-8, 1e-2};
   ClipOptions clip{0.0, 5.0, 1000.0};  // max_grad_norm 0: measure the norm, do not clip
 };
@@ -63,8 +66,10 @@ class ExpertStep {
   // Forward, loss, zero_grad, backward and the gradient norm (with clipping when enabled);
   // the gradients stay on the parameters for inspection until update().
   ExpertStepRecord forward_backward(const ExpertStepInput& in);
-  // The AdamW update with the current learning rate.
-  void update();
+  // The AdamW update at the schedule's learning rate for update `schedule_step` (default: this
+  // expert's own completed updates; the dual-expert trainer passes the global step when the
+  // schedule runs on it). The expert owns its schedule.
+  void update(std::optional<int64_t> schedule_step = std::nullopt);
   // forward_backward + update.
   ExpertStepRecord step(const ExpertStepInput& in);
 
@@ -83,8 +88,8 @@ class ExpertStep {
   void to(const torch::Device& device);
   torch::Device device() const { return model_->device(); }
 
-  void set_learning_rate(double lr) { opts_.learning_rate = lr; }
-  double learning_rate() const { return opts_.learning_rate; }
+  // The learning rate of the last update (the peak before the first).
+  double learning_rate() const { return last_lr_; }
   int64_t global_step() const { return global_step_; }
   // Resume: the expert's completed updates (the clip threshold decays with it).
   void set_global_step(int64_t step) { global_step_ = step; }
@@ -99,6 +104,7 @@ class ExpertStep {
   std::vector<torch::Tensor> params_;
   std::unique_ptr<AdamW> optimizer_;
   int64_t global_step_ = 0;
+  double last_lr_ = 0;
 };
 
 }  // namespace ws::train

@@ -10,7 +10,7 @@ using io::json;
 using io::OptType;
 
 io::OptionSchema experts_option_schema() {
-  io::OptionSchema s("train-experts", "experts");
+  io::OptionSchema s = io::OptionSchema::for_job("experts");
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
 
   s.group("Model");
@@ -31,7 +31,7 @@ io::OptionSchema experts_option_schema() {
   s.path("latent_cache_dir", nullptr, "cached latents (computed on first use); without it latents are encoded each step");
   s.integer("video_sample_size", 512, "sample edge S (bucket sizes scale with it)").min("video_sample_size", 32).max("video_sample_size", 4096);
   s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
-  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").min("video_sample_n_frames", 1).max("video_sample_n_frames", 1025);
+  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").max("video_sample_n_frames", 1025).shape("video_sample_n_frames", contract::frames_rule());
   s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1).max("train_batch_size", 1024);
   s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads").min("dataloader_num_workers", 0).max("dataloader_num_workers", 64);
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");

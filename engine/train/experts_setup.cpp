@@ -5,7 +5,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "data/clip_loader.h"
-#include "data/metadata.h"
+#include "dataset/metadata.h"
 #include "io/model_yaml.h"
 #include "train/expert_conditioning.h"
 #include "train/text_embeddings.h"
@@ -47,7 +47,7 @@ void check_text_embeddings(io::Config& cfg, ExpertsSetup& s, const std::string& 
                            int64_t text_dim, const char* option) {
   data::Metadata meta;
   try {
-    meta = data::read_metadata(meta_path, s.data_dir);
+    meta = data::read_metadata(meta_path, s.data.dir);
   } catch (const Error& e) {
     cfg.error(option, e.what());
     return;
@@ -98,7 +98,15 @@ bool every_row_has_latents(const std::string& meta_path, const std::string& data
 
 ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   ExpertsSetup s;
-  s.output_dir = cfg.str("output_dir");
+  s.run = parse_run_options(cfg);
+  s.data = parse_data_options(cfg);
+  s.optimizer = parse_optimizer_options(cfg);
+  s.schedule_on_expert_steps = cfg.str("lr_schedule_basis") == "expert_steps";
+  s.bsmntw = cfg.str("timestep_weighting") == "bsmntw";
+  s.fp8 = cfg.str("fp8") == "e4m3";
+  s.eval_timesteps = cfg.integers("eval_timesteps");
+  s.eval_max_samples_per_t = cfg.integer("eval_max_samples_per_t");
+  s.eval_steps = cfg.integer("eval_steps");
 
   // Model YAML.
   json tak = json::object(), sched = json::object();
@@ -175,9 +183,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   const models::WanConfig& mc = s.high.config;
   have_model = have_model && models_ok && (!cfg.is_set("transformer_config") || fresh);
   // Latent files made elsewhere (docs/design/dual-expert-training.md §9) free the run from the VAE: the way to train 16-channel experts.
-  s.data_dir = cfg.opt_str("train_data_dir").value_or("");
-  s.all_latent_files = cfg.is_set("train_data_meta") && every_row_has_latents(cfg.str("train_data_meta"), s.data_dir) &&
-                       (!cfg.is_set("eval_data_meta") || every_row_has_latents(cfg.str("eval_data_meta"), s.data_dir));
+  s.all_latent_files = cfg.is_set("train_data_meta") && every_row_has_latents(cfg.str("train_data_meta"), s.data.dir) &&
+                       (!cfg.is_set("eval_data_meta") || every_row_has_latents(cfg.str("eval_data_meta"), s.data.dir));
   if (have_model) {
     if (mc.model_type != s.low.config.model_type)
       cfg.add_error("the high expert is " + mc.model_type + ", the low one " + s.low.config.model_type + ": both must have one model_type");
@@ -203,16 +210,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     cfg.error("mixed_precision", "fp16 needs a gradient scaler, which is not ported: use bf16 or no");
 
   // Data.
-  if (cfg.is_set("train_data_meta")) {
-    s.meta_path = cfg.str("train_data_meta");
-    if (!fs::exists(s.meta_path))
-      cfg.error("train_data_meta", "file not found: " + s.meta_path + (cfg.is_set("demo_data") ? "" : " (set demo_data: auto to make the demo dataset)"));
-  }
-  s.data_dir = cfg.opt_str("train_data_dir").value_or("");
-  if (!s.data_dir.empty() && !fs::is_dir(s.data_dir)) cfg.error("train_data_dir", "folder not found: " + s.data_dir);
-  if (cfg.is_set("demo_data") && cfg.str("demo_data") != "auto") cfg.error("demo_data", "the only value is 'auto'");
-  const int64_t N = cfg.integer("video_sample_n_frames");
-  if ((N - 1) % 4 != 0) cfg.error("video_sample_n_frames", "must be 4k+1 (1, 5, 9, ..., 81), got " + std::to_string(N));
+  check_data_options(cfg, s.data);
   if (cfg.integer("video_sample_size") < 32) cfg.error("video_sample_size", "must be at least 32 (the bucket alignment)");
   if (cfg.is_set("latent_cache_dir")) {
     s.latent_cache_dir = cfg.str("latent_cache_dir");
@@ -225,8 +223,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     s.text_dir = cfg.str("text_embeddings_dir");
     if (!fs::is_dir(s.text_dir) && cfg.opt_str("demo_data").value_or("") != "auto")
       cfg.error("text_embeddings_dir", "folder not found: " + s.text_dir);
-    else if (have_model && !s.meta_path.empty() && fs::exists(s.meta_path))
-      check_text_embeddings(cfg, s, s.meta_path, mc.text_len, mc.text_dim, "train_data_meta");
+    else if (have_model && !s.data.meta.empty() && fs::exists(s.data.meta))
+      check_text_embeddings(cfg, s, s.data.meta, mc.text_len, mc.text_dim, "train_data_meta");
   }
 
   // VAE: not needed when every row brings its latents (unless named, then it must exist).
@@ -245,6 +243,10 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     if (!cfg.is_set(lr)) cfg.set(lr, cfg.real("learning_rate"), "learning_rate");
     if (!cfg.is_set(warm)) cfg.set(warm, cfg.integer("lr_warmup_steps"), "lr_warmup_steps");
   }
+  s.learning_rate_high = cfg.real("learning_rate_high");
+  s.learning_rate_low = cfg.real("learning_rate_low");
+  s.lr_warmup_steps_high = cfg.integer("lr_warmup_steps_high");
+  s.lr_warmup_steps_low = cfg.integer("lr_warmup_steps_low");
   if (cfg.is_set("eval_data_meta")) {
     s.eval_meta = cfg.str("eval_data_meta");
     if (!fs::exists(*s.eval_meta))
@@ -259,12 +261,13 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   // Resume.
   if (cfg.is_set("resume_from_checkpoint")) {
     std::string warning, error;
-    s.resume_dir = find_resume_checkpoint(cfg.str("resume_from_checkpoint"), s.output_dir, &warning, &error);
+    s.resume_dir = find_resume_checkpoint(cfg.str("resume_from_checkpoint"), s.run.output_dir, &warning, &error);
     if (!warning.empty()) s.warnings.push_back(warning);
     if (!error.empty()) cfg.error("resume_from_checkpoint", error);
   }
-  check_output_dir_free(cfg, s.output_dir);
-  check_batch_fits(cfg);
+  check_output_dir_free(cfg, s.run);
+  check_batch_fits(cfg, s.data);
+  s.maths = experts_maths_options(cfg);
   return s;
 }
 

@@ -9,6 +9,7 @@
 #include "io/yaml_config.h"
 #include "models/wan_dit_config.h"
 #include "train/expert_routing.h"
+#include "train/run_options.h"
 
 namespace ws::train {
 
@@ -17,9 +18,20 @@ struct ExpertSource {
   std::optional<std::string> weights;  // a model folder or weights file; none: fresh experts
 };
 
+// Everything the dual-expert trainer reads from its config, typed (the trainer never looks an
+// option up by name).
 struct ExpertsSetup {
-  std::string output_dir;
-  std::string meta_path, data_dir;
+  RunOptions run;
+  DataOptions data;
+  OptimizerOptions optimizer;  // schedule: the shared name and warmup; per expert below
+  double learning_rate_high = 1e-4, learning_rate_low = 1e-4;
+  int64_t lr_warmup_steps_high = 0, lr_warmup_steps_low = 0;
+  bool schedule_on_expert_steps = true;  // lr_schedule_basis: expert_steps (else global_steps)
+  bool bsmntw = false;                   // timestep_weighting: bsmntw
+  bool fp8 = false;
+  std::vector<int64_t> eval_timesteps;
+  int64_t eval_max_samples_per_t = 1, eval_steps = 0;
+  nlohmann::json maths = nlohmann::json::object();  // experts_maths_options(), hashed into checkpoints
   std::string vae_file;      // empty when every row brings its own latent file
   bool all_latent_files = false;  // every train (and eval) row names a latent_path
   nlohmann::json vae_config = nlohmann::json::object();

@@ -18,7 +18,10 @@ LatentCache::LatentCache(std::string dir, std::string vae_sha256) : dir_(std::mo
 std::string LatentCache::content_hash(const std::string& file) {
   struct stat st {};
   if (::stat(file.c_str(), &st) != 0) throw Error(file + ": cannot stat for the latent cache");
-  auto k = std::make_tuple(file, static_cast<int64_t>(st.st_size), static_cast<int64_t>(st.st_mtime));
+  // Whole-second mtimes would miss a rewrite within the same second: nanoseconds, inode and ctime.
+  auto ns = [](const timespec& t) { return static_cast<int64_t>(t.tv_sec) * 1000000000 + t.tv_nsec; };
+  auto k = std::make_tuple(file, static_cast<int64_t>(st.st_size), ns(st.st_mtim), static_cast<int64_t>(st.st_ino),
+                           ns(st.st_ctim));
   auto it = file_hashes_.find(k);
   if (it != file_hashes_.end()) return it->second;
   std::string h = sha256_file(file);

@@ -29,7 +29,8 @@ class LatentCache {
  private:
   std::string content_hash(const std::string& file);
   std::string dir_, vae_sha_;
-  std::map<std::tuple<std::string, int64_t, int64_t>, std::string> file_hashes_;  // (path, size, mtime)
+  // (path, size, mtime ns, inode, ctime ns) -> content hash: a file is hashed once per run.
+  std::map<std::tuple<std::string, int64_t, int64_t, int64_t, int64_t>, std::string> file_hashes_;
   int64_t hits_ = 0, misses_ = 0;
 };
 

@@ -11,7 +11,7 @@
 #include <mutex>
 #include <string>
 
-#include "data/metadata.h"
+#include "dataset/metadata.h"
 
 namespace ws::train {
 

@@ -9,13 +9,14 @@
 
 #include <unistd.h>
 
+#include "contract/run_layout.h"
 #include "core/fs.h"
-#include "data/metadata.h"
-#include "dist/data_parallel.h"
+#include "dataset/metadata.h"
+#include "parallel/data_parallel.h"
 #include "io/printable.h"
-#include "run/cancel.h"
-#include "run/events.h"
-#include "run/run_dir.h"
+#include "runtime/cancel.h"
+#include "runtime/events.h"
+#include "runtime/run_dir.h"
 #include "train/upsampler_setup.h"
 
 namespace ws::train {
@@ -30,7 +31,7 @@ bool print_help_if_asked(const io::OptionSchema& schema, const std::vector<std::
 }
 
 io::Config load_training_config(const io::OptionSchema& schema, const std::vector<std::string>& argv) {
-  run::install_cancel_handlers();
+  runtime::install_cancel_handlers();
   io::Config cfg = io::load_config(schema, argv);
   try {
     if (make_demo_data_if_asked(cfg)) spdlog::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
@@ -44,42 +45,51 @@ namespace {
 
 // What marks a folder as holding a run: its event stream or a complete checkpoint.
 bool holds_run(const std::string& dir) {
-  return fs::exists(fs::join(dir, "events.jsonl")) || !run::list_checkpoints(dir).empty();
+  return fs::exists(fs::join(dir, contract::kEventsFile)) || !runtime::list_checkpoints(dir).empty();
 }
 
 }  // namespace
 
 bool is_rank_zero() {
   try {
-    return dist::DistEnv::from_environment().rank == 0;
+    return parallel::DistEnv::from_environment().rank == 0;
   } catch (const std::exception&) {
     return true;  // a bad environment is reported where the ranks connect
   }
 }
 
-void check_output_dir_free(io::Config& cfg, const std::string& output_dir) {
+void check_output_dir_free(io::Config& cfg, const RunOptions& run) {
   // Any resume_from_checkpoint (even `latest` with no checkpoint yet) continues the run there.
   // Rank 0 alone owns the folder; the others would race with its first writes.
-  if (cfg.is_set("resume_from_checkpoint") || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
-  if (cfg.boolean("overwrite_output_dir")) return;
-  const auto latest = run::latest_checkpoint(output_dir);
+  const std::string& output_dir = run.output_dir;
+  if (run.resume_from_checkpoint || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
+  if (run.overwrite_output_dir) return;
+  const auto latest = runtime::latest_checkpoint(output_dir);
   cfg.error("output_dir", output_dir + " already holds a run" +
                               (latest ? " (latest " + latest->name + ")" : std::string()) +
                               "; continue it with --resume_from_checkpoint latest, pick a new output_dir, or "
                               "set overwrite_output_dir: true to replace it");
 }
 
-void clear_previous_run(const io::Config& cfg, const std::string& output_dir) {
-  if (!cfg.boolean("overwrite_output_dir") || cfg.is_set("resume_from_checkpoint") || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
+void clear_previous_run(const RunOptions& run) {
+  const std::string& output_dir = run.output_dir;
+  if (!run.overwrite_output_dir || run.resume_from_checkpoint || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
   std::error_code ec;
-  for (const auto& c : run::list_checkpoints(output_dir)) std::filesystem::remove_all(c.path, ec);
-  for (const char* name : {"events.jsonl", "run.yaml"}) std::filesystem::remove(fs::join(output_dir, name), ec);
+  for (const auto& c : runtime::list_checkpoints(output_dir)) std::filesystem::remove_all(c.path, ec);
+  for (const char* name : {contract::kEventsFile, contract::kRunYaml}) std::filesystem::remove(fs::join(output_dir, name), ec);
   spdlog::warn("overwrite_output_dir: removed the previous run's checkpoints and events in {}", output_dir);
 }
 
-void check_batch_fits(io::Config& cfg) {
-  const int64_t batch = cfg.integer("train_batch_size"), size = cfg.integer("video_sample_size"),
-                frames = cfg.integer("video_sample_n_frames");
+void check_data_options(io::Config& cfg, const DataOptions& data) {
+  const bool demo = cfg.opt_str("demo_data").value_or("") == "auto";
+  if (!data.meta.empty() && !fs::exists(data.meta))
+    cfg.error("train_data_meta", "file not found: " + data.meta + (demo ? "" : " (set demo_data: auto to make the demo dataset)"));
+  if (!data.dir.empty() && !fs::is_dir(data.dir)) cfg.error("train_data_dir", "folder not found: " + data.dir);
+  if (cfg.is_set("demo_data") && !demo) cfg.error("demo_data", "the only value is 'auto'");
+}
+
+void check_batch_fits(io::Config& cfg, const DataOptions& data) {
+  const int64_t batch = data.batch_size, size = data.sample_size, frames = data.n_frames;
   // One micro-batch of decoded float pixels must fit in half of this machine's memory, or the
   // run would grow until the kernel kills it.
   const double bytes = static_cast<double>(batch) * static_cast<double>(frames) * static_cast<double>(size) *
@@ -95,12 +105,12 @@ void check_batch_fits(io::Config& cfg) {
     cfg.error("train_batch_size", buf);
   }
   // A batch needs that many rows of the dataset; more would never fill one.
-  if (cfg.is_set("train_data_meta") && fs::exists(cfg.str("train_data_meta"))) {
+  if (!data.meta.empty() && fs::exists(data.meta)) {
     try {
-      const auto meta = data::read_metadata(cfg.str("train_data_meta"), cfg.opt_str("train_data_dir").value_or(""));
+      const auto meta = data::read_metadata(data.meta, data.dir);
       if (static_cast<int64_t>(meta.rows.size()) < batch)
         cfg.error("train_batch_size", std::to_string(batch) + " is more than the " + std::to_string(meta.rows.size()) +
-                                          " rows of " + cfg.str("train_data_meta"));
+                                          " rows of " + data.meta);
     } catch (const std::exception&) {
       // An unreadable metadata.json is reported where the data is checked.
     }
@@ -108,13 +118,13 @@ void check_batch_fits(io::Config& cfg) {
 }
 
 int report_config_errors(const io::Config& cfg) {
-  auto& events = run::EventStream::global();
+  auto& events = runtime::EventStream::global();
   // Nothing started, so no folder is made for it. A folder that exists but holds no run yet
   // (one the studio prepared) gets the errors in its events.jsonl; another run's file is left
   // alone.
   try {
     if (cfg.is_set("output_dir")) {
-      const std::string dir = cfg.str("output_dir"), file = fs::join(dir, "events.jsonl");
+      const std::string dir = cfg.str("output_dir"), file = fs::join(dir, contract::kEventsFile);
       if (fs::is_dir(dir) && !fs::exists(file)) events.open_file(file);
     }
   } catch (const std::exception&) {
@@ -133,7 +143,7 @@ int report_config_errors(const io::Config& cfg) {
 }
 
 int report_run_failure(std::exception_ptr error, int64_t step) {
-  auto& events = run::EventStream::global();
+  auto& events = runtime::EventStream::global();
   std::string msg = "unknown error";
   try {
     std::rethrow_exception(error);

@@ -10,6 +10,8 @@
 #include <vector>
 
 #include "io/yaml_config.h"
+#include "train/run_options.h"
+#include "train/training_run.h"
 
 namespace ws::train {
 
@@ -20,22 +22,26 @@ io::Config load_training_config(const io::OptionSchema& schema, const std::vecto
 // checkpoints and append to its events: a config error with the way out, unless
 // `overwrite_output_dir` asks for it, in which case the old run's checkpoints, events and run.yaml
 // are removed before the new run starts (clear_previous_run, once the whole config is valid).
-void check_output_dir_free(io::Config& cfg, const std::string& output_dir);
-void clear_previous_run(const io::Config& cfg, const std::string& output_dir);
-bool is_rank_zero();
+void check_output_dir_free(io::Config& cfg, const RunOptions& run);
+void clear_previous_run(const RunOptions& run);
+// train_data_meta and train_data_dir exist (unless demo_data: auto will write them), demo_data is 'auto'.
+void check_data_options(io::Config& cfg, const DataOptions& data);
+bool is_rank_zero();  // from RANK; true without data parallel
 // train_batch_size against the machine (one batch of decoded frames in half the memory) and
 // the data (no more than the metadata's rows): a config error instead of a run that grows until
 // it is killed or never fills a batch.
-void check_batch_fits(io::Config& cfg);  // from RANK; true without data parallel
+void check_batch_fits(io::Config& cfg, const DataOptions& data);
 // One `error` event per problem (also into <output_dir>/events.jsonl when the folder can be made),
 // `finished failed` at step 0; returns the exit code 1.
 int report_config_errors(const io::Config& cfg);
 // `error` (first line of a LibTorch message) + `finished failed` at `step`; returns 1.
 int report_run_failure(std::exception_ptr error, int64_t step);
 
-// Trainer: constructible from (io::Config&, Setup), with int run() and int64_t global_step().
+// Trainer: a TrainerHooks constructible from its Setup; Setup has `run` (RunOptions) and
+// `warnings`. Every problem of the config is reported before anything starts; then the shell runs.
 template <class Trainer, class Resolve>
-int run_training_verb(const io::OptionSchema& schema, const std::vector<std::string>& argv, Resolve resolve) {
+int run_training_verb(const io::OptionSchema& schema, const std::vector<std::string>& argv, Resolve resolve,
+                      const DeviceWishes& device = {}) {
   if (print_help_if_asked(schema, argv)) return 0;
   io::Config cfg = load_training_config(schema, argv);
   decltype(resolve(cfg)) setup;
@@ -48,14 +54,10 @@ int run_training_verb(const io::OptionSchema& schema, const std::vector<std::str
     if (loaded) throw;  // otherwise a consequence of problems already reported
   }
   if (!cfg.ok()) return report_config_errors(cfg);
-  clear_previous_run(cfg, setup.output_dir);
-  // The trainer outlives a failure so the `error` still reaches its events.jsonl.
-  auto trainer = std::make_unique<Trainer>(cfg, std::move(setup));
-  try {
-    return trainer->run();
-  } catch (...) {
-    return report_run_failure(std::current_exception(), trainer->global_step());
-  }
+  clear_previous_run(setup.run);
+  TrainingRun run(cfg, setup.run, setup.warnings);
+  Trainer trainer(std::move(setup));
+  return run.execute(trainer, device);
 }
 
 }  // namespace ws::train

@@ -10,7 +10,7 @@ using io::json;
 using io::OptType;
 
 io::OptionSchema upsampler_option_schema() {
-  io::OptionSchema s("train-upsampler", "upsampler");
+  io::OptionSchema s = io::OptionSchema::for_job("upsampler");
   const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
 
   s.group("Model");
@@ -27,7 +27,7 @@ io::OptionSchema upsampler_option_schema() {
   s.string("demo_data", nullptr, "'auto': write the built-in demo dataset at train_data_dir when train_data_meta is missing");
   s.integer("video_sample_size", 640, "high-res sample edge S (bucket sizes scale with it)").min("video_sample_size", 48).max("video_sample_size", 4096);
   s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
-  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").min("video_sample_n_frames", 1).max("video_sample_n_frames", 1025);
+  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").max("video_sample_n_frames", 1025).shape("video_sample_n_frames", contract::frames_rule());
   s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1).max("train_batch_size", 1024);
   s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads").min("dataloader_num_workers", 0).max("dataloader_num_workers", 64);
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");

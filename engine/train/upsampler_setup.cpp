@@ -2,10 +2,10 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/buckets.h"
+#include "dataset/buckets.h"
 #include "data/demo_data.h"
 #include "io/model_yaml.h"
-#include "run/run_dir.h"
+#include "runtime/run_dir.h"
 #include "train/training_verb.h"
 
 namespace ws::train {
@@ -41,7 +41,7 @@ std::string resolve_vae_file(io::Config& cfg, const json& vae_config) {
 std::optional<std::string> find_resume_checkpoint(const std::string& value, const std::string& output_dir,
                                                   std::string* warning, std::string* error) {
   if (value == "latest") {
-    auto c = run::latest_checkpoint(output_dir);
+    auto c = runtime::latest_checkpoint(output_dir);
     if (!c) {
       if (warning) *warning = "resume_from_checkpoint latest: no checkpoint in " + output_dir + "; starting fresh";
       return std::nullopt;
@@ -71,9 +71,32 @@ json maths_options(const io::Config& cfg) {
   return j;
 }
 
+double upsampler_spatial_scale(const io::Config& cfg) {
+  if (!cfg.is_set("config_path")) return 1.5;
+  auto kw = io::read_model_yaml(cfg.str("config_path")).section("latent_upsampler_kwargs");
+  if (!kw.contains("rational_spatial_scale")) return 1.5;
+  if (!kw["rational_spatial_scale"].is_number())
+    throw Error(cfg.str("config_path") + ": latent_upsampler_kwargs.rational_spatial_scale must be a number");
+  return kw["rational_spatial_scale"].get<double>();
+}
+
 UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   UpsamplerSetup s;
-  s.output_dir = cfg.str("output_dir");
+  s.run = parse_run_options(cfg);
+  s.data = parse_data_options(cfg);
+  s.optimizer = parse_optimizer_options(cfg);
+  s.trainable_modules = cfg.strs("trainable_modules");
+  s.trainable_modules_low_learning_rate = cfg.strs("trainable_modules_low_learning_rate");
+  s.use_ema = cfg.boolean("use_ema");
+  s.degradation = cfg.boolean("enable_degradation");
+  s.pixel_loss = cfg.boolean("enable_pixel_loss");
+  s.pixel_loss_weight = cfg.real("pixel_loss_weight");
+  s.vae_mini_batch = cfg.integer("vae_mini_batch");
+  if (cfg.boolean("cache_latents"))
+    s.latent_cache_dir = cfg.opt_str("latent_cache_dir").value_or(fs::join(s.run.output_dir, "latent_cache"));
+  s.validation_steps = cfg.integer("validation_steps");
+  s.validation_epochs = cfg.integer("validation_epochs");
+  s.maths = maths_options(cfg);
 
   // Options that exist only for compatibility (docs/design/upsampler-training.md §2.1).
   for (const char* k : {"use_8bit_adam", "use_came", "use_deepspeed", "use_fsdp"})
@@ -119,16 +142,7 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   s.noise_shift = cfg.opt_real("noise_shift").value_or(yaml_shift.value_or(5.0));
 
   // Data.
-  if (cfg.is_set("train_data_meta")) {
-    s.meta_path = cfg.str("train_data_meta");
-    if (!fs::exists(s.meta_path))
-      cfg.error("train_data_meta", "file not found: " + s.meta_path + (cfg.is_set("demo_data") ? "" : " (set demo_data: auto to make the demo dataset)"));
-  }
-  s.data_dir = cfg.opt_str("train_data_dir").value_or("");
-  if (!s.data_dir.empty() && !fs::is_dir(s.data_dir)) cfg.error("train_data_dir", "folder not found: " + s.data_dir);
-  if (cfg.is_set("demo_data") && cfg.str("demo_data") != "auto") cfg.error("demo_data", "the only value is 'auto'");
-  const int64_t N = cfg.integer("video_sample_n_frames");
-  if ((N - 1) % 4 != 0) cfg.error("video_sample_n_frames", "must be 4k+1 (1, 5, 9, ..., 81), got " + std::to_string(N));
+  check_data_options(cfg, s.data);
   const int64_t A = data::bucket_alignment(s.model.rational_spatial_scale);
   if (cfg.integer("video_sample_size") < A)
     cfg.error("video_sample_size", "must be at least " + std::to_string(A) + " (the bucket alignment at scale " + std::to_string(s.model.rational_spatial_scale) + ")");
@@ -177,12 +191,12 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   // Resume.
   if (cfg.is_set("resume_from_checkpoint")) {
     std::string warning, error;
-    s.resume_dir = find_resume_checkpoint(cfg.str("resume_from_checkpoint"), s.output_dir, &warning, &error);
+    s.resume_dir = find_resume_checkpoint(cfg.str("resume_from_checkpoint"), s.run.output_dir, &warning, &error);
     if (!warning.empty()) s.warnings.push_back(warning);
     if (!error.empty()) cfg.error("resume_from_checkpoint", error);
   }
-  check_output_dir_free(cfg, s.output_dir);
-  check_batch_fits(cfg);
+  check_output_dir_free(cfg, s.run);
+  check_batch_fits(cfg, s.data);
 
   // Validation videos: a missing one is skipped with a warning, as in the reference.
   for (const auto& p : cfg.strs("validation_paths")) {

@@ -12,12 +12,25 @@
 #include "io/yaml_config.h"
 #include "models/latent_upsampler.h"
 #include "train/flow_noise.h"
+#include "train/run_options.h"
 
 namespace ws::train {
 
+// Everything the upsampler trainer reads from its config, typed (the trainer never looks an
+// option up by name).
 struct UpsamplerSetup {
-  std::string output_dir;
-  std::string meta_path, data_dir;
+  RunOptions run;
+  DataOptions data;
+  OptimizerOptions optimizer;
+  std::vector<std::string> trainable_modules{"."}, trainable_modules_low_learning_rate;
+  bool use_ema = false;
+  bool degradation = false;
+  bool pixel_loss = false;
+  double pixel_loss_weight = 1.0;
+  int64_t vae_mini_batch = 1;
+  std::optional<std::string> latent_cache_dir;  // set when cache_latents is on
+  int64_t validation_steps = 2000, validation_epochs = 5;
+  nlohmann::json maths = nlohmann::json::object();  // maths_options(), hashed into checkpoints
   std::string vae_file;                 // the VAE weights actually loaded
   nlohmann::json vae_config = nlohmann::json::object();  // vae_kwargs of the model YAML
   models::LatentUpsamplerConfig model;  // for a fresh model (a warm start or resume may override)
@@ -33,6 +46,10 @@ struct UpsamplerSetup {
 // When `demo_data: auto` and train_data_meta is missing: writes the demo dataset first
 // (docs/design/architecture.md, Formats). Returns true when it wrote one.
 bool make_demo_data_if_asked(const io::Config& cfg);
+
+// latent_upsampler_kwargs.rational_spatial_scale of the model YAML (config_path), else 1.5.
+// Throws ws::Error for an unreadable YAML or a scale that is not a number.
+double upsampler_spatial_scale(const io::Config& cfg);
 
 // Validates and resolves. Problems go to cfg.errors() (the caller checks cfg.ok()).
 UpsamplerSetup resolve_upsampler_setup(io::Config& cfg);

@@ -4,12 +4,13 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/buckets.h"
+#include "dataset/buckets.h"
 #include "data/clip_tensor.h"
 
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_decode.h"
-#include "io/video_encode.h"
+#include "video/video_decode.h"
+#include "video/video_encode.h"
+#include "contract/run_layout.h"
 #endif
 
 namespace ws::train {
@@ -69,13 +70,12 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
   r.size = edge;
   r.size_lr = edge_lr;
 
-  const std::string base = "sample/step" + std::to_string(step) + "_val" + std::to_string(index);
-  fs::make_dirs(fs::join(run_dir, "sample"));
+  fs::make_dirs(fs::join(run_dir, contract::kSampleDir));
   io::EncodeOptions eo;
   eo.fps = st.fps;
-  r.upsampled = base + "_upsampled.mp4";
-  r.lowres = base + "_lowres.mp4";
-  r.highres = base + "_highres.mp4";
+  r.upsampled = contract::validation_video_name(step, index, "upsampled");
+  r.lowres = contract::validation_video_name(step, index, "lowres");
+  r.highres = contract::validation_video_name(step, index, "highres");
   io::write_video(fs::join(run_dir, r.upsampled), data::clip_to_frames(d_up), eo);
   io::write_video(fs::join(run_dir, r.lowres), data::clip_to_frames(d_lr), eo);
   io::write_video(fs::join(run_dir, r.highres), data::clip_to_frames(d_hr), eo);

@@ -5,7 +5,11 @@
 namespace ws::train {
 
 io::OptionSchema vae_option_schema() {
-  io::OptionSchema s("train-vae", "vae");
+  io::OptionSchema s = io::OptionSchema::for_job("vae");
+  s.about("Trains a Wan2.2 VAE of the released architecture (default: the tiny widths dim 4, dec_dim 6) on square\n"
+          "crops of a dataset's clips: loss mean((decode(z) - x)^2) + kl_weight * KL with z sampled in the\n"
+          "un-normalised latent space (docs/design/wan22-vae.md §12). Writes events, checkpoints and the final\n"
+          "weights (save_path, loadable by every VAE option).");
 
   s.group("Model");
   s.path("config_path", nullptr, "VAE widths YAML (WanVAE_ keys or a VideoX-Fun vae_kwargs); default: the tiny widths dim 4, dec_dim 6");
@@ -15,9 +19,9 @@ io::OptionSchema vae_option_schema() {
   s.path("train_data_meta", nullptr, "metadata.json of the dataset").required("train_data_meta");
   s.path("train_data_dir", nullptr, "folder that file_path entries are relative to (default: the metadata's folder)");
   s.string("demo_data", nullptr, "'auto': write the built-in demo dataset at train_data_dir when train_data_meta is missing");
-  s.integer("video_sample_size", 256, "square crop edge, a multiple of 16").min("video_sample_size", 16).max("video_sample_size", 4096);
-  s.integer("random_crop_size", nullptr, "train on random square crops of this edge (a multiple of 16) out of the video_sample_size frames: content at the scale of video_sample_size for less compute").min("random_crop_size", 16).max("random_crop_size", 4096);
-  s.integer("video_sample_n_frames", 9, "frames per clip, 4k+1").min("video_sample_n_frames", 1).max("video_sample_n_frames", 1025);
+  s.integer("video_sample_size", 256, "square crop edge, a multiple of 16").max("video_sample_size", 4096).shape("video_sample_size", contract::pixels_rule());
+  s.integer("random_crop_size", nullptr, "train on random square crops of this edge (a multiple of 16) out of the video_sample_size frames: content at the scale of video_sample_size for less compute").max("random_crop_size", 4096).shape("random_crop_size", contract::pixels_rule());
+  s.integer("video_sample_n_frames", 9, "frames per clip, 4k+1").max("video_sample_n_frames", 1025).shape("video_sample_n_frames", contract::frames_rule());
   s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
   s.integer("train_batch_size", 2, "clips per optimizer step").min("train_batch_size", 1).max("train_batch_size", 1024);
 

@@ -10,9 +10,9 @@
 
 #include "core/error.h"
 #include "data/clip_tensor.h"
-#include "data/frame_sampling.h"
+#include "dataset/frame_sampling.h"
 #include "data/random_streams.h"
-#include "data/row_check.h"
+#include "dataset/row_check.h"
 #include "io/safetensors.h"
 
 namespace ws::train {

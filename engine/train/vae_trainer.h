@@ -2,7 +2,7 @@
 // architecture, normally the tiny widths the demo ships with. Loss per clip:
 // mean((decode(z) − x)²) + kl_weight · KL with z = mu + exp(0.5·log_var)·ε in the
 // un-normalised latent space, the decoder starting at conv2 and its output not clamped.
-// The verb (run/verbs/train_vae.cpp) owns events and the run folder; this file holds the
+// The trainer (train/vae_run.cpp) owns events and the run folder; this file holds the
 // loss, the optimizer update, the clip sampler and the weights file, so tests drive the same
 // code. The options are in train/vae_options.h.
 #pragma once
@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "data/metadata.h"
+#include "dataset/metadata.h"
 #include "models/wan22_vae.h"
 #include "train/adamw.h"
 #include "train/grad_clip.h"

@@ -22,9 +22,9 @@
 #include "jobs/job_manager.h"
 #include "jobs/schema_fetcher.h"
 #include "jobs/worker_job.h"
-#include "models/config_validator.h"
-#include "models/run_config.h"
-#include "models/run_yaml_codec.h"
+#include "config/config_validator.h"
+#include "config/run_config.h"
+#include "config/run_yaml_codec.h"
 #include "option_editor.h"
 #include "test_paths.h"
 
@@ -37,8 +37,8 @@ const char* kSchemaJson = R"({"verb": "train-upsampler", "job": "upsampler", "op
  {"name": "train_data_meta", "type": "path", "list": false, "required": true, "default": null, "group": "Data", "help": "metadata.json of the dataset"},
  {"name": "train_data_dir", "type": "path", "list": false, "required": false, "default": null, "group": "Data", "help": "data folder"},
  {"name": "demo_data", "type": "string", "list": false, "required": false, "default": null, "group": "Data", "help": "auto: demo dataset"},
- {"name": "video_sample_size", "type": "int", "list": false, "required": false, "default": 640, "min": 48, "group": "Data", "help": "sample edge"},
- {"name": "video_sample_n_frames", "type": "int", "list": false, "required": false, "default": 81, "min": 1, "group": "Data", "help": "frames, 4k+1"},
+ {"name": "video_sample_size", "type": "int", "list": false, "required": false, "default": 640, "min": 48, "multiple_of": 16, "remainder": 0, "group": "Data", "help": "sample edge"},
+ {"name": "video_sample_n_frames", "type": "int", "list": false, "required": false, "default": 81, "min": 1, "multiple_of": 4, "remainder": 1, "group": "Data", "help": "frames, 4k+1"},
  {"name": "degradation_ops_range", "type": "int", "list": true, "required": false, "default": [1, 4], "group": "Data", "help": "ops"},
  {"name": "output_dir", "type": "path", "list": false, "required": false, "default": "out", "group": "Training", "help": "run folder"},
  {"name": "max_train_steps", "type": "int", "list": false, "required": false, "default": null, "min": 1, "group": "Training", "help": "steps"},
@@ -166,6 +166,11 @@ class TestConfigForm : public QObject {
     for (const char* name : {"train_data_meta", "video_sample_size", "video_sample_n_frames", "learning_rate", "output_dir"})
       QVERIFY2(form.editor(QLatin1String(name)), name);
     QVERIFY(form.values().isEmpty());  // every editor shows its default exactly
+    // The worker's shape rule travels in the schema; the form has no copy of it.
+    const OptionSpec* frames = schema->find(QStringLiteral("video_sample_n_frames"));
+    QVERIFY(frames);
+    QCOMPARE(frames->multipleOf, 4);
+    QCOMPARE(frames->remainder, 1);
     // The demo preset's values survive the form and come back as the same YAML.
     QFile demo(QStringLiteral(WS_TEST_DATA "/../../configs/demo-upsampler.yaml"));
     if (demo.open(QIODevice::ReadOnly)) {
@@ -286,6 +291,21 @@ class TestConfigForm : public QObject {
     // Removing a key puts the option back to its default.
     yaml.remove("use_ema: true\n");
     d->setYamlText(yaml);
+    d->syncFormFromYaml();
+    QCOMPARE(d->form()->value("use_ema"), QVariant(false));
+  }
+
+  // The worker reads 1/0/yes/off as booleans and None/~ as "no value" for numbers; the form, one
+  // grammar with the worker (contract/option_values.h), must not call such a preset wrong.
+  void presetWordsTheWorkerAcceptsAreAccepted() {
+    auto d = dialog();
+    d->setYamlText("job: upsampler\ndemo_data: auto\ntrain_data_meta: /nowhere/metadata.json\n"
+                   "use_ema: 1\nmax_train_steps: None\nnoise_shift: ~\n");
+    d->syncFormFromYaml();
+    QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
+    QCOMPARE(d->form()->value("use_ema"), QVariant(true));
+    QVERIFY(d->form()->value("max_train_steps").isNull());
+    d->setYamlText("job: upsampler\ndemo_data: auto\ntrain_data_meta: /nowhere/metadata.json\nuse_ema: off\n");
     d->syncFormFromYaml();
     QCOMPARE(d->form()->value("use_ema"), QVariant(false));
   }

@@ -16,7 +16,7 @@
 
 #include <nlohmann/json.hpp>
 
-#include "models/dataset_model.h"
+#include "item_models/dataset_model.h"
 #include "pages/dataset_page.h"
 #include "test_paths.h"
 

@@ -7,12 +7,12 @@
 #include <cmath>
 
 #include "jobs/events_file_tail.h"
-#include "models/event_format.h"
-#include "models/log_tail.h"
-#include "models/run_checkpoints.h"
-#include "models/run_config.h"
-#include "models/run_events.h"
-#include "models/run_status.h"
+#include "runfolder/event_format.h"
+#include "runfolder/log_tail.h"
+#include "runfolder/run_checkpoints.h"
+#include "config/run_config.h"
+#include "runfolder/run_events.h"
+#include "runfolder/run_status.h"
 
 using namespace ws;
 

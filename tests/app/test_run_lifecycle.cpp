@@ -18,9 +18,9 @@
 #include "jobs/worker_job.h"
 #include "loss_chart.h"
 #include "main_window.h"
-#include "models/run_checkpoints.h"
-#include "models/run_events.h"
-#include "models/runs_model.h"
+#include "runfolder/run_checkpoints.h"
+#include "runfolder/run_events.h"
+#include "item_models/runs_model.h"
 #include "pages/run_page.h"
 #include "test_paths.h"
 

@@ -8,7 +8,7 @@
 #include "app/fake_worker.h"
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
-#include "models/runs_model.h"
+#include "item_models/runs_model.h"
 
 using namespace ws;
 

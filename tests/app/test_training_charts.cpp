@@ -13,8 +13,8 @@
 #include <cmath>
 
 #include "loss_chart.h"
-#include "models/expert_curves.h"
-#include "models/run_events.h"
+#include "runfolder/expert_curves.h"
+#include "runfolder/run_events.h"
 #include "pages/training_charts.h"
 
 using namespace ws;

@@ -7,8 +7,8 @@
 #include <QtTest>
 
 #include "frame_source.h"
-#include "io/video_encode.h"
-#include "models/run_events.h"
+#include "video/video_encode.h"
+#include "runfolder/run_events.h"
 #include "pages/validation_view.h"
 #include "playback_clock.h"
 #include "video_compare_view.h"

@@ -342,6 +342,8 @@ ok 'any("random_hw_adapt" in e for e in ERR("hw_cache"))' "random_hw_adapt at S 
 ok 'all(len(s["clips"]) == 2 for s in S("b2"))' "train_batch_size 2: two clips per step" 'S("b2")'
 ok 'all(close(a["loss"], b["loss"], 1e-4) for a, b in zip(S("b2"), S("b2m2")))' "vae_mini_batch 1 vs 2: same losses" \
    '[(a["loss"], b["loss"]) for a, b in zip(S("b2"), S("b2m2"))]'
+ok 'all(s["vae_encode_calls"] == 4 for s in S("b2")) and all(s["vae_encode_calls"] == 2 for s in S("b2m2"))' \
+   "vae_mini_batch: 2 clips take 2 VAE calls each for x_hr and x_lr at 1, one each at 2" '[(s["vae_encode_calls"]) for s in S("b2") + S("b2m2")]'
 ok 'any("vae_mini_batch" in e for e in ERR("vmb0"))' "vae_mini_batch 0 is an error"
 # Update 1 of `base` has lr 0, so its second batch met the initial weights too: accumulating
 # both batches gives the mean of base's first two losses.
@@ -350,6 +352,9 @@ ok 'close(L("acc2"), (L("base", 0) + L("base", 1)) / 2, 1e-5)' "gradient_accumul
 ok 'S("acc2")[0]["clips"] == S("base")[1]["clips"]' "gradient_accumulation_steps: the update ends on the second batch"
 same "$(wts deg)" "$(wts deg_w2)" "dataloader_num_workers 0 vs 2"
 ok '[s["clips"] for s in S("deg")] == [s["clips"] for s in S("deg_w2")]' "dataloader_num_workers: same clips and degradations"
+ok 'all(s["decode_workers"] == 2 for s in S("deg_w2")) and all(s["decode_workers"] == 0 for s in S("deg"))' \
+   "dataloader_num_workers: the loader runs that many decode threads" '[s["decode_workers"] for s in S("deg") + S("deg_w2")]'
+
 
 # enable_degradation, degradation_ops_range
 ok 'all(1 <= len(c["degradation"]) <= 4 for s in S("deg") for c in s["clips"])' "enable_degradation: 1–4 ops per clip" '[c.get("degradation") for s in S("deg") for c in s["clips"]]'
@@ -439,6 +444,8 @@ ok 'not close(L("px"), L("fast"), 0.1)' "enable_pixel_loss: a different loss" '(
 ok 'close(L("px2"), 2 * L("px"), 1e-5)' "pixel_loss_weight 2 doubles the loss" '(L("px2"), L("px"))'
 differ "$(wts px)" "$(wts fast)" "enable_pixel_loss trains differently"
 same "$(wts gc)" "$(wts base)" "gradient_checkpointing: same weights as without"
+ok 'any("recomputed in backward" in m for m in LOGS("gc")) and not any("recomputed" in m for m in LOGS("base"))' "gradient_checkpointing: blocks are recomputed in backward (and only with it)" 'LOGS("gc")'
+
 ok 'any("bf16" in m for m in LOGS("gc", "warning")) and not any("bf16" in m for m in LOGS("base"))' "mixed_precision bf16: CPU warning" 'LOGS("gc")'
 ok 'any("low_vram" in m for m in LOGS("gc", "warning")) and not any("low_vram" in m for m in LOGS("base"))' "low_vram: CPU warning" 'LOGS("gc")'
 ok 'any("mixed_precision" in e and "fp16" in e for e in ERR("fp16"))' "mixed_precision fp16 is a config error" 'ERR("fp16")'

@@ -2,8 +2,8 @@
 // (docs/design/upsampler-training.md §3.3, §4.4, §4.5).
 #include <QtTest/QtTest>
 
-#include "data/buckets.h"
-#include "data/frame_sampling.h"
+#include "dataset/buckets.h"
+#include "dataset/frame_sampling.h"
 
 using namespace ws::data;
 

@@ -8,11 +8,11 @@
 
 #include "core/error.h"
 #include "data/degradation.h"
-#include "data/row_check.h"
+#include "dataset/row_check.h"
 #include "test_util.h"
 
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_jpeg.h"
+#include "video/video_jpeg.h"
 #endif
 
 using namespace ws::data;

@@ -9,9 +9,10 @@
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
+#include "models/grad_checkpoint.h"
 #include "models/wan_dit.h"
 #include "models/wan_dit_ops.h"
-#include "run/parity_dit.h"
+#include "cli/parity_dit.h"
 #include "test_paths.h"
 #include "test_util.h"
 
@@ -66,9 +67,9 @@ class TestDit : public QObject {
   Q_OBJECT
 
  private Q_SLOTS:
-  void parityForward() { QCOMPARE(ws::run::parity_dit(kDir), 0); }
+  void parityForward() { QCOMPARE(ws::cli::parity_dit(kDir), 0); }
 
-  void parityTrain() { QCOMPARE(ws::run::parity_dit_train(std::string(WS_TEST_DATA) + "/train"), 0); }
+  void parityTrain() { QCOMPARE(ws::cli::parity_dit_train(std::string(WS_TEST_DATA) + "/train"), 0); }
 
   void strictLoadNamesMissingKey() {
     QTemporaryDir tmp;
@@ -119,7 +120,13 @@ class TestDit : public QObject {
         for (const auto& kv : m->named_parameters()) g[kv.key()] = kv.value().grad();
         return g;
       };
-      auto plain = grads(false), ckpt = grads(true);
+      const int64_t f0 = ws::models::checkpointed_forwards(), r0 = ws::models::checkpoint_recomputations();
+      auto plain = grads(false);
+      QCOMPARE(ws::models::checkpointed_forwards(), f0);  // off: no block is checkpointed
+      auto ckpt = grads(true);
+      // On: each block runs once without a graph and once more in backward.
+      QCOMPARE(ws::models::checkpointed_forwards() - f0, tiny_config().num_layers);
+      QCOMPARE(ws::models::checkpoint_recomputations() - r0, tiny_config().num_layers);
       QCOMPARE(plain.size(), size_t{69});
       for (const auto& [k, g] : plain) {
         QVERIFY2(g.defined() && ckpt[k].defined(), k.c_str());

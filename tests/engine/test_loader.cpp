@@ -2,13 +2,16 @@
 // the threaded clip loader on the demo dataset (docs/design/upsampler-training.md §3–§4, §4.6).
 #include <QtTest/QtTest>
 
+#include <chrono>
+#include <thread>
+
 #include "core/fs.h"
 #include "data/bucket_sampler.h"
 #include "data/clip_loader.h"
 #include "data/demo_data.h"
-#include "data/metadata.h"
+#include "dataset/metadata.h"
 #include "data/random_streams.h"
-#include "data/row_check.h"
+#include "dataset/row_check.h"
 #include "test_util.h"
 #include "train/flow_noise.h"
 
@@ -173,6 +176,32 @@ class TestLoader : public QObject {
       QCOMPARE((a.x_hr.size(2) - 1) % 4, int64_t{0});
       QVERIFY(a.x_hr.min().item<float>() >= -1.0f && a.x_hr.max().item<float>() <= 1.0f);
     }
+  }
+
+  // dataloader_num_workers acts: that many threads decode, and they work ahead of the consumer
+  // (the next batches get ready while nobody asks); with 0 nothing is decoded until asked.
+  void workers_decode_ahead() {
+    if (!video_support_built()) QSKIP("no video support");
+    LoaderOptions o;
+    o.sample_size = 64;
+    o.n_frames = 5;
+    o.stride = 2;
+    o.seed = 3;
+    o.workers = 0;
+    ClipLoader sync(rows_, o);
+    sync.next();
+    QCOMPARE(sync.worker_threads(), 0);
+    QCOMPARE(sync.batches_ready(), size_t{0});
+    o.workers = 2;
+    ClipLoader threaded(rows_, o);
+    QCOMPARE(threaded.worker_threads(), 0);  // started by the first request
+    threaded.next();
+    QCOMPARE(threaded.worker_threads(), 2);
+    // Waits for the event itself, bounded generously for a loaded machine.
+    const auto deadline = std::chrono::steady_clock::now() + std::chrono::minutes(2);
+    while (threaded.batches_ready() < 1 && std::chrono::steady_clock::now() < deadline)
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    QVERIFY2(threaded.batches_ready() >= 1, "no batch was decoded ahead within 2 minutes");
   }
 
   void loader_resumes_at_a_cursor() {

@@ -8,11 +8,11 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "data/metadata.h"
-#include "data/row_check.h"
+#include "dataset/metadata.h"
+#include "dataset/row_check.h"
 #include "data/synthetic.h"
 #ifdef WANSTUDIO_HAVE_VIDEO
-#include "io/video_encode.h"
+#include "video/video_encode.h"
 #endif
 #include "test_paths.h"
 #include "test_util.h"

@@ -12,13 +12,13 @@
 
 #include "core/error.h"
 #include "core/fs.h"
-#include "run/events.h"
-#include "run/logging.h"
-#include "run/run_dir.h"
+#include "runtime/events.h"
+#include "runtime/logging.h"
+#include "runtime/run_dir.h"
 #include "test_paths.h"
 #include "test_util.h"
 
-using namespace ws::run;
+using namespace ws::runtime;
 namespace stdfs = std::filesystem;
 using json = nlohmann::json;
 
@@ -334,7 +334,7 @@ class TestRunDir : public QObject {
       spdlog::info("hello from the test");
       spdlog::warn("bf16 falls back to fp32");
     }
-    ws::run::setup_logging();  // back to stderr only: the run's file is closed
+    ws::runtime::setup_logging();  // back to stderr only: the run's file is closed
     std::string log = read_bytes(tmp.filePath("logs/engine.log").toStdString());
     QVERIFY2(log.find("hello from the test") != std::string::npos, log.c_str());
     QVERIFY(log.find("bf16 falls back to fp32") != std::string::npos);

@@ -5,16 +5,23 @@
 #include <QtTest/QtTest>
 
 #include "core/error.h"
+#include "data/clip_tensor.h"
+#include "data/demo_data.h"
+#include "dataset/row_check.h"
 #include "io/safetensors.h"
+#include "models/wan22_vae.h"
+#include "models/grad_checkpoint.h"
 #include "models/latent_upsampler.h"
 #include "models/train_conv3d.h"
-#include "run/parity_upsampler.h"
+#include "cli/parity_upsampler.h"
 #include "test_paths.h"
 #include "train/adamw.h"
 #include "train/ema.h"
 #include "train/grad_clip.h"
+#include "train/latent_cache.h"
 #include "train/lr_schedule.h"
 #include "train/upsampler_update.h"
+#include "train/upsampler_validation.h"
 
 using namespace ws;
 
@@ -190,8 +197,8 @@ class TestTrainLoop : public QObject {
 
   void parity_with_the_reference_loop() {
     // The whole loop against the fixtures (what `parity upsampler-train` runs).
-    QCOMPARE(run::parity_upsampler_train(std::string(WS_TEST_DATA) + "/train"), 0);
-    QCOMPARE(run::parity_upsampler(std::string(WS_TEST_DATA) + "/upsampler"), 0);
+    QCOMPARE(cli::parity_upsampler_train(std::string(WS_TEST_DATA) + "/train"), 0);
+    QCOMPARE(cli::parity_upsampler(std::string(WS_TEST_DATA) + "/upsampler"), 0);
   }
 
   void gradient_checkpointing_gives_the_same_gradients() {
@@ -206,7 +213,16 @@ class TestTrainLoop : public QObject {
       for (auto& p : m->parameters()) g.push_back(p.grad().clone());
       return g;
     };
-    auto a = grads(false), b = grads(true);
+    const int64_t f0 = models::checkpointed_forwards(), r0 = models::checkpoint_recomputations();
+    auto a = grads(false);
+    // Off: nothing is checkpointed.
+    QCOMPARE(models::checkpointed_forwards(), f0);
+    QCOMPARE(models::checkpoint_recomputations(), r0);
+    auto b = grads(true);
+    // On: every checkpointed block ran once without a graph and once more in backward.
+    const int64_t forwards = models::checkpointed_forwards() - f0;
+    QVERIFY(forwards > 0);
+    QCOMPARE(models::checkpoint_recomputations() - r0, forwards);
     QCOMPARE(a.size(), b.size());
     for (size_t i = 0; i < a.size(); ++i) QVERIFY(torch::allclose(a[i], b[i], 1e-5, 1e-7));
   }
@@ -258,6 +274,109 @@ class TestTrainLoop : public QObject {
       QCOMPARE(p.scalar_type(), torch::kFloat);
       QCOMPARE(p.grad().scalar_type(), torch::kFloat);
     }
+  }
+
+  // The latent cache is keyed by a clip's bytes, not its path: new bytes under the same name
+  // miss, the same bytes under a new name hit.
+  void latent_cache_is_keyed_by_content() {
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString();
+    auto write = [](const std::string& path, const QByteArray& bytes) {
+      QFile f(QString::fromStdString(path));
+      QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+      QCOMPARE(f.write(bytes), qint64(bytes.size()));
+    };
+    const std::string a = dir + "/a.mp4", b = dir + "/b.mp4";
+    write(a, QByteArray(4096, 'x'));
+    train::LatentCache cache(dir + "/cache", "vae-sha");
+    const std::vector<int64_t> frames{0, 2, 4};
+    const std::string k1 = cache.key(a, frames, 64, 64, 32, 32);
+    torch::Tensor z_hr = torch::randn({48, 2, 4, 4}), z_lr = torch::randn({48, 2, 2, 2}), got_hr, got_lr;
+    cache.store(k1, z_hr, z_lr);
+    // A copy under another name: the same entry.
+    QVERIFY(QFile::copy(QString::fromStdString(a), QString::fromStdString(b)));
+    QCOMPARE(cache.key(b, frames, 64, 64, 32, 32), k1);
+    QVERIFY(cache.load(cache.key(b, frames, 64, 64, 32, 32), &got_hr, &got_lr));
+    QVERIFY(torch::equal(got_hr, z_hr) && torch::equal(got_lr, z_lr));
+    // Other bytes (same size, same name, written at once): another entry, a miss.
+    write(a, QByteArray(4096, 'y'));
+    const std::string k2 = cache.key(a, frames, 64, 64, 32, 32);
+    QVERIFY(k2 != k1);
+    QVERIFY(!cache.load(k2, &got_hr, &got_lr));
+    // Other frames, sizes or VAE weights: other entries.
+    QVERIFY(cache.key(b, {0, 2}, 64, 64, 32, 32) != k1);
+    QVERIFY(cache.key(b, frames, 96, 64, 48, 32) != k1);
+    train::LatentCache other_vae(dir + "/cache", "another-vae");
+    QVERIFY(other_vae.key(b, frames, 64, 64, 32, 32) != k1);
+    QCOMPARE(cache.hits(), int64_t{1});
+    QCOMPARE(cache.misses(), int64_t{1});
+  }
+
+  // PSNR of a known pair: a uniform difference d in [-1, 1] is d/2 on [0, 1], so the PSNR is
+  // 10·log10(1 / (d/2)²).
+  void psnr_of_a_known_pair() {
+    auto a = torch::zeros({3, 5, 8, 8});
+    QCOMPARE(train::clip_psnr(a, a), 100.0);  // identical: the cap
+    const double want = 10.0 * std::log10(1.0 / (0.05 * 0.05));  // 26.0206 dB
+    QVERIFY(std::abs(train::clip_psnr(a, a + 0.1) - want) < 1e-4);
+    QVERIFY(std::abs(train::clip_psnr(a - 0.4, a + 0.4) - 10.0 * std::log10(1.0 / 0.16)) < 1e-4);
+    // Values outside [-1, 1] are clamped first: 1 vs 3 is no difference.
+    QCOMPARE(train::clip_psnr(a + 1, a + 3), 100.0);
+  }
+
+  // The validation numbers against an independent computation on a real clip: the same frames
+  // and sizes done here by hand, MSE and PSNR summed in double element by element.
+  void validation_scores_match_an_independent_computation() {
+    if (!data::video_support_built()) QSKIP("no video support");
+    QTemporaryDir tmp;
+    const std::string dir = tmp.path().toStdString();
+    const auto demo = data::write_demo_dataset(dir + "/demo");
+    const data::Metadata meta = data::read_metadata(demo.metadata_path);
+    std::string video;
+    for (const auto& row : meta.rows)
+      if (!row.is_image()) {
+        video = meta.resolve(row);
+        break;
+      }
+    QVERIFY(!video.empty());
+    auto vae = models::Wan22Vae::load(std::string(WS_TEST_DATA) + "/vae/vae_dev_weights.safetensors");
+    torch::manual_seed(1);
+    models::LatentUpsampler model(tiny_config());
+    model->eval();
+    train::ValidationSettings vs;
+    vs.sample_size = 50;  // floored to the bucket alignment at scale 1.5, lcm(16, 24) = 48
+    vs.n_frames = 6;      // floored to 4k+1 = 5
+    const auto r = train::run_validation(video, 0, 10, *vae, model, vs, dir + "/run");
+    QCOMPARE(r.frames, int64_t{5});
+    QCOMPARE(r.size, int64_t{48});
+    QCOMPARE(r.size_lr, int64_t{32});  // floor(48 / 1.5 / 16) · 16
+    for (const auto& f : {r.lowres, r.upsampled, r.highres}) QVERIFY2(QFile::exists(QString::fromStdString(dir + "/run/" + f)), f.c_str());
+
+    // By hand: frames 0..4, bilinear to 48² and from there to 32², encode, upsample, decode.
+    namespace F = torch::nn::functional;
+    torch::NoGradGuard no_grad;
+    auto square = [](const torch::Tensor& x, int64_t e) {
+      return F::interpolate(x.transpose(0, 1), F::InterpolateFuncOptions().size(std::vector<int64_t>{e, e}).mode(torch::kBilinear).align_corners(false))
+          .transpose(0, 1)
+          .contiguous();
+    };
+    torch::Tensor x = square(data::read_clip(video, {0, 1, 2, 3, 4}), 48), x_lr = square(x, 32);
+    torch::Tensor z_hr = vae->encode(x.unsqueeze(0)), z_up = model->forward(vae->encode(x_lr.unsqueeze(0)));
+    auto sum_sq = [](const torch::Tensor& a, const torch::Tensor& b) {
+      auto d = (a.to(torch::kDouble) - b.to(torch::kDouble)).flatten();
+      double s = 0;
+      auto acc = d.accessor<double, 1>();
+      for (int64_t i = 0; i < d.size(0); ++i) s += acc[i] * acc[i];
+      return s / static_cast<double>(d.size(0));
+    };
+    const double latent_mse = sum_sq(z_up, z_hr);
+    auto to01 = [](const torch::Tensor& t) { return (t.clamp(-1, 1) + 1) / 2; };
+    const double mse = sum_sq(to01(vae->decode(z_up)[0]), to01(vae->decode(z_hr)[0]));
+    const double psnr = 10.0 * std::log10(1.0 / mse);
+    QVERIFY2(std::abs(r.latent_mse - latent_mse) <= 1e-5 * std::max(1.0, latent_mse),
+             qPrintable(QString("latent MSE %1 vs %2").arg(r.latent_mse).arg(latent_mse)));
+    QVERIFY2(std::abs(r.psnr - psnr) < 1e-3, qPrintable(QString("PSNR %1 vs %2").arg(r.psnr).arg(psnr)));
+    QVERIFY(r.psnr > 0 && r.psnr < 100);
   }
 
   void upsampler_config_errors() {

@@ -14,7 +14,7 @@
 #include "io/safetensors.h"
 #include "io/weights.h"
 #include "models/wan22_vae.h"
-#include "run/parity_vae.h"
+#include "cli/parity_vae.h"
 #include "test_paths.h"
 #include "test_util.h"
 
@@ -120,7 +120,7 @@ class TestVae : public QObject {
 
   void parityCases() {
     for (const auto& base : {kCaseA, kCaseB}) {
-      auto c = ws::run::check_vae_parity_case(base + ".json");
+      auto c = ws::cli::check_vae_parity_case(base + ".json");
       QVERIFY2(c.pass, c.line().c_str());
       QCOMPARE(c.tensors.size(), size_t{7});
       QVERIFY(c.pth_checked);

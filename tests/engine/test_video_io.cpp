@@ -16,11 +16,11 @@
 
 #ifdef WANSTUDIO_HAVE_VIDEO
 #include "data/clip_tensor.h"
-#include "data/frame_sampling.h"
+#include "dataset/frame_sampling.h"
 #include "data/synthetic.h"
-#include "io/video_decode.h"
-#include "io/video_encode.h"
-#include "io/video_resize.h"
+#include "video/video_decode.h"
+#include "video/video_encode.h"
+#include "video/video_resize.h"
 #include "test_paths.h"
 
 extern "C" {

@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <cstdlib>
 
-#include "models/run_events.h"
+#include "runfolder/run_events.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const QByteArrayView all(reinterpret_cast<const char*>(data), qsizetype(size));

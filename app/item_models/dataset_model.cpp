@@ -1,0 +1,239 @@
+#include "item_models/dataset_model.h"
+
+#include <QFileInfo>
+#include <QtConcurrent>
+
+#include "core/error.h"
+#include "dataset/buckets.h"
+#include "dataset/frame_sampling.h"
+#include "thumbnail_loader.h"
+
+namespace ws {
+
+DatasetModel::DatasetModel(QObject* parent) : QAbstractListModel(parent), thumbnails_(new ThumbnailLoader(160, this)) {
+  connect(thumbnails_, &ThumbnailLoader::thumbnailReady, this, [this](int row, const QImage& image, quint64 gen) {
+    if (gen != thumbnails_->generation() || row < 0 || row >= int(thumbs_.size())) return;  // a previous dataset's
+    thumbs_[size_t(row)] = image;
+    const QModelIndex i = index(row);
+    Q_EMIT dataChanged(i, i, {Qt::DecorationRole});
+    Q_EMIT thumbnailArrived(row);
+  });
+  connect(&watcher_, &QFutureWatcher<std::vector<data::RowReport>>::finished, this, [this] {
+    auto reports = watcher_.result();
+    if (reports.size() != meta_.rows.size()) return;  // the dataset changed meanwhile
+    reports_ = std::move(reports);
+    if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1));
+    Q_EMIT probeFinished(problemCount());
+  });
+}
+
+DatasetModel::~DatasetModel() { watcher_.waitForFinished(); }
+
+bool DatasetModel::load(const QString& metadataPath, QString* error) {
+  data::Metadata meta;
+  try {
+    meta = data::read_metadata(metadataPath.toStdString());
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  watcher_.waitForFinished();
+  beginResetModel();
+  path_ = metadataPath;
+  meta_ = std::move(meta);
+  reports_.clear();
+  thumbs_.assign(meta_.rows.size(), QImage());
+  rowModified_.assign(meta_.rows.size(), false);
+  thumbnails_->clear();
+  endResetModel();
+  setModified(false);
+  // Queue every row (the page moves the visible ones to the front).
+  for (int r = int(meta_.rows.size()) - 1; r >= 0; --r)
+    thumbnails_->request(r, QString::fromStdString(meta_.resolve(meta_.rows[size_t(r)])));
+  return true;
+}
+
+bool DatasetModel::save(QString* error) {
+  try {
+    data::write_metadata(path_.toStdString(), meta_.rows);
+  } catch (const std::exception& e) {
+    if (error) *error = QString::fromUtf8(e.what());
+    return false;
+  }
+  rowModified_.assign(meta_.rows.size(), false);
+  if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {ModifiedRole});
+  setModified(false);
+  return true;
+}
+
+int DatasetModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(meta_.rows.size()); }
+
+QVariant DatasetModel::data(const QModelIndex& index, int role) const {
+  if (!index.isValid() || index.row() >= rowCount()) return {};
+  const size_t r = size_t(index.row());
+  const data::MetaRow& row = meta_.rows[r];
+  const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
+  switch (role) {
+    case Qt::DisplayRole:
+      return QFileInfo(QString::fromStdString(row.file_path)).fileName() + (rowModified_[r] ? QStringLiteral(" *") : QString());
+    case Qt::ToolTipRole:
+      // A tooltip lays out all its text: a few hundred characters say what the caption is.
+      return row.text.size() > 400 ? QString::fromUtf8(row.text.data(), 400) + QStringLiteral("…")
+                                   : QString::fromStdString(row.text);
+    case CaptionRole:
+      return QString::fromStdString(row.text);
+    case Qt::DecorationRole:
+      return thumbs_[r].isNull() ? QVariant() : QVariant(thumbs_[r]);
+    case Qt::SizeHintRole:
+      return QSize(172, 196);  // a thumbnail and two lines of file name, before any thumbnail exists
+    case FileRole:
+      return QString::fromStdString(row.file_path);
+    case PathRole:
+      return QString::fromStdString(meta_.resolve(row));
+    case TypeRole:
+      return QString::fromStdString(row.type);
+    case SizeRole:
+      if (row.width && row.height) return QStringLiteral("%1×%2").arg(*row.width).arg(*row.height);
+      if (rep && rep->readable) return QStringLiteral("%1×%2 (from the file)").arg(rep->width).arg(rep->height);
+      return QString();
+    case FramesRole:
+      return rep ? qlonglong(rep->frames) : qlonglong(0);
+    case ProblemsRole: {
+      QStringList p;
+      for (const auto& s : row.problems) p << QString::fromStdString(s);
+      if (rep)
+        for (const auto& s : rep->problems)
+          if (!p.contains(QString::fromStdString(s))) p << QString::fromStdString(s);
+      return p;
+    }
+    case ModifiedRole:
+      return bool(rowModified_[r]);
+    case TrainingRole:
+      return trainingText(r);
+    default:
+      return {};
+  }
+}
+
+bool DatasetModel::setData(const QModelIndex& index, const QVariant& value, int role) {
+  if (!index.isValid() || (role != Qt::EditRole && role != CaptionRole)) return false;
+  return setCaption(index.row(), value.toString());
+}
+
+Qt::ItemFlags DatasetModel::flags(const QModelIndex& index) const {
+  return index.isValid() ? Qt::ItemIsSelectable | Qt::ItemIsEnabled | Qt::ItemIsEditable : Qt::NoItemFlags;
+}
+
+bool DatasetModel::setCaption(int row, const QString& text) {
+  if (row < 0 || row >= rowCount()) return false;
+  data::MetaRow& r = meta_.rows[size_t(row)];
+  const std::string t = text.toStdString();
+  if (r.text == t) return true;
+  r.text = t;
+  // A caption was the one problem a missing `text` field reports.
+  r.problems.erase(std::remove_if(r.problems.begin(), r.problems.end(),
+                                  [](const std::string& p) { return p.find("`text`") != std::string::npos; }),
+                   r.problems.end());
+  rowChanged(row);
+  return true;
+}
+
+void DatasetModel::probe() {
+  if (watcher_.isRunning() || meta_.rows.empty()) return;
+  const data::Metadata copy = meta_;  // the probe reads its own copy while the user edits
+  watcher_.setFuture(QtConcurrent::run([copy] {
+    try {
+      return data::check_rows(copy);
+    } catch (const std::exception& e) {
+      // No video support: every row reports why.
+      std::vector<data::RowReport> out(copy.rows.size());
+      for (size_t i = 0; i < out.size(); ++i) out[i].index = i, out[i].problems.push_back(e.what());
+      return out;
+    }
+  }));
+}
+
+int DatasetModel::fillSizesFromProbe() {
+  int changed = 0;
+  for (size_t i = 0; i < reports_.size() && i < meta_.rows.size(); ++i) {
+    const data::RowReport& rep = reports_[i];
+    data::MetaRow& row = meta_.rows[i];
+    if (!rep.readable || rep.width <= 0 || rep.height <= 0) continue;
+    if (row.width == rep.width && row.height == rep.height) continue;
+    row.width = rep.width;
+    row.height = rep.height;
+    row.problems.erase(std::remove_if(row.problems.begin(), row.problems.end(),
+                                      [](const std::string& p) {
+                                        return p.find("`width`") != std::string::npos || p.find("`height`") != std::string::npos;
+                                      }),
+                       row.problems.end());
+    // The probe's size complaints are answered now.
+    auto& rp = reports_[i].problems;
+    rp.erase(std::remove_if(rp.begin(), rp.end(), [](const std::string& p) { return p.find("width") != std::string::npos; }),
+             rp.end());
+    rowChanged(int(i));
+    ++changed;
+  }
+  return changed;
+}
+
+int DatasetModel::problemCount() const {
+  int n = 0;
+  for (int r = 0; r < rowCount(); ++r)
+    if (!data(index(r), ProblemsRole).toStringList().isEmpty()) ++n;
+  return n;
+}
+
+QImage DatasetModel::thumbnail(int row) const {
+  return row >= 0 && row < int(thumbs_.size()) ? thumbs_[size_t(row)] : QImage();
+}
+
+void DatasetModel::requestThumbnails(const QVector<int>& rows) {
+  for (auto it = rows.rbegin(); it != rows.rend(); ++it)
+    if (*it >= 0 && *it < rowCount() && thumbs_[size_t(*it)].isNull())
+      thumbnails_->request(*it, QString::fromStdString(meta_.resolve(meta_.rows[size_t(*it)])));
+}
+
+void DatasetModel::setTrainingShape(const TrainingShape& shape) {
+  shape_ = shape;
+  if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {TrainingRole});
+}
+
+// What the loader does with the row (docs/design/upsampler-training.md §3.3, §4.2): the bucket its size falls
+// in, and the frames a clip takes; the same functions the engine's loader calls.
+QString DatasetModel::trainingText(size_t r) const {
+  const data::MetaRow& row = meta_.rows[r];
+  const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
+  if (rep && !rep->readable) return tr("dropped: %1").arg(QString::fromStdString(rep->problems.empty() ? "unreadable" : rep->problems.front()));
+  const qint64 H0 = row.height ? *row.height : (rep ? rep->height : 0), W0 = row.width ? *row.width : (rep ? rep->width : 0);
+  if (H0 <= 0 || W0 <= 0) return tr("size unknown: Check files");
+  data::BucketSize b;
+  try {
+    b = data::bucket_size(H0, W0, shape_.sampleSize, shape_.scale);
+  } catch (const std::exception& e) {
+    return tr("no bucket: %1").arg(QString::fromUtf8(e.what()));
+  }
+  const QString size = tr("trains at %1×%2 (aspect bucket h/w %3)").arg(b.W).arg(b.H).arg(b.key);
+  if (row.is_image()) return size + tr(", 1 frame");
+  if (!rep) return size + tr("; frames: Check files");
+  const data::ClipPlan plan = data::plan_clip(rep->frames, shape_.frames, shape_.stride);
+  if (plan.n == 0)
+    return tr("dropped: too short (%1 frames, stride %2)").arg(rep->frames).arg(shape_.stride);
+  const qint64 L = data::batch_frames(shape_.frames, plan.n);
+  return size + tr(", %1 of its %3 frames at stride %2 (start 0–%4)").arg(L).arg(shape_.stride).arg(rep->frames).arg(plan.max_start);
+}
+
+void DatasetModel::setModified(bool on) {
+  if (modified_ == on) return;
+  modified_ = on;
+  Q_EMIT modifiedChanged(on);
+}
+
+void DatasetModel::rowChanged(int row) {
+  rowModified_[size_t(row)] = true;
+  const QModelIndex i = index(row);
+  Q_EMIT dataChanged(i, i);
+  setModified(true);
+}
+
+}  // namespace ws

@@ -1,0 +1,92 @@
+// A VideoX-Fun metadata.json as a list model for the dataset page: one item per row with its
+// file, type, caption, size and, once probed, frames, fps and problems; thumbnails arrive from
+// a background loader. Captions and sizes are edited here and saved atomically with the
+// previous file kept as metadata.json.bak; fields the page does not know stay as they were.
+#pragma once
+
+#include <QAbstractListModel>
+#include <QFutureWatcher>
+#include <QImage>
+#include <QVector>
+
+#include <vector>
+
+#include "dataset/metadata.h"
+#include "dataset/row_check.h"
+
+namespace ws {
+
+class ThumbnailLoader;
+
+class DatasetModel : public QAbstractListModel {
+  Q_OBJECT
+ public:
+  enum Role {
+    CaptionRole = Qt::UserRole + 1,
+    FileRole,       // file_path as written
+    PathRole,       // resolved path
+    TypeRole,       // video | image
+    SizeRole,       // "W×H" or "" when unknown
+    FramesRole,     // probed frame count, 0 before the probe
+    ProblemsRole,   // QStringList: metadata problems, then the probe's
+    ModifiedRole,   // bool: edited since the last save
+    TrainingRole,   // QString: the size and frames a run with trainingShape() trains on, or why it drops the row
+  };
+
+  // The run options that decide a row's bucket and frames (video_sample_size, video_sample_n_frames,
+  // video_sample_stride, and the alignment scale: 1.5 for the upsampler, 2 for the experts' 32 px).
+  struct TrainingShape {
+    qint64 sampleSize = 512, frames = 81, stride = 2;
+    double scale = 1.5;
+  };
+
+  explicit DatasetModel(QObject* parent = nullptr);
+  ~DatasetModel() override;
+
+  // Replaces the model's content; false (and `error`) leaves it as it was.
+  bool load(const QString& metadataPath, QString* error);
+  bool save(QString* error);
+  bool isModified() const { return modified_; }
+  QString path() const { return path_; }
+
+  int rowCount(const QModelIndex& parent = {}) const override;
+  QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
+  bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
+  Qt::ItemFlags flags(const QModelIndex& index) const override;
+
+  bool setCaption(int row, const QString& text);
+  void setTrainingShape(const TrainingShape& shape);
+  TrainingShape trainingShape() const { return shape_; }
+  // Checks every row against its file in the background (the `probe` verb's check).
+  void probe();
+  bool probing() const { return watcher_.isRunning(); }
+  // Writes the probed width/height into rows that lack them or disagree (probe --fix).
+  int fillSizesFromProbe();
+  // Rows with problems / modified rows, for the status line.
+  int problemCount() const;
+  QImage thumbnail(int row) const;
+  // Asks for the thumbnails of `rows` first (those on screen).
+  void requestThumbnails(const QVector<int>& rows);
+
+ Q_SIGNALS:
+  void probeFinished(int rowsWithProblems);
+  void modifiedChanged(bool modified);
+  void thumbnailArrived(int row);
+
+ private:
+  void setModified(bool on);
+  QString trainingText(size_t row) const;
+  void rowChanged(int row);
+
+  QString path_;
+  data::Metadata meta_;
+  std::vector<data::RowReport> reports_;  // empty until probed
+  std::vector<QImage> thumbs_;
+  std::vector<bool> rowModified_;
+  bool modified_ = false;
+  TrainingShape shape_;
+  ThumbnailLoader* thumbnails_;
+  QFutureWatcher<std::vector<data::RowReport>> watcher_;
+};
+
+}  // namespace ws

@@ -1,0 +1,164 @@
+#include "cli/args.h"
+
+#include <algorithm>
+#include <cstdio>
+#include <sstream>
+
+#include "contract/option_values.h"
+#include "core/error.h"
+
+namespace ws::cli {
+
+bool parse_bool(const std::string& text, const std::string& what) {
+  if (auto b = contract::parse_bool(text)) return *b;
+  throw UsageError(what + ": expected true or false, got '" + text + "'");
+}
+
+std::pair<int64_t, int64_t> parse_size(const std::string& text) {
+  auto num = [&](const std::string& s) -> int64_t {
+    if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
+      throw UsageError("bad size '" + text + "': expected WxH or H,W");
+    return std::stoll(s);
+  };
+  auto x = text.find('x');
+  if (x != std::string::npos) return {num(text.substr(x + 1)), num(text.substr(0, x))};
+  auto c = text.find(',');
+  if (c != std::string::npos) return {num(text.substr(0, c)), num(text.substr(c + 1))};
+  int64_t n = num(text);
+  return {n, n};
+}
+
+Args::Args(std::string verb, std::string usage, std::string description)
+    : verb_(std::move(verb)), usage_(std::move(usage)), description_(std::move(description)) {}
+
+Args& Args::flag(const std::string& name, const std::string& help) {
+  specs_.push_back({contract::canonical_option(name), ArgKind::Flag, help, ""});
+  return *this;
+}
+Args& Args::value(const std::string& name, const std::string& metavar, const std::string& help) {
+  specs_.push_back({contract::canonical_option(name), ArgKind::Value, help, metavar});
+  return *this;
+}
+Args& Args::list(const std::string& name, const std::string& metavar, const std::string& help) {
+  specs_.push_back({contract::canonical_option(name), ArgKind::List, help, metavar});
+  return *this;
+}
+Args& Args::positional(const std::string& name, const std::string& help, bool required) {
+  pos_specs_.push_back({name, help});
+  if (required) pos_required_ = pos_specs_.size();
+  return *this;
+}
+
+const ArgSpec* Args::find(const std::string& name) const {
+  for (const auto& s : specs_)
+    if (s.name == name) return &s;
+  return nullptr;
+}
+
+std::string Args::help_text() const {
+  std::ostringstream o;
+  o << "usage: wanstudio-engine " << usage_ << "\n";
+  if (!description_.empty()) o << "\n" << description_ << "\n";
+  if (!pos_specs_.empty()) {
+    o << "\narguments:\n";
+    for (const auto& [n, h] : pos_specs_) o << "  " << n << std::string(n.size() < 22 ? 22 - n.size() : 1, ' ') << h << "\n";
+  }
+  o << "\noptions:\n";
+  for (const auto& s : specs_) {
+    std::string left = "--" + s.name + (s.kind == ArgKind::Flag ? "" : " " + s.metavar + (s.kind == ArgKind::List ? " ..." : ""));
+    o << "  " << left << std::string(left.size() < 30 ? 30 - left.size() : 1, ' ') << s.help << "\n";
+  }
+  o << "  --help" << std::string(24, ' ') << "show this help\n";
+  o << "\nOption names may use hyphens or underscores.\n";
+  return o.str();
+}
+
+bool Args::parse(const std::vector<std::string>& argv) {
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    if (a == "--help" || a == "-h") {
+      std::fputs(help_text().c_str(), stdout);
+      return false;
+    }
+    if (a.size() > 2 && a.compare(0, 2, "--") == 0) {
+      std::string name = a.substr(2);
+      std::optional<std::string> inline_value;
+      auto eq = name.find('=');
+      if (eq != std::string::npos) {
+        inline_value = name.substr(eq + 1);
+        name = name.substr(0, eq);
+      }
+      name = contract::canonical_option(name);
+      const ArgSpec* spec = find(name);
+      if (!spec) throw UsageError(verb_ + ": unknown option --" + name);
+      auto& slot = values_[name];
+      slot.clear();
+      if (spec->kind == ArgKind::Flag) {
+        slot.push_back(inline_value ? (parse_bool(*inline_value, "--" + name) ? "true" : "false") : "true");
+      } else if (spec->kind == ArgKind::Value) {
+        if (inline_value) {
+          slot.push_back(*inline_value);
+        } else {
+          if (i + 1 >= argv.size()) throw UsageError(verb_ + ": --" + name + " needs a value");
+          slot.push_back(argv[++i]);
+        }
+      } else {
+        if (inline_value) slot.push_back(*inline_value);
+        while (i + 1 < argv.size() && argv[i + 1].compare(0, 2, "--") != 0) slot.push_back(argv[++i]);
+      }
+      continue;
+    }
+    if (pos_values_.size() >= pos_specs_.size())
+      throw UsageError(verb_ + ": unexpected argument '" + a + "'");
+    pos_values_.push_back(a);
+  }
+  if (pos_values_.size() < pos_required_)
+    throw UsageError(verb_ + ": missing " + pos_specs_[pos_values_.size()].first + " (usage: wanstudio-engine " + usage_ + ")");
+  return true;
+}
+
+bool Args::has(const std::string& name) const { return values_.count(contract::canonical_option(name)) > 0; }
+
+std::string Args::str(const std::string& name, const std::string& def) const {
+  auto it = values_.find(contract::canonical_option(name));
+  if (it == values_.end() || it->second.empty()) return def;
+  return it->second.front();
+}
+
+int64_t Args::integer(const std::string& name, int64_t def) const {
+  if (!has(name)) return def;
+  std::string v = str(name);
+  try {
+    size_t used = 0;
+    int64_t n = std::stoll(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return n;
+  } catch (const std::exception&) {
+    throw UsageError("--" + contract::canonical_option(name) + ": expected an integer, got '" + v + "'");
+  }
+}
+
+double Args::real(const std::string& name, double def) const {
+  if (!has(name)) return def;
+  std::string v = str(name);
+  try {
+    size_t used = 0;
+    double d = std::stod(v, &used);
+    if (used != v.size()) throw std::invalid_argument(v);
+    return d;
+  } catch (const std::exception&) {
+    throw UsageError("--" + contract::canonical_option(name) + ": expected a number, got '" + v + "'");
+  }
+}
+
+bool Args::boolean(const std::string& name, bool def) const {
+  if (!has(name)) return def;
+  return parse_bool(str(name), "--" + contract::canonical_option(name));
+}
+
+std::vector<std::string> Args::strs(const std::string& name) const {
+  auto it = values_.find(contract::canonical_option(name));
+  return it == values_.end() ? std::vector<std::string>{} : it->second;
+}
+
+}  // namespace ws::cli

@@ -1,0 +1,112 @@
+// `bench vae-encode` / `bench vae-decode`: the Wan2.2 VAE with random weights (seed 0) or a
+// weights file, on random clips of a given size.
+#include <ATen/Parallel.h>
+
+#include <cstdio>
+
+#include "core/error.h"
+#include "models/wan22_vae.h"
+#include "cli/args.h"
+#include "cli/bench.h"
+
+namespace {
+
+using ws::models::Wan22Vae;
+
+struct VaeBench {
+  std::unique_ptr<Wan22Vae> vae;
+  int64_t frames = 0, height = 0, width = 0, reps = 0, warmup = 0;
+  int threads = 0;
+  double init_ms = 0;
+};
+
+VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bool* help) {
+  ws::cli::Args a("bench " + kind,
+                  "bench " + kind + " [--dim D --dec-dim E] [--frames T] [--size H,W] [--reps R] [--threads K]",
+                  "Times the Wan2.2 VAE on one random clip; random weights (seed 0) unless --weights.");
+  a.value("dim", "D", "encoder base width (default 160, released)");
+  a.value("dec_dim", "E", "decoder base width (default 256, released)");
+  a.value("weights", "FILE", "real weights instead of random ones");
+  a.value("frames", "T", "pixel frames, 1 + 4k (default 5)");
+  a.value("size", "H,W", "pixel size, multiples of 16 (default 128,128)");
+  a.value("reps", "R", "timed repetitions (default 3)");
+  a.value("warmup", "N", "untimed repetitions first (default 1)");
+  a.value("threads", "K", "CPU threads (default 2)");
+  a.value("seed", "S", "weights seed (default 0)");
+  a.value("decode_chunk", "N", "latent frames per decoder chunk (default 1, the reference; 0 = all)");
+  a.flag("tiled", "tiled decode (32x32 latent tiles)");
+  a.flag("no_pack", "keep conv weights dense (oneDNN reorders them on every call)");
+  *help = !a.parse(argv);
+  VaeBench b;
+  if (*help) return b;
+  b.threads = ws::cli::bench_set_threads(a.integer("threads", 2));
+  b.frames = a.integer("frames", 5);
+  auto hw = ws::cli::parse_size(a.str("size", "128,128"));
+  b.height = hw.first, b.width = hw.second;
+  b.reps = a.integer("reps", 3);
+  b.warmup = a.integer("warmup", 1);
+  if (b.reps < 1 || b.warmup < 0) throw ws::UsageError("--reps must be >= 1 and --warmup >= 0");
+  ws::models::Wan22VaeOptions opts;
+  opts.tiled_decode = a.boolean("tiled");
+  opts.schedule.decode_frames = a.integer("decode_chunk", 1);
+  opts.pack_weights = !a.boolean("no_pack");
+  const double t0 = ws::cli::bench_now_ms();
+  if (a.has("weights")) {
+    nlohmann::json cfg = nlohmann::json::object();
+    if (a.has("dim")) cfg["dim"] = a.integer("dim", 160);
+    if (a.has("dec_dim")) cfg["dec_dim"] = a.integer("dec_dim", 256);
+    b.vae = Wan22Vae::load(a.str("weights"), cfg, opts);
+  } else {
+    ws::models::Wan22VaeConfig cfg;
+    cfg.dim = a.integer("dim", 160);
+    cfg.dec_dim = a.integer("dec_dim", 256);
+    b.vae = Wan22Vae::random(cfg, static_cast<uint64_t>(a.integer("seed", 0)), opts);
+  }
+  b.init_ms = ws::cli::bench_now_ms() - t0;
+  std::fprintf(stderr, "bench %s: %lld params, init %.0f ms, %d threads, clip %lldx%lldx%lld\n", kind.c_str(),
+               static_cast<long long>(b.vae->parameter_count()), b.init_ms, b.threads, static_cast<long long>(b.frames),
+               static_cast<long long>(b.height), static_cast<long long>(b.width));
+  return b;
+}
+
+nlohmann::json common(const std::string& kind, const VaeBench& b) {
+  const auto& c = b.vae->config();
+  nlohmann::json j = {{"kind", kind}, {"params", b.vae->parameter_count()}, {"threads", b.threads}};
+  j.update({{"dim", c.dim}, {"dec_dim", c.dec_dim}, {"frames", b.frames}, {"height", b.height}, {"width", b.width}});
+  j.update({{"reps", b.reps}, {"init_ms", b.init_ms}, {"packed", b.vae->options().pack_weights}});
+  return j;
+}
+
+int bench_encode(const std::vector<std::string>& argv) {
+  bool help = false;
+  VaeBench b = setup("vae-encode", argv, &help);
+  if (help) return 0;
+  torch::manual_seed(1);
+  auto x = torch::rand({1, 3, b.frames, b.height, b.width}) * 2 - 1;
+  b.vae->check_video(x, "bench vae-encode");
+  torch::NoGradGuard no_grad;
+  auto ms = ws::cli::bench_time("bench vae-encode", b.warmup, b.reps, [&] { b.vae->encode(x); });
+  ws::cli::bench_report(ms, common("vae-encode", b));
+  return 0;
+}
+
+int bench_decode(const std::vector<std::string>& argv) {
+  bool help = false;
+  VaeBench b = setup("vae-decode", argv, &help);
+  if (help) return 0;
+  const auto& c = b.vae->config();
+  // Shapes as the matching encode would give them.
+  const int64_t f = c.spatial_factor(), n = 1 + (b.frames - 1) / c.temporal_factor();
+  b.vae->check_video(torch::empty({1, 3, b.frames, b.height, b.width}, torch::kMeta), "bench vae-decode");
+  torch::manual_seed(1);
+  auto z = torch::randn({1, c.z_dim, n, b.height / f, b.width / f});
+  torch::NoGradGuard no_grad;
+  auto ms = ws::cli::bench_time("bench vae-decode", b.warmup, b.reps, [&] { b.vae->decode(z); });
+  ws::cli::bench_report(ms, common("vae-decode", b));
+  return 0;
+}
+
+}  // namespace
+
+WS_BENCH_KIND("vae-encode", "Wan2.2 VAE encode of one random clip", &bench_encode);
+WS_BENCH_KIND("vae-decode", "Wan2.2 VAE decode of one random latent clip", &bench_decode);

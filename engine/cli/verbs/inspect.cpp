@@ -1,0 +1,84 @@
+// `wanstudio-engine inspect WEIGHTS`: what a weights file holds, without running a model.
+#include <algorithm>
+#include <cstdio>
+
+#include <nlohmann/json.hpp>
+
+#include "io/printable.h"
+#include "io/weights.h"
+#include "cli/args.h"
+#include "cli/verb.h"
+
+namespace {
+
+const char* format_name(ws::io::WeightsFormat f) {
+  switch (f) {
+    case ws::io::WeightsFormat::Safetensors: return "safetensors";
+    case ws::io::WeightsFormat::ShardedSafetensors: return "sharded safetensors";
+    case ws::io::WeightsFormat::Pth: return "pytorch checkpoint";
+    case ws::io::WeightsFormat::ModelDir: return "model folder";
+  }
+  return "?";
+}
+
+std::string human(double n, const char* unit) {
+  const char* prefixes[] = {"", "K", "M", "G", "T"};
+  int i = 0;
+  while (n >= 1000 && i < 4) n /= 1000, ++i;
+  char buf[32];
+  std::snprintf(buf, sizeof buf, i ? "%.2f %s%s" : "%.0f %s%s", n, prefixes[i], unit);
+  return buf;
+}
+
+int run_inspect(const std::vector<std::string>& argv) {
+  ws::cli::Args args("inspect", "inspect PATH [--json]",
+                     "Lists the tensors (name, dtype, shape) of a .safetensors file, a sharded\n"
+                     "*.safetensors.index.json, a PyTorch .pth checkpoint or a diffusers-style model\n"
+                     "folder, and their parameter count. Nothing in the file is executed.");
+  args.positional("path", "weights file or model folder");
+  args.flag("json", "print one JSON object instead of the table");
+  if (!args.parse(argv)) return 0;
+  const std::string path = args.pos(0);
+
+  auto format = ws::io::detect_weights_format(path);
+  ws::io::StateDict sd = ws::io::load_weights(path);
+  auto metadata = ws::io::weights_metadata(path);
+  int64_t params = 0, bytes = 0;
+  for (const auto& kv : sd) {
+    params += kv.second.numel();
+    bytes += kv.second.numel() * static_cast<int64_t>(kv.second.element_size());
+  }
+
+  if (args.boolean("json")) {
+    nlohmann::json tensors = nlohmann::json::array();
+    for (const auto& [name, t] : sd)
+      tensors.push_back({{"name", name},
+                         {"dtype", ws::io::dtype_name(t.scalar_type())},
+                         {"shape", std::vector<int64_t>(t.sizes().begin(), t.sizes().end())}});
+    nlohmann::json out = {{"path", path},         {"format", format_name(format)}, {"tensors", tensors},
+                          {"parameters", params}, {"bytes", bytes},                {"metadata", metadata}};
+    // Names from the file may be invalid UTF-8: replace such bytes rather than fail.
+    std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
+    return 0;
+  }
+
+  // Names and metadata come from the file: escape control bytes so a hostile file cannot
+  // drive the terminal.
+  using ws::io::printable;
+  std::printf("%s (%s)\n", printable(path, 4096).c_str(), format_name(format));
+  for (const auto& [k, v] : metadata)
+    std::printf("  metadata %s = %s\n", printable(k).c_str(), printable(v, 100).c_str());
+  size_t width = 0;
+  for (const auto& kv : sd) width = std::max(width, std::min<size_t>(printable(kv.first).size(), 72));
+  for (const auto& [name, t] : sd) {
+    std::printf("%-*s  %-4s  %s\n", static_cast<int>(width), printable(name).c_str(), ws::io::dtype_name(t.scalar_type()).c_str(),
+                ws::io::shape_str({t.sizes().begin(), t.sizes().end()}).c_str());
+  }
+  std::printf("%zu tensors, %lld parameters (%s), %s\n", sd.size(), static_cast<long long>(params),
+              human(static_cast<double>(params), "").c_str(), human(static_cast<double>(bytes), "B").c_str());
+  return 0;
+}
+
+}  // namespace
+
+WS_VERB("inspect", "tensor names, dtypes, shapes and parameter count of weights", &run_inspect);

@@ -1,0 +1,158 @@
+#include "parallel/data_parallel.h"
+
+#include <algorithm>
+#include <chrono>
+#include <cstdlib>
+
+#include "core/error.h"
+
+#ifdef WANSTUDIO_HAVE_GLOO
+#include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+
+namespace ws::parallel {
+
+namespace {
+
+int env_int(const char* name, int fallback) {
+  const char* v = std::getenv(name);
+  if (!v || !*v) return fallback;
+  char* end = nullptr;
+  const long x = std::strtol(v, &end, 10);
+  if (*end) throw Error(std::string(name) + "='" + v + "' is not an integer");
+  return static_cast<int>(x);
+}
+
+// Flat buffers of at most this many elements per all-reduce call.
+constexpr int64_t kBucketElements = 64 << 20;
+
+}  // namespace
+
+DistEnv DistEnv::from_environment() {
+  DistEnv e;
+  e.world = env_int("WORLD_SIZE", 1);
+  e.rank = env_int("RANK", 0);
+  e.local_rank = env_int("LOCAL_RANK", e.rank);
+  if (const char* a = std::getenv("MASTER_ADDR"); a && *a) e.master_addr = a;
+  e.master_port = env_int("MASTER_PORT", 29500);
+  if (e.world < 1) throw Error("WORLD_SIZE must be at least 1, got " + std::to_string(e.world));
+  if (e.rank < 0 || e.rank >= e.world)
+    throw Error("RANK " + std::to_string(e.rank) + " is outside 0.." + std::to_string(e.world - 1) + " (WORLD_SIZE " +
+                std::to_string(e.world) + ")");
+  if (e.master_port <= 0 || e.master_port > 65535) throw Error("MASTER_PORT must be 1..65535");
+  return e;
+}
+
+#ifdef WANSTUDIO_HAVE_GLOO
+
+struct DataParallel::Impl {
+  c10::intrusive_ptr<c10d::Store> store;
+  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+};
+
+DataParallel::DataParallel(DistEnv env) : impl_(std::make_unique<Impl>()), env_(std::move(env)) {}
+DataParallel::~DataParallel() = default;
+
+std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double timeout_s) {
+  if (env.world <= 1) return nullptr;
+  std::unique_ptr<DataParallel> dp(new DataParallel(env));
+  const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
+  try {
+    c10d::TCPStoreOptions so;
+    so.port = static_cast<std::uint16_t>(env.master_port);
+    // Under torchrun the agent already serves the store at MASTER_PORT.
+    const char* agent = std::getenv("TORCHELASTIC_USE_AGENT_STORE");
+    so.isServer = env.rank == 0 && !(agent && std::string(agent) == "True");
+    so.numWorkers = static_cast<size_t>(env.world);
+    so.timeout = timeout;
+    dp->impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
+    // Collectives wait while rank 0 alone validates or writes a checkpoint: give them hours.
+    auto opts = c10d::ProcessGroupGloo::Options::create(std::max(timeout, std::chrono::milliseconds(2 * 3600 * 1000)));
+    // Bind where the master is reachable: loopback for a single machine, else this host.
+    const bool local = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
+    opts->devices.push_back(local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                  : c10d::ProcessGroupGloo::createDefaultDevice());
+    opts->threads = 2;
+    dp->impl_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(dp->impl_->store, env.rank, env.world, opts);
+  } catch (const std::exception& e) {
+    throw Error("data parallel: rank " + std::to_string(env.rank) + " of " + std::to_string(env.world) +
+                " could not meet the others at " + env.master_addr + ":" + std::to_string(env.master_port) + ": " +
+                e.what());
+  }
+  return dp;
+}
+
+void DataParallel::average_gradients(const std::vector<torch::Tensor>& params) {
+  torch::NoGradGuard no_grad;
+  // Bucket by dtype and device; each bucket is one flat all-reduce.
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  size_t i = 0;
+  while (i < grads.size()) {
+    std::vector<torch::Tensor> bucket{grads[i]};
+    int64_t n = grads[i].numel();
+    size_t j = i + 1;
+    while (j < grads.size() && grads[j].scalar_type() == grads[i].scalar_type() &&
+           grads[j].device() == grads[i].device() && n + grads[j].numel() <= kBucketElements) {
+      n += grads[j].numel();
+      bucket.push_back(grads[j++]);
+    }
+    std::vector<torch::Tensor> flat;
+    for (auto& g : bucket) flat.push_back(g.reshape({-1}));
+    std::vector<at::Tensor> buf{torch::cat(flat)};
+    impl_->pg->allreduce(buf)->wait();
+    buf[0].div_(static_cast<double>(env_.world));
+    int64_t off = 0;
+    for (auto& g : bucket) {
+      g.copy_(buf[0].narrow(0, off, g.numel()).view_as(g));
+      off += g.numel();
+    }
+    i = j;
+  }
+}
+
+double DataParallel::mean(double v) {
+  std::vector<at::Tensor> t{torch::tensor({v}, torch::kDouble)};
+  impl_->pg->allreduce(t)->wait();
+  return t[0].item<double>() / static_cast<double>(env_.world);
+}
+
+bool DataParallel::any(bool v) {
+  std::vector<at::Tensor> t{torch::tensor({v ? 1.0 : 0.0}, torch::kDouble)};
+  impl_->pg->allreduce(t)->wait();
+  return t[0].item<double>() > 0;
+}
+
+void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
+  torch::NoGradGuard no_grad;
+  for (const auto& t : tensors) {
+    std::vector<at::Tensor> buf{t.detach().contiguous()};
+    impl_->pg->broadcast(buf)->wait();
+    if (!buf[0].is_same(t)) t.detach().copy_(buf[0]);
+  }
+}
+
+void DataParallel::barrier() { impl_->pg->barrier()->wait(); }
+
+#else  // no Gloo in this build
+
+struct DataParallel::Impl {};
+DataParallel::DataParallel(DistEnv env) : env_(std::move(env)) {}
+DataParallel::~DataParallel() = default;
+
+std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double) {
+  if (env.world <= 1) return nullptr;
+  throw Error("WORLD_SIZE " + std::to_string(env.world) +
+              ": this build has no data-parallel backend (configure with WANSTUDIO_GLOO=ON and libgloo-dev)");
+}
+void DataParallel::average_gradients(const std::vector<torch::Tensor>&) {}
+double DataParallel::mean(double v) { return v; }
+bool DataParallel::any(bool v) { return v; }
+void DataParallel::broadcast(const std::vector<torch::Tensor>&) {}
+void DataParallel::barrier() {}
+
+#endif
+
+}  // namespace ws::parallel

@@ -1,0 +1,54 @@
+// Data parallel over c10d (docs/design/architecture.md "Processes"): the worker reads torchrun's
+// environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), meets the other ranks
+// through a TCPStore and all-reduces over Gloo (CPU tensors). Every rank runs the same sampler and
+// takes the global batches b with b mod P = r; gradients are averaged before clipping, so every
+// rank applies the same update and the weights stay identical; rank 0 alone writes.
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+namespace ws::parallel {
+
+struct DistEnv {
+  int rank = 0, world = 1, local_rank = 0;
+  std::string master_addr = "127.0.0.1";
+  int master_port = 29500;
+  // From the environment; ws::Error for values that do not fit together.
+  static DistEnv from_environment();
+};
+
+class DataParallel {
+ public:
+  // Null when WORLD_SIZE is 1; ws::Error when this build has no backend or the rendezvous fails
+  // within `timeout_s`.
+  static std::unique_ptr<DataParallel> connect(const DistEnv& env, double timeout_s = 600);
+  ~DataParallel();
+  DataParallel(const DataParallel&) = delete;
+  DataParallel& operator=(const DataParallel&) = delete;
+
+  int rank() const { return env_.rank; }
+  int world() const { return env_.world; }
+
+  // grad ← (Σ_ranks grad) / P for every parameter with a gradient, packed into a few flat
+  // buffers. Parameters without a gradient on one rank must lack it on all (same model, same
+  // route), which the caller guarantees.
+  void average_gradients(const std::vector<torch::Tensor>& params);
+  // The mean of one number over ranks (the logged loss).
+  double mean(double v);
+  // Whether any rank says yes (stop requests, the end of the data).
+  bool any(bool v);
+  // Rank 0's values into every rank's tensors (the initial weights).
+  void broadcast(const std::vector<torch::Tensor>& tensors);
+  void barrier();
+
+ private:
+  explicit DataParallel(DistEnv env);
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
+  DistEnv env_;
+};
+
+}  // namespace ws::parallel

@@ -1,0 +1,48 @@
+#include "runtime/cancel.h"
+
+#include <signal.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <iostream>
+#include <string>
+#include <thread>
+
+namespace ws::runtime {
+namespace {
+std::atomic<int> g_cancel{0};
+
+void on_signal(int) {
+  // A second signal means "now": the last complete checkpoint stays valid.
+  if (g_cancel.fetch_add(1) >= 1) _exit(130);
+}
+}  // namespace
+
+void install_cancel_handlers(bool watch_stdin) {
+  static std::atomic<bool> installed{false};
+  if (installed.exchange(true)) return;
+  signal(SIGPIPE, SIG_IGN);
+  struct sigaction sa {};
+  sa.sa_handler = on_signal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  if (watch_stdin) {
+    std::thread([] {
+      std::string line;
+      while (std::getline(std::cin, line)) {
+        while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
+        if (line == "cancel") request_cancel();
+      }
+      // EOF: a closed pipe or </dev/null is normal, not a cancel.
+    }).detach();
+  }
+}
+
+bool cancel_requested() { return g_cancel.load() > 0; }
+void request_cancel() {
+  if (g_cancel.load() == 0) g_cancel.store(1);
+}
+void reset_cancel() { g_cancel.store(0); }
+
+}  // namespace ws::runtime

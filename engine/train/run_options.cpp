@@ -1,0 +1,66 @@
+#include "train/run_options.h"
+
+namespace ws::train {
+namespace {
+
+// Options a job does not declare keep the struct's default (the VAE has no accumulation, ...).
+bool has(const io::Config& cfg, const char* name) { return cfg.schema().find(name) != nullptr; }
+
+}  // namespace
+
+RunOptions parse_run_options(const io::Config& cfg) {
+  RunOptions o;
+  o.job = cfg.job();
+  o.output_dir = cfg.str("output_dir");
+  o.seed = static_cast<uint64_t>(cfg.integer("seed"));
+  o.max_train_steps = cfg.opt_integer("max_train_steps");
+  if (has(cfg, "num_train_epochs")) o.num_train_epochs = cfg.integer("num_train_epochs");
+  if (has(cfg, "gradient_accumulation_steps")) o.gradient_accumulation_steps = cfg.integer("gradient_accumulation_steps");
+  o.checkpointing_steps = cfg.integer("checkpointing_steps");
+  o.checkpoints_total_limit = cfg.opt_integer("checkpoints_total_limit");
+  o.resume_from_checkpoint = cfg.opt_str("resume_from_checkpoint");
+  o.overwrite_output_dir = cfg.boolean("overwrite_output_dir");
+  if (has(cfg, "mixed_precision")) {
+    o.bf16 = cfg.str("mixed_precision") == "bf16";
+    o.bf16_asked = o.bf16 && !cfg.is_default("mixed_precision");
+  }
+  if (has(cfg, "low_vram")) {
+    o.low_vram = cfg.boolean("low_vram");
+    o.low_vram_asked = o.low_vram && !cfg.is_default("low_vram");
+  }
+  if (has(cfg, "allow_tf32")) o.allow_tf32 = cfg.boolean("allow_tf32");
+  if (has(cfg, "report_to")) o.tensorboard = cfg.str("report_to") == "tensorboard";
+  if (has(cfg, "logging_dir")) o.logging_dir = cfg.str("logging_dir");
+  return o;
+}
+
+DataOptions parse_data_options(const io::Config& cfg) {
+  DataOptions d;
+  d.meta = cfg.opt_str("train_data_meta").value_or("");
+  d.dir = cfg.opt_str("train_data_dir").value_or("");
+  d.sample_size = cfg.integer("video_sample_size");
+  d.n_frames = cfg.integer("video_sample_n_frames");
+  d.stride = cfg.integer("video_sample_stride");
+  d.batch_size = cfg.integer("train_batch_size");
+  if (has(cfg, "dataloader_num_workers")) d.workers = cfg.integer("dataloader_num_workers");
+  if (has(cfg, "enable_bucket")) d.enable_bucket = cfg.boolean("enable_bucket");
+  if (has(cfg, "random_hw_adapt")) d.random_hw_adapt = cfg.boolean("random_hw_adapt");
+  return d;
+}
+
+OptimizerOptions parse_optimizer_options(const io::Config& cfg) {
+  OptimizerOptions o;
+  o.learning_rate = cfg.real("learning_rate");
+  if (has(cfg, "scale_lr")) o.scale_lr = cfg.boolean("scale_lr");
+  o.adam = {cfg.real("adam_beta1"), cfg.real("adam_beta2"), cfg.real("adam_epsilon"), cfg.real("adam_weight_decay")};
+  o.clip.max_grad_norm = cfg.opt_real("max_grad_norm").value_or(0.0);
+  if (has(cfg, "abnormal_norm_clip_start")) o.clip.abnormal_norm_clip_start = cfg.real("abnormal_norm_clip_start");
+  if (has(cfg, "initial_grad_norm_ratio")) o.clip.initial_grad_norm_ratio = cfg.real("initial_grad_norm_ratio");
+  o.schedule.name = cfg.str("lr_scheduler");
+  o.schedule.warmup_steps = cfg.integer("lr_warmup_steps");
+  o.schedule.base_lr = o.learning_rate;
+  if (has(cfg, "gradient_checkpointing")) o.gradient_checkpointing = cfg.boolean("gradient_checkpointing");
+  return o;
+}
+
+}  // namespace ws::train

@@ -1,0 +1,61 @@
+// The options every training job shares, read from the resolved config once (docs/design/
+// architecture.md §5). Trainers get typed structs: past the parsers (this file and each job's
+// *_setup.cpp) no code looks an option up by its name.
+#pragma once
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "io/yaml_config.h"
+#include "train/adamw.h"
+#include "train/grad_clip.h"
+#include "train/lr_schedule.h"
+
+namespace ws::train {
+
+// The run: folder, seed, length, cadence, device wishes and logging.
+struct RunOptions {
+  std::string job;         // "upsampler" | "experts" | "vae"
+  std::string output_dir;  // absolute
+  uint64_t seed = 42;
+  std::optional<int64_t> max_train_steps;  // nullopt: num_train_epochs × steps per epoch
+  int64_t num_train_epochs = 1;
+  int64_t gradient_accumulation_steps = 1;
+  int64_t checkpointing_steps = 500;
+  std::optional<int64_t> checkpoints_total_limit;
+  std::optional<std::string> resume_from_checkpoint;  // "latest" or a folder
+  bool overwrite_output_dir = false;
+  // Device wishes: the value, and whether the user set it (GPU-oriented defaults stay silent on a CPU).
+  bool bf16 = false, bf16_asked = false;
+  bool low_vram = false, low_vram_asked = false;
+  bool allow_tf32 = false;
+  bool tensorboard = true;
+  std::string logging_dir = "logs";  // inside output_dir
+};
+
+// The dataset and how clips are cut from it.
+struct DataOptions {
+  std::string meta;  // train_data_meta (absolute), "" when unset
+  std::string dir;   // train_data_dir, "" = the metadata's folder
+  int64_t sample_size = 512, n_frames = 81, stride = 1;
+  int64_t batch_size = 1;
+  int64_t workers = 0;
+  bool enable_bucket = true, random_hw_adapt = false;
+};
+
+// AdamW, clipping and the learning-rate schedule (its training_steps is known once the data is).
+struct OptimizerOptions {
+  double learning_rate = 1e-4;
+  bool scale_lr = false;
+  AdamWOptions adam;
+  ClipOptions clip;
+  LrSchedule schedule;
+  bool gradient_checkpointing = false;
+};
+
+RunOptions parse_run_options(const io::Config& cfg);
+DataOptions parse_data_options(const io::Config& cfg);
+OptimizerOptions parse_optimizer_options(const io::Config& cfg);
+
+}  // namespace ws::train

@@ -1,0 +1,161 @@
+#include "train/training_run.h"
+
+#include <spdlog/spdlog.h>
+
+#include <chrono>
+
+#include "contract/events.h"
+#include "core/fs.h"
+#include "io/tfevents.h"
+#include "io/yaml_config.h"
+#include "models/grad_checkpoint.h"
+#include "parallel/data_parallel.h"
+#include "runtime/cancel.h"
+#include "runtime/events.h"
+#include "runtime/logging.h"
+#include "runtime/run_dir.h"
+#include "train/training_device.h"
+#include "train/training_verb.h"
+
+namespace ws::train {
+namespace {
+
+constexpr size_t kRateWindow = 10;  // steps the throughput and ETA are averaged over
+
+// Rank 0 owns the run folder (logs, events, checkpoints); the other ranks log to stderr only,
+// tagged with their rank, and emit no events.
+std::unique_ptr<runtime::RunDir> open_run_for_rank(const std::string& output_dir, int rank) {
+  if (rank == 0) {
+    auto dir = std::make_unique<runtime::RunDir>(output_dir);
+    dir->setup_logging();
+    dir->open_events();
+    return dir;
+  }
+  runtime::setup_logging(runtime::LogOptions{});
+  spdlog::default_logger()->set_pattern("[%H:%M:%S] [rank " + std::to_string(rank) + "] [%^%l%$] %v");
+  runtime::EventStream::global().set_stdout(false);
+  return nullptr;
+}
+
+}  // namespace
+
+TrainingRun::TrainingRun(io::Config& cfg, RunOptions options, std::vector<std::string> warnings)
+    : cfg_(cfg), options_(std::move(options)), warnings_(std::move(warnings)) {}
+
+TrainingRun::~TrainingRun() = default;
+
+bool TrainingRun::any_rank(bool v) const { return dp_ ? dp_->any(v) : v; }
+
+void TrainingRun::set_derived(const std::string& option, const nlohmann::json& value, const std::string& note) {
+  cfg_.set(option, value, note);
+}
+
+void TrainingRun::open(const DeviceWishes& wishes) {
+  const parallel::DistEnv env = parallel::DistEnv::from_environment();
+  rank_ = env.rank;
+  world_ = env.world;
+  local_rank_ = env.local_rank;
+  run_ = open_run_for_rank(options_.output_dir, rank_);
+  if (run_) heartbeat_ = std::make_unique<runtime::Heartbeat>(5.0);
+  dp_ = parallel::DataParallel::connect(env);
+  if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
+  for (const auto& w : warnings_) spdlog::warn("{}", w);
+  if (!wishes.gpu) {
+    device_ = torch::kCPU;
+    spdlog::info("training on the CPU");
+  } else {
+    device_ = open_training_device(local_rank_, options_.bf16_asked, options_.low_vram_asked, wishes.low_vram_effect);
+  }
+  if (options_.allow_tf32) {
+    if (device_.is_cuda()) {
+      at::globalContext().setAllowTF32CuBLAS(true);
+      at::globalContext().setAllowTF32CuDNN(true);
+    } else {
+      spdlog::info("allow_tf32 has no effect on the CPU");
+    }
+  }
+}
+
+StepRate TrainingRun::rate(double seconds, int64_t samples, int64_t step, int64_t max_steps) {
+  window_.emplace_back(seconds, samples);
+  while (window_.size() > kRateWindow) window_.pop_front();
+  double secs = 0, n = 0;
+  for (const auto& [s, k] : window_) secs += s, n += static_cast<double>(k);
+  StepRate r;
+  r.step_seconds = seconds;
+  r.samples_per_s = secs > 0 ? n * world_ / secs : 0;
+  r.eta_s = secs / static_cast<double>(window_.size()) * static_cast<double>(max_steps - step);
+  return r;
+}
+
+void TrainingRun::emit_step(int64_t step, const StepReport& r, const StepRate& rate) {
+  contract::StepEvent ev;
+  ev.step = step;
+  ev.expert = r.expert;
+  ev.expert_step = r.expert_step;
+  ev.loss = r.loss;
+  ev.lr = r.lr;
+  ev.grad_norm = r.grad_norm;
+  ev.grad_clip = r.grad_clip;
+  ev.samples_per_s = rate.samples_per_s;
+  ev.eta_s = rate.eta_s;
+  ev.extra = r.extra;
+  runtime::EventStream::global().emit(ev);
+}
+
+int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
+  auto& events = runtime::EventStream::global();
+  try {
+    open(wishes);
+    t.prepare(*this);
+    if (run_) run_->write_run_yaml(cfg_.to_yaml());
+    if (run_ && options_.tensorboard)
+      tb_ = std::make_unique<io::TfEventsWriter>(fs::join(run_->path(), options_.logging_dir));
+    contract::StartedEvent started;
+    started.job = options_.job;
+    started.config = cfg_.to_json();
+    started.world_size = world_;
+    started.resume_step = t.resume_step();
+    started.max_train_steps = t.max_steps();
+    started.extra = t.started_fields();
+    events.emit(started);
+
+    const int64_t max_steps = t.max_steps();
+    const int64_t recomputes_at_start = models::checkpoint_recomputations();
+    bool cancelled = false;
+    while (t.global_step() < max_steps) {
+      const auto t0 = std::chrono::steady_clock::now();
+      std::optional<StepReport> report = t.train_step();
+      if (!report) break;  // the data ended on every rank
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      const int64_t step = t.global_step();
+      const StepRate r = rate(secs, report->samples, step, max_steps);
+      emit_step(step, *report, r);
+      if (tb_) t.log_scalars(*tb_, *report, r);
+      if (step % options_.checkpointing_steps == 0 && step < max_steps) t.checkpoint(false);
+      if (validation_steps_ > 0 && step % validation_steps_ == 0) t.validate(step);
+      if (any_rank(runtime::cancel_requested())) {
+        cancelled = true;
+        break;
+      }
+    }
+    const int64_t step = t.global_step();
+    // Evidence that gradient_checkpointing acted: blocks recomputed in backward this run.
+    if (const int64_t n = models::checkpoint_recomputations() - recomputes_at_start; n > 0)
+      events.log("info", "gradient checkpointing: " + std::to_string(n) + " block activations recomputed in backward");
+    if (cancelled || runtime::cancel_requested()) {
+      // The contract: the step is done, a checkpoint holds it, exit 130.
+      if (run_ && !run_->has_checkpoint(step) && step > t.resume_step()) t.checkpoint(false);
+      events.finished("cancelled", step);
+      return 130;
+    }
+    t.complete();
+    t.checkpoint(true);
+    events.finished("completed", step);
+    return 0;
+  } catch (...) {
+    return report_run_failure(std::current_exception(), t.global_step());
+  }
+}
+
+}  // namespace ws::train
