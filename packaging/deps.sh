@@ -8,6 +8,7 @@ pkgs=(
   libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libgloo-dev xvfb xauth
+  libsentencepiece-dev sentencepiece
   python3
 )
 missing=()

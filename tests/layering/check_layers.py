@@ -23,12 +23,13 @@ ENGINE = {
     "engine/runtime": ["core", "contract"],
     "engine/video": ["core"],
     "engine/dataset": ["core", "video"],
+    "engine/text": ["core"],
     "engine/io": ["core", "contract"],
     "engine/models": ["io", "core", "contract"],
     "engine/data": ["dataset", "video", "io", "core", "contract"],
     "engine/parallel": ["core"],
-    "engine/train": ["models", "data", "dataset", "video", "io", "parallel", "runtime", "core", "contract"],
-    "engine/cli": ["train", "models", "data", "dataset", "video", "io", "parallel", "runtime", "core", "contract"],
+    "engine/train": ["models", "data", "dataset", "video", "io", "parallel", "runtime", "text", "core", "contract"],
+    "engine/cli": ["train", "models", "data", "dataset", "video", "io", "parallel", "runtime", "text", "core", "contract"],
 }
 STUDIO = {
     "contract": [],
@@ -44,7 +45,7 @@ STUDIO = {
             "video", "contract", "core"],
 }
 RULES = {**ENGINE, **STUDIO}
-TORCH_FREE = {"engine/core", "engine/runtime", "engine/video", "engine/dataset", "contract", "widgets"} | {
+TORCH_FREE = {"engine/core", "engine/runtime", "engine/video", "engine/dataset", "engine/text", "contract", "widgets"} | {
     k for k in STUDIO}
 TORCH = re.compile(r"#\s*include\s*<(torch|ATen|c10|caffe2)/")
 QT = re.compile(r"#\s*include\s*<(Q[A-Za-z]+|Qt[A-Za-z]*/|qcustomplot)")
