@@ -231,4 +231,13 @@ FinishedEvent FinishedEvent::from_json(const json& f) {
   return {string_field(f, "status"), integer_field(f, "step", -1), flag(f, "supervisor")};
 }
 
+json ProgressEvent::to_json() const {
+  return {{"task", task}, {"done", done}, {"total", total}, {"per_s", per_s}, {"eta_s", eta_s}};
+}
+
+ProgressEvent ProgressEvent::from_json(const json& f) {
+  return {string_field(f, "task"), integer_field(f, "done", 0), integer_field(f, "total", 0),
+          number_field(f, "per_s", kNaN), number_field(f, "eta_s", kNaN)};
+}
+
 }  // namespace ws::contract

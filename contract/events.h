@@ -25,6 +25,7 @@ inline constexpr const char* kHeartbeat = "heartbeat";
 inline constexpr const char* kLog = "log";
 inline constexpr const char* kError = "error";
 inline constexpr const char* kFinished = "finished";
+inline constexpr const char* kProgress = "progress";
 }  // namespace event_type
 
 // One line: type, time, and every field (type and time included).
@@ -136,6 +137,16 @@ struct FinishedEvent {
   bool supervisor = false;
   json to_json() const;
   static FinishedEvent from_json(const json& fields);
+};
+
+// Progress of a job that is not a training run (`encode-text`): `done` of `total` items.
+struct ProgressEvent {
+  static constexpr const char* kType = event_type::kProgress;
+  std::string task;  // "encode-text"
+  int64_t done = 0, total = 0;
+  double per_s = 0, eta_s = 0;  // items per second so far, seconds left
+  json to_json() const;
+  static ProgressEvent from_json(const json& fields);
 };
 
 // The line of a typed event.

@@ -6,6 +6,7 @@
 #include "core/fs.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
+#include "models/wan_dit_config.h"
 #include "train/expert_routing.h"
 
 namespace ws::train {
@@ -99,6 +100,22 @@ LoadedExperts read_experts_checkpoint(const std::string& dir) {
     (std::string(name) == "optimizer_high.safetensors" ? c.high_optimizer : c.low_optimizer) = io::read_safetensors(p);
   }
   return c;
+}
+
+void restore_expert(ExpertStep& e, bool h, const LoadedExperts& ck, const std::string& dir) {
+  const std::string name = h ? "high_noise_transformer" : "low_noise_transformer";
+  nlohmann::json a = models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
+  nlohmann::json b = e.model()->config().to_json();
+  if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
+  io::load_state_dict(*e.model(), h ? ck.high_weights : ck.low_weights, io::LoadMode::Strict, dir + "/" + name);
+  e.model()->refresh_fp8();
+  e.optimizer().load_state_dict(h ? ck.high_optimizer : ck.low_optimizer,
+                                dir + "/trainer_state/optimizer_" + (h ? "high" : "low") + ".safetensors");
+  const int64_t steps = h ? ck.state.steps_high : ck.state.steps_low;
+  if (e.optimizer().step_count() != steps)
+    throw Error(dir + ": optimizer_" + std::string(h ? "high" : "low") + " has step " + std::to_string(e.optimizer().step_count()) +
+                ", state.json says " + std::to_string(steps));
+  e.set_global_step(steps);
 }
 
 }  // namespace ws::train

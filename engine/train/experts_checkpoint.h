@@ -47,4 +47,9 @@ struct LoadedExperts {
 // Throws ws::Error naming the file for anything missing or malformed.
 LoadedExperts read_experts_checkpoint(const std::string& dir);
 
+// Puts one expert of a checkpoint back: its config must equal the running one's, then the
+// weights (strict), the fp8 copies, the Adam state and the expert's step count (which must
+// match the optimizer's).
+void restore_expert(ExpertStep& e, bool high, const LoadedExperts& ck, const std::string& dir);
+
 }  // namespace ws::train

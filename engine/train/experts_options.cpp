@@ -28,6 +28,11 @@ io::OptionSchema experts_option_schema() {
   s.string("demo_data", nullptr, "'auto': write the demo dataset and synthetic text embeddings when missing");
   s.path("text_embeddings_dir", nullptr, "cached text conditioning: <sha256 of text>.safetensors with `context` [L, text_dim]")
       .required("text_embeddings_dir");
+  s.path("text_encoder_path", nullptr,
+         "UMT5 checkpoint (models_t5_umt5-xxl-enc-bf16.pth): captions whose embedding is missing are encoded before "
+         "the first step, then the encoder is freed");
+  s.path("tokenizer_path", nullptr, "the UMT5 tokenizer: spiece.model or the google/umt5-xxl folder (with text_encoder_path)");
+  s.choice("text_encoder_dtype", {"fp32", "bf16"}, "fp32", "precision of the caption encoding (Wan runs bf16)");
   s.path("latent_cache_dir", nullptr, "cached latents (computed on first use); without it latents are encoded each step");
   s.integer("video_sample_size", 512, "sample edge S (bucket sizes scale with it)").min("video_sample_size", 32).max("video_sample_size", 4096);
   s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);

@@ -219,9 +219,26 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   }
 
   // Text embeddings (after the model: text_len and text_dim come from it).
+  if (cfg.is_set("text_encoder_path")) {
+    // Missing embeddings are encoded before the first step: the folder may be empty or new.
+    TextEncoderOptions t;
+    t.encoder_path = cfg.str("text_encoder_path");
+    t.bf16 = cfg.str("text_encoder_dtype") == "bf16";
+    if (!fs::exists(t.encoder_path)) cfg.error("text_encoder_path", "not found: " + t.encoder_path);
+    if (!cfg.is_set("tokenizer_path")) {
+      cfg.error("tokenizer_path", "required with text_encoder_path (spiece.model or the google/umt5-xxl folder)");
+    } else {
+      t.tokenizer_path = cfg.str("tokenizer_path");
+      if (!fs::exists(t.tokenizer_path)) cfg.error("tokenizer_path", "not found: " + t.tokenizer_path);
+    }
+    if (have_model) t.text_len = mc.text_len;
+    s.text_encoder = t;
+  }
   if (cfg.is_set("text_embeddings_dir")) {
     s.text_dir = cfg.str("text_embeddings_dir");
-    if (!fs::is_dir(s.text_dir) && cfg.opt_str("demo_data").value_or("") != "auto")
+    if (s.text_encoder) {
+      // Checked and filled in by the trainer, with the encoder.
+    } else if (!fs::is_dir(s.text_dir) && cfg.opt_str("demo_data").value_or("") != "auto")
       cfg.error("text_embeddings_dir", "folder not found: " + s.text_dir);
     else if (have_model && !s.data.meta.empty() && fs::exists(s.data.meta))
       check_text_embeddings(cfg, s, s.data.meta, mc.text_len, mc.text_dim, "train_data_meta");
@@ -251,7 +268,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     s.eval_meta = cfg.str("eval_data_meta");
     if (!fs::exists(*s.eval_meta))
       cfg.error("eval_data_meta", "file not found: " + *s.eval_meta);
-    else if (have_model && !s.text_dir.empty())
+    else if (have_model && !s.text_dir.empty() && !s.text_encoder)
       check_text_embeddings(cfg, s, *s.eval_meta, mc.text_len, mc.text_dim, "eval_data_meta");
   }
   if (cfg.integers("eval_timesteps").empty()) cfg.error("eval_timesteps", "needs at least one timestep");

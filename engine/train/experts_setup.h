@@ -10,6 +10,7 @@
 #include "models/wan_dit_config.h"
 #include "train/expert_routing.h"
 #include "train/run_options.h"
+#include "train/text_encoding.h"
 
 namespace ws::train {
 
@@ -37,6 +38,7 @@ struct ExpertsSetup {
   nlohmann::json vae_config = nlohmann::json::object();
   ExpertSource high, low;
   std::string text_dir;
+  std::optional<TextEncoderOptions> text_encoder;  // captions to embeddings before the first step
   std::optional<std::string> latent_cache_dir;
   RoutingOptions routing;
   std::optional<std::string> resume_dir;

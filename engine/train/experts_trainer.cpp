@@ -30,6 +30,7 @@
 #include "train/expert_step.h"
 #include "train/experts_checkpoint.h"
 #include "train/experts_options.h"
+#include "train/resume_checks.h"
 #include "train/experts_setup.h"
 #include "train/latent_cache.h"
 #include "train/lr_schedule.h"
@@ -62,6 +63,7 @@ class Trainer final : public TrainerHooks {
   void log_scalars(io::TfEventsWriter& tb, const StepReport& r, const StepRate& rate) override;
 
  private:
+  void encode_captions_first();
   void build_loader();
   void build_models();
   void resume();
@@ -97,11 +99,24 @@ void Trainer::prepare(TrainingRun& run) {
   run_ = &run;
   device_ = run.device();
   run.set_validation_steps(setup_.eval_steps);
+  if (setup_.text_encoder) encode_captions_first();
   build_loader();
   options_sha_ = sha256_hex(setup_.maths.dump());
   build_models();
   resume();
   build_eval();
+}
+
+// Captions without an embedding are encoded once, before the first step (rank 0; the others
+// wait), and the encoder is freed before the experts load.
+void Trainer::encode_captions_first() {
+  if (run_->is_rank_zero()) {
+    std::vector<std::string> metas{setup_.data.meta};
+    if (setup_.eval_meta) metas.push_back(*setup_.eval_meta);
+    encode_missing_captions(metas, setup_.data.dir, setup_.text_dir, *setup_.text_encoder, setup_.high.config.text_dim,
+                            [] { return runtime::cancel_requested(); });
+  }
+  if (parallel::DataParallel* dp = run_->data_parallel()) dp->barrier();
 }
 
 json Trainer::started_fields() const {
@@ -240,39 +255,17 @@ void Trainer::resume() {
   const std::string dir = *setup_.resume_dir;
   LoadedExperts ck = read_experts_checkpoint(dir);
   const ExpertsState& st = ck.state;
-  const uint64_t seed = setup_.run.seed;
-  if (st.seed != static_cast<int64_t>(seed))
-    throw Error(dir + ": the checkpoint was trained with seed " + std::to_string(st.seed) + ", this run has seed " +
-                std::to_string(seed) + " (the random streams would change; use the same seed)");
+  check_resume_seed(dir, st.seed, setup_.run.seed);
   if (st.boundary != setup_.routing.boundary() || st.routing_mode != setup_.routing.mode)
     throw Error(dir + ": the checkpoint routes with boundary " + std::to_string(st.boundary) + " (" + st.routing_mode +
                 "), this run with " + std::to_string(setup_.routing.boundary()) + " (" + setup_.routing.mode + ")");
-  for (auto* e : {high_.get(), low_.get()}) {
-    const bool h = e == high_.get();
-    const std::string name = h ? "high_noise_transformer" : "low_noise_transformer";
-    json a = models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
-    json b = e->model()->config().to_json();
-    if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
-    io::load_state_dict(*e->model(), h ? ck.high_weights : ck.low_weights, io::LoadMode::Strict, dir + "/" + name);
-    e->model()->refresh_fp8();
-    e->optimizer().load_state_dict(h ? ck.high_optimizer : ck.low_optimizer,
-                                   dir + "/trainer_state/optimizer_" + (h ? "high" : "low") + ".safetensors");
-    const int64_t steps = h ? st.steps_high : st.steps_low;
-    if (e->optimizer().step_count() != steps)
-      throw Error(dir + ": optimizer_" + std::string(h ? "high" : "low") + " has step " +
-                  std::to_string(e->optimizer().step_count()) + ", state.json says " + std::to_string(steps));
-    e->set_global_step(steps);
-  }
+  restore_expert(*high_, true, ck, dir);
+  restore_expert(*low_, false, ck, dir);
   loader_->restore(st.cursor);
   last_cursor_ = st.cursor;
   epoch_ = st.epoch;
   resume_step_ = st.global_step;
-  if (!st.options_sha256.empty() && st.options_sha256 != options_sha_) {
-    std::string changed;
-    for (auto& [k, v] : setup_.maths.items())
-      if (!st.options.contains(k) || st.options[k] != v) changed += (changed.empty() ? "" : ", ") + k;
-    spdlog::warn("resuming with changed options: {}", changed.empty() ? std::string("(unknown)") : changed);
-  }
+  warn_changed_options(st.options_sha256, st.options, options_sha_, setup_.maths);
   spdlog::info("resumed from {} at step {} (high {}, low {})", dir, st.global_step, st.steps_high, st.steps_low);
 }
 

@@ -108,6 +108,10 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
   try {
     open(wishes);
     t.prepare(*this);
+    if (any_rank(runtime::cancel_requested())) {  // asked to stop while preparing (encoding captions, ...)
+      events.finished("cancelled", t.global_step());
+      return 130;
+    }
     if (run_) run_->write_run_yaml(cfg_.to_yaml());
     if (run_ && options_.tensorboard)
       tb_ = std::make_unique<io::TfEventsWriter>(fs::join(run_->path(), options_.logging_dir));

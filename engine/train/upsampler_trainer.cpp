@@ -24,6 +24,7 @@
 #include "runtime/logging.h"
 #include "runtime/run_dir.h"
 #include "train/latent_cache.h"
+#include "train/resume_checks.h"
 #include "train/upsampler_checkpoint.h"
 #include "train/upsampler_options.h"
 #include "train/upsampler_setup.h"
@@ -219,10 +220,7 @@ void Trainer::resume() {
   if (!setup_.resume_dir) return;
   const std::string dir = *setup_.resume_dir;
   LoadedCheckpoint ck = read_upsampler_checkpoint(dir);
-  const uint64_t seed = setup_.run.seed;
-  if (ck.state.seed != static_cast<int64_t>(seed))
-    throw Error(dir + ": the checkpoint was trained with seed " + std::to_string(ck.state.seed) + ", this run has seed " +
-                std::to_string(seed) + " (the random streams would change; use the same seed)");
+  check_resume_seed(dir, ck.state.seed, setup_.run.seed);
   auto ck_cfg = models::LatentUpsamplerConfig::from_json(ck.model_config, dir + "/latent_upsampler/config.json");
   json a = ck_cfg.to_json(), b = setup_.model.to_json();
   if (a != b) throw Error(dir + ": the checkpoint's model config " + a.dump() + " differs from this run's " + b.dump());
@@ -238,12 +236,7 @@ void Trainer::resume() {
   last_cursor_ = ck.state.cursor;
   epoch_ = ck.state.epoch;
   resume_step_ = ck.state.global_step;
-  if (!ck.state.options_sha256.empty() && ck.state.options_sha256 != options_sha_) {
-    std::string changed;
-    for (auto& [k, v] : setup_.maths.items())
-      if (!ck.state.options.contains(k) || ck.state.options[k] != v) changed += (changed.empty() ? "" : ", ") + k;
-    spdlog::warn("resuming with changed options: {}", changed.empty() ? std::string("(unknown)") : changed);
-  }
+  warn_changed_options(ck.state.options_sha256, ck.state.options, options_sha_, setup_.maths);
   spdlog::info("resumed from {} at step {} (epoch {})", dir, resume_step_, epoch_);
 }
 

@@ -1,0 +1,103 @@
+#include "train/text_encoding.h"
+
+#include <spdlog/spdlog.h>
+
+#include <set>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "io/safetensors.h"
+#include "models/umt5.h"
+#include "text/umt5_tokenizer.h"
+#include "train/text_embeddings.h"
+
+namespace ws::train {
+
+std::vector<CaptionJob> caption_jobs(const data::Metadata& meta, const std::string& embeddings_dir) {
+  std::vector<CaptionJob> jobs;
+  std::set<std::string> seen;
+  for (size_t i = 0; i < meta.rows.size(); ++i) {
+    const auto& row = meta.rows[i];
+    const std::string path = text_embedding_path(embeddings_dir, meta, row);
+    if (!seen.insert(path).second) continue;
+    jobs.push_back({row.text, path, "row " + std::to_string(i)});
+  }
+  return jobs;
+}
+
+EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEncoderOptions& o,
+                             const std::function<void(int64_t, int64_t)>& progress, const std::function<bool()>& cancel,
+                             int64_t expect_dim) {
+  EncodeReport r;
+  r.total = static_cast<int64_t>(jobs.size());
+  std::vector<const CaptionJob*> todo;
+  for (const auto& j : jobs) {
+    if (fs::exists(j.path)) ++r.existing;
+    else todo.push_back(&j);
+  }
+  if (progress) progress(r.existing, r.total);
+  if (todo.empty()) return r;
+  // The tokenizer first: a wrong tokenizer path should not cost an 11 GB load.
+  const text::Umt5Tokenizer tok(o.tokenizer_path);
+  spdlog::info("loading the text encoder from {}", o.encoder_path);
+  models::Umt5Encoder enc = models::Umt5Encoder::load(o.encoder_path);
+  r.dim = enc.config().dim;
+  if (expect_dim > 0 && r.dim != expect_dim)
+    throw Error(o.encoder_path + ": the text encoder gives " + std::to_string(r.dim) + "-wide embeddings, the experts need text_dim " +
+                std::to_string(expect_dim));
+  if (tok.piece_count() > enc.config().vocab)
+    throw Error(o.tokenizer_path + ": " + std::to_string(tok.piece_count()) + " pieces, more than the encoder's vocabulary of " +
+                std::to_string(enc.config().vocab) + " (another model's tokenizer?)");
+  enc.set_compute_dtype(o.bf16 ? torch::kBFloat16 : torch::kFloat);
+  const std::string encoder_name = fs::basename(o.encoder_path);
+  int64_t done = r.existing;
+  for (const CaptionJob* j : todo) {
+    if (cancel && cancel()) {
+      r.cancelled = true;
+      break;
+    }
+    const auto t = tok.encode(j->text, o.text_len);
+    if (t.cleaned.empty()) {
+      ++r.empty;
+      spdlog::warn("{}: empty caption: it encodes as the end-of-sequence token alone", j->label);
+    }
+    if (t.truncated) {
+      ++r.truncated;
+      spdlog::warn("{}: the caption has {} tokens; the first {} are used (text_len {})", j->label, t.content_tokens,
+                   o.text_len - 1, o.text_len);
+    }
+    io::StateDict sd;
+    sd["context"] = enc.encode(t.ids).contiguous();
+    fs::make_dirs(fs::dirname(j->path));
+    io::write_safetensors(j->path, sd,
+                          {{"text", j->text},
+                           {"encoder", encoder_name},
+                           {"tokens", std::to_string(t.ids.size())},
+                           {"truncated", t.truncated ? "true" : "false"}});
+    ++r.encoded;
+    if (progress) progress(++done, r.total);
+  }
+  return r;
+}
+
+EncodeReport encode_missing_captions(const std::vector<std::string>& metadata_files, const std::string& data_dir,
+                                     const std::string& embeddings_dir, const TextEncoderOptions& options, int64_t text_dim,
+                                     const std::function<bool()>& cancel) {
+  std::vector<CaptionJob> jobs;
+  std::set<std::string> seen;
+  for (const auto& m : metadata_files)
+    for (auto& j : caption_jobs(data::read_metadata(m, data_dir), embeddings_dir))
+      if (seen.insert(j.path).second) jobs.push_back(std::move(j));
+  int64_t last = -1;
+  auto progress = [&](int64_t done, int64_t total) {
+    if (done == total || done - last >= std::max<int64_t>(1, total / 10)) {
+      spdlog::info("text embeddings: {} of {}", done, total);
+      last = done;
+    }
+  };
+  const EncodeReport r = encode_captions(jobs, options, progress, cancel, text_dim);
+  if (r.encoded) spdlog::info("encoded {} captions with {}", r.encoded, options.encoder_path);
+  return r;
+}
+
+}  // namespace ws::train
