@@ -2,11 +2,13 @@
 
 #include <spdlog/spdlog.h>
 
+#include <filesystem>
 #include <set>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "io/safetensors.h"
+#include "io/weights.h"
 #include "models/umt5.h"
 #include "text/umt5_tokenizer.h"
 #include "train/text_embeddings.h"
@@ -25,14 +27,33 @@ std::vector<CaptionJob> caption_jobs(const data::Metadata& meta, const std::stri
   return jobs;
 }
 
+std::string encoder_identity(const std::string& encoder_path) {
+  std::error_code ec;
+  const auto bytes = std::filesystem::is_regular_file(encoder_path, ec) ? std::filesystem::file_size(encoder_path, ec) : 0;
+  return fs::basename(encoder_path) + ":" + std::to_string(ec ? 0 : bytes);
+}
+
+bool has_embedding(const std::string& path, const std::string& encoder) {
+  if (!fs::exists(path)) return false;
+  try {
+    const auto meta = io::weights_metadata(path);
+    auto it = meta.find("encoder");
+    return it != meta.end() && it->second == encoder;
+  } catch (const std::exception&) {
+    return false;  // unreadable: encoded again
+  }
+}
+
 EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEncoderOptions& o,
                              const std::function<void(int64_t, int64_t)>& progress, const std::function<bool()>& cancel,
                              int64_t expect_dim) {
   EncodeReport r;
   r.total = static_cast<int64_t>(jobs.size());
+  // A file made by another encoder (or a synthetic stand-in) does not count: it is encoded again.
+  const std::string encoder = encoder_identity(o.encoder_path);
   std::vector<const CaptionJob*> todo;
   for (const auto& j : jobs) {
-    if (fs::exists(j.path)) ++r.existing;
+    if (has_embedding(j.path, encoder)) ++r.existing;
     else todo.push_back(&j);
   }
   if (progress) progress(r.existing, r.total);
@@ -49,7 +70,6 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
     throw Error(o.tokenizer_path + ": " + std::to_string(tok.piece_count()) + " pieces, more than the encoder's vocabulary of " +
                 std::to_string(enc.config().vocab) + " (another model's tokenizer?)");
   enc.set_compute_dtype(o.bf16 ? torch::kBFloat16 : torch::kFloat);
-  const std::string encoder_name = fs::basename(o.encoder_path);
   int64_t done = r.existing;
   for (const CaptionJob* j : todo) {
     if (cancel && cancel()) {
@@ -71,7 +91,7 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
     fs::make_dirs(fs::dirname(j->path));
     io::write_safetensors(j->path, sd,
                           {{"text", j->text},
-                           {"encoder", encoder_name},
+                           {"encoder", encoder},
                            {"tokens", std::to_string(t.ids.size())},
                            {"truncated", t.truncated ? "true" : "false"}});
     ++r.encoded;
