@@ -1,4 +1,4 @@
-// Prompts every Wan pipeline shares (docs/design/sampling.md §8).
+// Prompts every Wan pipeline shares (docs/design/umt5.md §1).
 #pragma once
 
 namespace ws::text {

@@ -1,8 +1,8 @@
 // Cached text conditioning of the dual-expert trainer (docs/design/dual-expert-training.md §9): one
 // `.safetensors` per caption, named by the hex SHA-256 of the row's `text` (UTF-8), holding
 // `context` [L_true, text_dim] (F32 or BF16, unpadded; the DiT zero-pads to text_len). A row's
-// own `text_embedding_path` (relative to train_data_dir) wins. Running UMT5 is out of scope: the
-// demo writes synthetic embeddings.
+// own `text_embedding_path` (relative to train_data_dir) wins. The files come from UMT5
+// (train/text_encoding.h); without an encoder, `demo_data: auto` writes synthetic stand-ins.
 #pragma once
 #include <torch/torch.h>
 

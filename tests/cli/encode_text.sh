@@ -91,4 +91,13 @@ grep -q 'prompt 0: the caption has [0-9]* tokens; the first 511 are used' "$tmp/
 grep -q 'prompt 1: empty caption' "$tmp/long.err" || fail "no empty-caption warning"
 "$engine" inspect "$tmp/long/e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.safetensors" |
   grep -q 'context  F32   \[1,32\]' || fail "the empty caption is not EOS alone"
+# 6. The experts demo as shipped starts from its captions (its own tiny encoder and tokenizer);
+#    only the folders move into the test's.
+root=$(cd "$(dirname "$0")/../.." && pwd)
+"$engine" train-experts --config "$root/configs/demo-experts.yaml" --train_data_dir "$tmp/data" \
+  --train_data_meta "$tmp/data/metadata.json" --eval_data_meta "$tmp/data/metadata.json" \
+  --text_embeddings_dir "$tmp/demo_text" --latent_cache_dir "$tmp/demo_latents" --output_dir "$tmp/demo_run" \
+  --max_train_steps 2 --eval_steps 2 >/dev/null 2>"$tmp/demo.err" || fail "the experts demo: $(tail -3 "$tmp/demo.err")"
+grep -q "encoded $distinct captions with .*umt5_demo.safetensors" "$tmp/demo.err" || fail "the demo did not encode its captions"
+grep -q '"status":"completed","step":2' "$tmp/demo_run/events.jsonl" || fail "the demo run did not complete"
 echo "encode_text: ok"

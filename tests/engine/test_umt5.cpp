@@ -74,7 +74,7 @@ class TestUmt5 : public QObject {
     e.set_compute_dtype(torch::kBFloat16);
     const auto bf = e.encode(ids);
     QCOMPARE(bf.scalar_type(), torch::kBFloat16);
-    QVERIFY((bf.to(torch::kFloat) - f32).abs().max().item<double>() < 0.2);  // §7's bf16 tolerance
+    QVERIFY((bf.to(torch::kFloat) - f32).abs().max().item<double>() < 0.2);  // umt5.md §8: the bf16 tolerance
     QVERIFY(error_of([&] { e.set_compute_dtype(torch::kHalf); }).contains("fp16"));
     QVERIFY(error_of([&] { tiny().encode({600, 1}); }).contains("vocabulary"));
   }
