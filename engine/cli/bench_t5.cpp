@@ -46,7 +46,16 @@ int bench_t5_encode(const std::vector<std::string>& argv) {
   const auto dt = wdt == "bf16" ? torch::kBFloat16 : torch::kFloat;
   io::StateDict sd;
   auto add = [&](const std::string& k, std::vector<int64_t> shape, double std) {
-    sd[k] = (torch::randn(shape, torch::kFloat) * std).to(dt);
+    // In slices of rows, so a 256k-row bf16 table never exists in fp32.
+    torch::Tensor t = torch::empty(shape, torch::TensorOptions().dtype(dt));
+    const int64_t rows = shape[0], per = std::max<int64_t>(1, (int64_t{1} << 24) / std::max<int64_t>(1, t.numel() / rows));
+    for (int64_t r = 0; r < rows; r += per) {
+      const int64_t n = std::min(per, rows - r);
+      auto sub_shape = shape;
+      sub_shape[0] = n;
+      t.narrow(0, r, n).copy_(torch::randn(sub_shape, torch::kFloat).mul_(std));
+    }
+    sd[k] = t;
   };
   add("token_embedding.weight", {cfg.vocab, cfg.dim}, 1.0);
   add("norm.weight", {cfg.dim}, 0.1);

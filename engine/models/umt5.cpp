@@ -193,20 +193,31 @@ void Umt5Encoder::set_compute_dtype(torch::ScalarType dtype) {
   if (dtype == torch::kHalf) throw Error("UMT5 does not run in fp16 (its activations overflow it): use fp32 or bf16");
   if (dtype != torch::kFloat && dtype != torch::kBFloat16) throw Error("UMT5 computes in fp32 or bf16");
   dtype_ = dtype;
+  scratch_.clear();
 }
 
 void Umt5Encoder::to(const torch::Device& device) {
   for (auto& [k, v] : weights_) v = v.to(device);
+  scratch_.clear();
 }
 
 const torch::Tensor& Umt5Encoder::w(const std::string& key) const { return weights_.at(key); }
 
-torch::Tensor Umt5Encoder::cw(const std::string& key) const { return w(key).to(dtype_); }
+torch::Tensor Umt5Encoder::cw(const std::string& key) const {
+  const torch::Tensor& t = w(key);
+  if (t.scalar_type() == dtype_) return t;
+  // Into a buffer kept per shape: a fresh 170 MB tensor per matrix costs its page faults (50× the
+  // conversion itself on the CPU). Callers use the result before asking for the next weight.
+  torch::Tensor& buf = scratch_[t.sizes().vec()];
+  if (!buf.defined() || buf.device() != t.device() || buf.scalar_type() != dtype_)
+    buf = torch::empty(t.sizes(), t.options().dtype(dtype_));
+  return buf.copy_(t);
+}
 
 torch::Tensor Umt5Encoder::norm(const torch::Tensor& x, const std::string& key) const {
   // T5's RMS norm: statistics in fp32, no mean subtraction, no bias.
   torch::Tensor r = x * torch::rsqrt(x.to(torch::kFloat).pow(2).mean(-1, true) + config_.eps);
-  return cw(key) * r.to(dtype_);
+  return w(key).to(dtype_) * r.to(dtype_);  // a vector: no buffer
 }
 
 torch::Tensor Umt5Encoder::bucket_table(int64_t L) const {
@@ -255,7 +266,9 @@ torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Ten
     }
     const torch::Tensor y = norm(x, block_key(i, "norm1.weight"));
     auto proj = [&](const char* k) { return torch::nn::functional::linear(y, cw(block_key(i, k))).view({B, L, H, dh}); };
-    const torch::Tensor q = proj("attn.q.weight"), k = proj("attn.k.weight"), v = proj("attn.v.weight");
+    const torch::Tensor q = proj("attn.q.weight");
+    const torch::Tensor k = proj("attn.k.weight");
+    const torch::Tensor v = proj("attn.v.weight");
     const torch::Tensor attn_bias = bias.unsqueeze(0).expand({B, H, L, L}).masked_fill(key_masked, lowest);
     torch::Tensor s = torch::einsum("binc,bjnc->bnij", {q, k}) + attn_bias;  // no 1/√d: T5 folds it into q
     s = torch::softmax(s.to(torch::kFloat), -1).to(dtype_);
@@ -263,8 +276,9 @@ torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Ten
     const torch::Tensor a = torch::nn::functional::linear(o, cw(block_key(i, "attn.o.weight")));
     x = x + a;
     const torch::Tensor y2 = norm(x, block_key(i, "norm2.weight"));
-    const torch::Tensor h = torch::nn::functional::linear(y2, cw(block_key(i, "ffn.fc1.weight"))) *
-                            gelu_tanh(torch::nn::functional::linear(y2, cw(block_key(i, "ffn.gate.0.weight"))));
+    // One weight at a time (cw may hand out the same buffer).
+    const torch::Tensor lin = torch::nn::functional::linear(y2, cw(block_key(i, "ffn.fc1.weight")));
+    const torch::Tensor h = lin * gelu_tanh(torch::nn::functional::linear(y2, cw(block_key(i, "ffn.gate.0.weight"))));
     const torch::Tensor f = torch::nn::functional::linear(h, cw(block_key(i, "ffn.fc2.weight")));
     x = x + f;
     if (trace) {

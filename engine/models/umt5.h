@@ -72,13 +72,15 @@ class Umt5Encoder {
 
  private:
   const torch::Tensor& w(const std::string& key) const;
-  torch::Tensor cw(const std::string& key) const;  // in the compute dtype
+  // In the compute dtype; a converted weight lives in a buffer reused by the next one of its shape.
+  torch::Tensor cw(const std::string& key) const;
   torch::Tensor norm(const torch::Tensor& x, const std::string& key) const;
   torch::Tensor bucket_table(int64_t L) const;  // [2L − 1] for r = −(L−1)..L−1
 
   Umt5Config config_;
   io::StateDict weights_;
   torch::ScalarType dtype_ = torch::kFloat;
+  mutable std::map<std::vector<int64_t>, torch::Tensor> scratch_;  // cw's conversion buffers, by shape
 };
 
 // transformers' UMT5EncoderModel names -> Wan's (shared / encoder.block.i.layer.0.SelfAttention.q ...).
