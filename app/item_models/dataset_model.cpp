@@ -6,6 +6,7 @@
 #include "core/error.h"
 #include "dataset/buckets.h"
 #include "dataset/frame_sampling.h"
+#include "dataset/text_embedding_file.h"
 #include "thumbnail_loader.h"
 
 namespace ws {
@@ -45,7 +46,9 @@ bool DatasetModel::load(const QString& metadataPath, QString* error) {
   thumbs_.assign(meta_.rows.size(), QImage());
   rowModified_.assign(meta_.rows.size(), false);
   thumbnails_->clear();
+  embedding_.assign(meta_.rows.size(), -1);
   endResetModel();
+  refreshEmbeddings();
   setModified(false);
   // Queue every row (the page moves the visible ones to the front).
   for (int r = int(meta_.rows.size()) - 1; r >= 0; --r)
@@ -110,9 +113,43 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
       return bool(rowModified_[r]);
     case TrainingRole:
       return trainingText(r);
+    case EmbeddingRole: {
+      const int e = r < embedding_.size() ? embedding_[r] : -1;
+      if (e < 0) return QString();
+      switch (static_cast<data::EmbeddingState>(e)) {
+        case data::EmbeddingState::Ready: return QStringLiteral("ready");
+        case data::EmbeddingState::Missing: return QStringLiteral("missing");
+        case data::EmbeddingState::OtherEncoder: return QStringLiteral("other encoder");
+      }
+      return QString();
+    }
     default:
       return {};
   }
+}
+
+void DatasetModel::setTextEmbeddings(const QString& dir, const QString& encoderPath) {
+  embeddingsDir_ = dir;
+  encoderPath_ = encoderPath;
+  refreshEmbeddings();
+}
+
+int DatasetModel::embeddingState(size_t r, const std::string& identity) const {
+  return int(data::embedding_state(data::text_embedding_path(embeddingsDir_.toStdString(), meta_, meta_.rows[r]), identity));
+}
+
+void DatasetModel::refreshEmbeddings() {
+  embedding_.assign(meta_.rows.size(), -1);
+  if (!embeddingsDir_.isEmpty() && !encoderPath_.isEmpty()) {
+    // The engine's own rules: the file a row's caption maps to, and the encoder that made it.
+    const std::string identity = data::encoder_identity(encoderPath_.toStdString());
+    for (size_t r = 0; r < meta_.rows.size(); ++r) embedding_[r] = embeddingState(r, identity);
+  }
+  if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {EmbeddingRole});
+}
+
+int DatasetModel::embeddingsReady() const {
+  return int(std::count(embedding_.begin(), embedding_.end(), int(data::EmbeddingState::Ready)));
 }
 
 bool DatasetModel::setData(const QModelIndex& index, const QVariant& value, int role) {
@@ -134,6 +171,9 @@ bool DatasetModel::setCaption(int row, const QString& text) {
   r.problems.erase(std::remove_if(r.problems.begin(), r.problems.end(),
                                   [](const std::string& p) { return p.find("`text`") != std::string::npos; }),
                    r.problems.end());
+  // Another caption is another embedding file.
+  if (size_t(row) < embedding_.size() && embedding_[size_t(row)] >= 0)
+    embedding_[size_t(row)] = embeddingState(size_t(row), data::encoder_identity(encoderPath_.toStdString()));
   rowChanged(row);
   return true;
 }

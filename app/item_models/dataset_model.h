@@ -31,6 +31,7 @@ class DatasetModel : public QAbstractListModel {
     ProblemsRole,   // QStringList: metadata problems, then the probe's
     ModifiedRole,   // bool: edited since the last save
     TrainingRole,   // QString: the size and frames a run with trainingShape() trains on, or why it drops the row
+    EmbeddingRole,  // QString: "ready", "missing" or "other encoder" for the chosen encoder; "" when none is chosen
   };
 
   // The run options that decide a row's bucket and frames (video_sample_size, video_sample_n_frames,
@@ -64,6 +65,12 @@ class DatasetModel : public QAbstractListModel {
   int fillSizesFromProbe();
   // Rows with problems / modified rows, for the status line.
   int problemCount() const;
+  // The text embeddings the rows are checked against (encode-text's folder and checkpoint);
+  // empty strings: none chosen. Re-reads every row's file state.
+  void setTextEmbeddings(const QString& dir, const QString& encoderPath);
+  void refreshEmbeddings();
+  // Rows whose embedding is ready for the chosen encoder.
+  int embeddingsReady() const;
   QImage thumbnail(int row) const;
   // Asks for the thumbnails of `rows` first (those on screen).
   void requestThumbnails(const QVector<int>& rows);
@@ -76,6 +83,7 @@ class DatasetModel : public QAbstractListModel {
  private:
   void setModified(bool on);
   QString trainingText(size_t row) const;
+  int embeddingState(size_t row, const std::string& encoderIdentity) const;
   void rowChanged(int row);
 
   QString path_;
@@ -83,6 +91,8 @@ class DatasetModel : public QAbstractListModel {
   std::vector<data::RowReport> reports_;  // empty until probed
   std::vector<QImage> thumbs_;
   std::vector<bool> rowModified_;
+  QString embeddingsDir_, encoderPath_;
+  std::vector<int> embedding_;  // data::EmbeddingState per row, or -1 with no encoder chosen
   bool modified_ = false;
   TrainingShape shape_;
   ThumbnailLoader* thumbnails_;

@@ -17,6 +17,7 @@
 #include <QVBoxLayout>
 
 #include "item_models/dataset_model.h"
+#include "pages/caption_encoder_panel.h"
 
 namespace ws {
 
@@ -138,10 +139,24 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
 
+  // Which rows have a text embedding from the chosen encoder, and "Encode captions".
+  encoder_ = new CaptionEncoderPanel(this);
+  connect(encoder_, &CaptionEncoderPanel::pathsChanged, this, [this] {
+    model_->setTextEmbeddings(encoder_->embeddingsDir(), encoder_->encoderPath());
+    showRow(currentRow());
+    updateStatus();
+  });
+  connect(encoder_, &CaptionEncoderPanel::encodingFinished, this, [this] {
+    model_->refreshEmbeddings();
+    showRow(currentRow());
+    updateStatus();
+  });
+
   status_ = new QLabel(tr("No dataset open: Open… a metadata.json"), this);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
   layout->addLayout(shape);
+  layout->addWidget(encoder_);
   layout->addWidget(split, 1);
   layout->addWidget(status_);
 
@@ -207,6 +222,7 @@ bool DatasetPage::openDataset(const QString& path, QString* error) {
     status_->setText(err);
     return false;
   }
+  encoder_->setMetadata(path);
   showRow(-1);
   if (model_->rowCount() > 0) selectRow(0);
   grid_->scrollToTop();
@@ -290,6 +306,7 @@ void DatasetPage::showRow(int row) {
   const QString size = i.data(DatasetModel::SizeRole).toString();
   facts << (size.isEmpty() ? tr("size unknown (Check files)") : size);
   if (const qlonglong n = i.data(DatasetModel::FramesRole).toLongLong(); n > 0) facts << tr("%1 frames").arg(n);
+  if (const QString e = i.data(DatasetModel::EmbeddingRole).toString(); !e.isEmpty()) facts << tr("text embedding: %1").arg(e);
   facts_->setText(facts.join(QStringLiteral(" · ")));
   problems_->setText(i.data(DatasetModel::ProblemsRole).toStringList().join(QLatin1Char('\n')));
   training_->setText(i.data(DatasetModel::TrainingRole).toString());
@@ -320,6 +337,7 @@ void DatasetPage::updateStatus() {
   if (const int p = model_->problemCount()) s += tr(", %n with problems", nullptr, p);
   if (model_->probing()) s += tr(", checking files…");
   if (model_->isModified()) s += tr(", unsaved edits");
+  if (!encoder_->encoderPath().isEmpty()) s += tr(", %1 with a text embedding").arg(model_->embeddingsReady());
   status_->setText(s);
 }
 

@@ -19,6 +19,7 @@ class QTimer;
 
 namespace ws {
 
+class CaptionEncoderPanel;
 class DatasetModel;
 
 class DatasetPage : public QWidget {
@@ -48,6 +49,7 @@ class DatasetPage : public QWidget {
   QSpinBox* frames() const { return frames_; }
   QSpinBox* stride() const { return stride_; }
   QComboBox* trainer() const { return trainer_; }
+  CaptionEncoderPanel* textEncoder() const { return encoder_; }
   // The source row of the grid's current item, -1 without one.
   int currentRow() const;
   void selectRow(int sourceRow);
@@ -78,6 +80,7 @@ class DatasetPage : public QWidget {
   QLabel* training_;
   QSpinBox *sampleSize_, *frames_, *stride_;
   QComboBox* trainer_;
+  CaptionEncoderPanel* encoder_ = nullptr;
   QPlainTextEdit* caption_;
   QLabel* status_;
   QPushButton *save_, *revert_, *check_, *fill_;

@@ -6,17 +6,10 @@
 #include "core/fs.h"
 #include "core/sha256.h"
 #include "data/random_streams.h"
+#include "dataset/text_embedding_file.h"
 #include "io/safetensors.h"
 
 namespace ws::train {
-
-std::string text_embedding_path(const std::string& dir, const data::Metadata& meta, const data::MetaRow& row) {
-  if (row.raw.is_object() && row.raw.contains("text_embedding_path") && row.raw["text_embedding_path"].is_string()) {
-    const std::string p = row.raw["text_embedding_path"].get<std::string>();
-    return !p.empty() && p[0] == '/' ? p : fs::join(meta.data_dir, p);
-  }
-  return fs::join(dir, sha256_hex(row.text) + ".safetensors");
-}
 
 torch::Tensor load_text_embedding(const std::string& path, int64_t text_len, int64_t text_dim) {
   if (!fs::exists(path)) throw Error(path + ": text embedding not found");

@@ -12,11 +12,12 @@
 #include <string>
 
 #include "dataset/metadata.h"
+#include "dataset/text_embedding_file.h"
 
 namespace ws::train {
 
-// The embedding file of a metadata row.
-std::string text_embedding_path(const std::string& dir, const data::Metadata& meta, const data::MetaRow& row);
+// The embedding file of a metadata row: data::text_embedding_path (dataset/text_embedding_file.h).
+using data::text_embedding_path;
 
 // Loads and checks `context`: 2-D, text_dim columns, 1..text_len rows. ws::Error naming the file.
 torch::Tensor load_text_embedding(const std::string& path, int64_t text_len, int64_t text_dim);

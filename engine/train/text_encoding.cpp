@@ -2,13 +2,12 @@
 
 #include <spdlog/spdlog.h>
 
-#include <filesystem>
 #include <set>
 
 #include "core/error.h"
 #include "core/fs.h"
 #include "io/safetensors.h"
-#include "io/weights.h"
+#include "dataset/text_embedding_file.h"
 #include "models/umt5.h"
 #include "text/umt5_tokenizer.h"
 #include "train/text_embeddings.h"
@@ -27,21 +26,10 @@ std::vector<CaptionJob> caption_jobs(const data::Metadata& meta, const std::stri
   return jobs;
 }
 
-std::string encoder_identity(const std::string& encoder_path) {
-  std::error_code ec;
-  const auto bytes = std::filesystem::is_regular_file(encoder_path, ec) ? std::filesystem::file_size(encoder_path, ec) : 0;
-  return fs::basename(encoder_path) + ":" + std::to_string(ec ? 0 : bytes);
-}
+std::string encoder_identity(const std::string& encoder_path) { return data::encoder_identity(encoder_path); }
 
 bool has_embedding(const std::string& path, const std::string& encoder) {
-  if (!fs::exists(path)) return false;
-  try {
-    const auto meta = io::weights_metadata(path);
-    auto it = meta.find("encoder");
-    return it != meta.end() && it->second == encoder;
-  } catch (const std::exception&) {
-    return false;  // unreadable: encoded again
-  }
+  return data::embedding_state(path, encoder) == data::EmbeddingState::Ready;
 }
 
 EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEncoderOptions& o,

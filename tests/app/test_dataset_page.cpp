@@ -8,6 +8,7 @@
 #include <QListView>
 #include <QPlainTextEdit>
 #include <QProcess>
+#include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QElapsedTimer>
@@ -17,6 +18,8 @@
 #include <nlohmann/json.hpp>
 
 #include "item_models/dataset_model.h"
+#include "jobs/job_result.h"
+#include "pages/caption_encoder_panel.h"
 #include "pages/dataset_page.h"
 #include "test_paths.h"
 
@@ -195,6 +198,41 @@ class TestDatasetPage : public QObject {
     QVERIFY(!error.isEmpty());
     QCOMPARE(page.model()->rowCount(), rows_);
     QCOMPARE(page.model()->path(), meta_);
+  }
+
+  // The text-encoder row: rows without an embedding from the chosen encoder show "missing",
+  // "Encode captions" runs encode-text as a job with progress, and afterwards every row is "ready";
+  // a file another encoder made reads "other encoder".
+  void captions_are_encoded_from_the_page() {
+    const QString t5 = QStringLiteral(WS_TEST_DATA "/t5");
+    qputenv("WANSTUDIO_ENGINE", WS_ENGINE_EXE);
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta_));
+    CaptionEncoderPanel* enc = page.textEncoder();
+    QCOMPARE(enc->embeddingsDir(), QFileInfo(meta_).absoluteDir().filePath("text_embeddings"));
+    const QString dir = tmp_.path() + "/emb";
+    enc->setPaths(t5 + "/t5_dev_weights.pth", t5 + "/t5_dev_tokenizer.model", dir);
+    QCOMPARE(page.model()->index(0).data(DatasetModel::EmbeddingRole).toString(), QStringLiteral("missing"));
+    QCOMPARE(page.model()->embeddingsReady(), 0);
+    QSignalSpy done(enc, &CaptionEncoderPanel::encodingFinished);
+    QString error;
+    QVERIFY2(enc->startEncoding(&error), qPrintable(error));
+    QVERIFY(!enc->encodeButton()->isEnabled());
+    QVERIFY(done.wait(120000));
+    const auto result = done.first().first().value<JobResult>();
+    QVERIFY2(result.state == RunState::Completed, qPrintable(result.reason));
+    QVERIFY(enc->encodeButton()->isEnabled());
+    QCOMPARE(page.model()->embeddingsReady(), page.model()->rowCount());
+    QCOMPARE(page.model()->index(1).data(DatasetModel::EmbeddingRole).toString(), QStringLiteral("ready"));
+    QVERIFY2(page.facts()->text().contains("text embedding: ready"), qPrintable(page.facts()->text()));
+    // The same files checked against another encoder checkpoint (other bytes) are not its.
+    enc->setPaths(t5 + "/t5_dev_weights.safetensors", t5 + "/t5_dev_tokenizer.model", dir);
+    QCOMPARE(page.model()->index(0).data(DatasetModel::EmbeddingRole).toString(), QStringLiteral("other encoder"));
+    // A new caption is a new file: missing again.
+    enc->setPaths(t5 + "/t5_dev_weights.pth", t5 + "/t5_dev_tokenizer.model", dir);
+    QVERIFY(page.model()->setCaption(0, "a caption nobody encoded"));
+    QCOMPARE(page.model()->index(0).data(DatasetModel::EmbeddingRole).toString(), QStringLiteral("missing"));
   }
 
  private:

@@ -66,6 +66,7 @@ int run_encode_text(const std::vector<std::string>& argv) {
 
   runtime::install_cancel_handlers();
   auto& events = runtime::EventStream::global();
+  runtime::Heartbeat heartbeat;  // a supervisor's watchdog sees it alive while an 11 GB checkpoint loads
   runtime::ProgressBar bar("encode-text", jobs.size());
   const auto t0 = std::chrono::steady_clock::now();
   int64_t first_done = -1;
