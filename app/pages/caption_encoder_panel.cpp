@@ -22,6 +22,13 @@ CaptionEncoderPanel::CaptionEncoderPanel(QWidget* parent) : QWidget(parent) {
   dir_ = pathField(tr("embeddings folder"), QStringLiteral("text_embeddings_dir"), true);
   encoder_->setText(settings.value(QStringLiteral("textEncoder/encoder")).toString());
   tokenizer_->setText(settings.value(QStringLiteral("textEncoder/tokenizer")).toString());
+  // Remembered for the next dataset and the next start (connected once both are filled).
+  for (QLineEdit* e : {encoder_, tokenizer_})
+    connect(e, &QLineEdit::textChanged, this, [this] {
+      QSettings s;
+      s.setValue(QStringLiteral("textEncoder/encoder"), encoder_->text());
+      s.setValue(QStringLiteral("textEncoder/tokenizer"), tokenizer_->text());
+    });
   encode_ = new QPushButton(tr("Encode captions"), this);
   encode_->setToolTip(tr("Encode every caption without an embedding from this encoder (encode-text)"));
   cancel_ = new QPushButton(tr("Cancel"), this);
@@ -56,11 +63,6 @@ QLineEdit* CaptionEncoderPanel::pathField(const QString& placeholder, const QStr
     if (!p.isEmpty()) e->setText(p);
   });
   connect(e, &QLineEdit::editingFinished, this, &CaptionEncoderPanel::pathsChanged);
-  connect(e, &QLineEdit::textChanged, this, [this] {
-    QSettings s;
-    s.setValue(QStringLiteral("textEncoder/encoder"), encoder_ ? encoder_->text() : QString());
-    s.setValue(QStringLiteral("textEncoder/tokenizer"), tokenizer_ ? tokenizer_->text() : QString());
-  });
   return e;
 }
 
