@@ -47,6 +47,13 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
   if (progress) progress(r.existing, r.total);
   if (todo.empty()) return r;
   // The tokenizer first: a wrong tokenizer path should not cost an 11 GB load.
+  // A caption is a few sentences; 512 tokens are about 2,000 characters. Far longer text is a
+  // mistake (a file pasted into `text`), refused before anything loads.
+  for (const CaptionJob* j : todo)
+    if (j->text.size() > kMaxCaptionBytes)
+      throw Error(j->label + ": a caption of " + std::to_string(j->text.size()) + " bytes; more than " +
+                  std::to_string(kMaxCaptionBytes) + " is no caption (the encoder reads " + std::to_string(o.text_len) +
+                  " tokens, a few thousand characters)");
   const text::Umt5Tokenizer tok(o.tokenizer_path);
   spdlog::info("loading the text encoder from {}", o.encoder_path);
   models::Umt5Encoder enc = models::Umt5Encoder::load(o.encoder_path);

@@ -13,6 +13,9 @@
 
 namespace ws::train {
 
+// Longer captions are refused (ws::Error naming the row) rather than cleaned and cut.
+inline constexpr size_t kMaxCaptionBytes = 20000;
+
 struct TextEncoderOptions {
   std::string encoder_path;    // models_t5_umt5-xxl-enc-bf16.pth, a .safetensors, or a transformers folder
   std::string tokenizer_path;  // spiece.model or the folder holding it (google/umt5-xxl/)

@@ -31,6 +31,28 @@ echo partial > "$victim.tmp"
 grep -q '1 encoded' "$tmp/e3.err" || fail "resume: $(tail -1 "$tmp/e3.err")"
 [ -f "$victim" ] || fail "the missing file was not written"
 
+# 2b. A real kill: 3000 prompts, SIGKILL once some are written; the re-run encodes only the rest,
+#     and every file equals a clean run's.
+python3 -c 'import sys; [print("prompt number %d of the kill test" % i) for i in range(3000)]' > "$tmp/prompts.txt"
+mapfile -t prompts < "$tmp/prompts.txt"
+"$engine" encode-text --prompt "${prompts[@]}" --negative_prompt "" --text_embeddings_dir "$tmp/killed" "${t5[@]}" \
+  >"$tmp/k1.out" 2>/dev/null &
+pid=$!
+some_written() { [ "$(grep -c '"type":"progress"' "$tmp/k1.out")" -ge 3 ]; }
+wait_for "the first captions of the kill run" 300 some_written
+kill -KILL $pid
+wait $pid 2>/dev/null
+done1=$(ls "$tmp/killed" | grep -c '\.safetensors$')
+[ "$done1" -lt 3000 ] || fail "the kill came too late to test a resume ($done1 files)"
+"$engine" encode-text --prompt "${prompts[@]}" --negative_prompt "" --text_embeddings_dir "$tmp/killed" "${t5[@]}" \
+  >/dev/null 2>"$tmp/k2.err" || fail "the run after the kill: $(tail -2 "$tmp/k2.err")"
+grep -q "$((3000 - done1)) encoded, $done1 already there" "$tmp/k2.err" || fail "after the kill: $(tail -1 "$tmp/k2.err")"
+"$engine" encode-text --prompt "${prompts[@]}" --negative_prompt "" --text_embeddings_dir "$tmp/clean" "${t5[@]}" \
+  >/dev/null 2>&1 || fail "the clean run"
+for f in "$tmp"/clean/*.safetensors; do
+  cmp -s "$f" "$tmp/killed/$(basename "$f")" || fail "the resumed $(basename "$f") differs from a clean run's"
+done
+
 # 3. train-experts reads those files unchanged (experts with text_dim 32 = the encoder's width).
 cat > "$tmp/dit.yaml" <<YAML
 in_dim: 48
@@ -85,8 +107,13 @@ out=$("$engine" encode-text --prompt hello --text_embeddings_dir "$tmp/x" --text
 [ $rc -eq 1 ] || fail "foreign pickle global: exit $rc"
 [ "$(grep -c '^error: ' <<<"$out")" -eq 1 ] && grep -q "refused: the pickle references global .*eval" <<<"$out" || fail "foreign pickle global: $out"
 long=$(python3 -c 'print("a fox runs " * 10000)')
-"$engine" encode-text --prompt "$long" "" --negative_prompt "" --text_embeddings_dir "$tmp/long" "${t5[@]}" \
-  >/dev/null 2>"$tmp/long.err" || fail "a 100 000-character caption: $(tail -2 "$tmp/long.err")"
+out=$("$engine" encode-text --prompt "$long" --text_embeddings_dir "$tmp/long" "${t5[@]}" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] || fail "a 100 000-character caption: exit $rc"
+[ "$(grep -c '^error: ' <<<"$out")" -eq 1 ] && grep -q 'prompt 0: a caption of [0-9]* bytes; more than 20000' <<<"$out" || fail "100 000 characters: $out"
+# A long caption (about 4,000 characters) is cut to text_len with a warning; an empty one is EOS alone.
+longish=$(python3 -c 'print("a fox runs " * 400)')
+"$engine" encode-text --prompt "$longish" "" --negative_prompt "" --text_embeddings_dir "$tmp/long" "${t5[@]}" \
+  >/dev/null 2>"$tmp/long.err" || fail "a long caption: $(tail -2 "$tmp/long.err")"
 grep -q 'prompt 0: the caption has [0-9]* tokens; the first 511 are used' "$tmp/long.err" || fail "no truncation warning: $(cat "$tmp/long.err")"
 grep -q 'prompt 1: empty caption' "$tmp/long.err" || fail "no empty-caption warning"
 "$engine" inspect "$tmp/long/e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855.safetensors" |
