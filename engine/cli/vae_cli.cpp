@@ -41,18 +41,20 @@ torch::Tensor read_clip_tensor(const std::string& path, const std::vector<std::s
 }
 
 std::map<std::string, std::string> latent_metadata(const std::string& vae_path, const models::Wan22VaeConfig& cfg,
-                                                   const torch::Tensor& video) {
+                                                   const torch::Tensor& video, const std::vector<int64_t>& frame_indices) {
   std::map<std::string, std::string> m;
   m["format"] = "wanstudio-latents";
   m["layout"] = "[C,F,h,w]";
   m["normalised"] = "true";
   m["vae_weights"] = fs::basename(vae_path);
   m["vae_config"] = cfg.to_json().dump();
-  if (!fs::is_dir(vae_path) && fs::file_size(vae_path) <= (uint64_t{256} << 20))
-    m["vae_sha256"] = sha256_file(vae_path);
+  // Every size: the released VAEs (over 256 MiB) are the ones a cache must tell apart.
+  if (!fs::is_dir(vae_path)) m["vae_sha256"] = sha256_file(vae_path);
   const int64_t t = video.size(2);
+  // The file's frame indices (a stride skips some); 0..T-1 when the clip came as a tensor.
   std::string idx = "[";
-  for (int64_t i = 0; i < t; ++i) idx += (i ? "," : "") + std::to_string(i);
+  for (int64_t i = 0; i < t; ++i)
+    idx += (i ? "," : "") + std::to_string(static_cast<size_t>(i) < frame_indices.size() ? frame_indices[static_cast<size_t>(i)] : i);
   m["frame_indices"] = idx + "]";
   m["pixel_frames"] = std::to_string(t);
   m["pixel_height"] = std::to_string(video.size(3));

@@ -70,6 +70,18 @@ grep -q 'missing.mp4' "$tmp/err" || fail "the error does not name the file: $(ca
 clip=$(ls "$tmp"/demo/videos/*.mp4 | head -1)
 out=$("$engine" vae encode --vae "$w" --video "$clip" --size 64x64 --frames 5 --out "$tmp/zv.safetensors") || fail "vae encode --video"
 grep -q '"latents":\[48,2,4,4\]' <<<"$out" || fail "latent shape of a 5-frame 64x64 clip: $out"
+# --size is width x height; a stride reads every other frame, which the metadata records; the
+# VAE's hash is there whatever the weights' size.
+out=$("$engine" vae encode --vae "$w" --video "$clip" --size 96x64 --frames 5 --stride 2 --out "$tmp/zs.safetensors") ||
+  fail "vae encode --size 96x64 --stride 2"
+grep -q '"latents":\[48,2,4,6\]' <<<"$out" || fail "--size 96x64 must be 96 wide, 64 high: $out"
+python3 - "$tmp/zs.safetensors" <<'PY' || fail "latent metadata"
+import json, struct, sys
+f = open(sys.argv[1], "rb"); n = struct.unpack("<Q", f.read(8))[0]; m = json.loads(f.read(n))["__metadata__"]
+assert json.loads(m["frame_indices"]) == [0, 2, 4, 6, 8], m["frame_indices"]
+assert len(m["vae_sha256"]) == 64, m
+assert m["pixel_width"] == "96" and m["pixel_height"] == "64", m
+PY
 out=$("$engine" vae decode --vae "$w" --latents "$tmp/zv.safetensors" --out "$tmp/back.mp4") || fail "vae decode to mp4"
 [ -s "$tmp/back.mp4" ] || fail "no mp4 written"
 echo "ok"

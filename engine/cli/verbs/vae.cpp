@@ -51,9 +51,10 @@ std::unique_ptr<Wan22Vae> open_vae(const ws::cli::Args& a, const nlohmann::json&
 }
 
 // A video file through the data pipeline: frames 0, s, 2s, ... resized to cover and cropped.
-torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path) {
+torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, std::vector<int64_t>* frames) {
 #ifndef WANSTUDIO_HAVE_VIDEO
   (void)a;
+  (void)frames;
   throw ws::Error(path + ": video support is not built into this wanstudio-engine");
 #else
   ws::io::VideoInfo info = ws::io::probe_video(path, true);
@@ -68,6 +69,7 @@ torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path) {
   if (n > available) throw ws::Error(path + ": has " + std::to_string(available) + " frames at stride " + std::to_string(stride) + ", asked for " + std::to_string(n));
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < n; ++i) idx.push_back(i * stride);
+  *frames = idx;
   int64_t h = info.height / 16 * 16, w = info.width / 16 * 16;
   if (a.has("size")) std::tie(h, w) = ws::cli::parse_size(a.str("size"));
   if (!ws::contract::is_multiple_of_16(h) || !ws::contract::is_multiple_of_16(w)) throw ws::UsageError("--size must be multiples of 16, got " + std::to_string(h) + "x" + std::to_string(w));
@@ -82,20 +84,21 @@ int run_encode(const std::vector<std::string>& argv) {
   add_model_options(a);
   a.value("input", "X.safetensors", "input video tensor");
   a.value("video", "FILE", "a video or image file instead of --input");
-  a.value("size", "HxW", "--video: resize to cover and center crop to this size (default: the file's, floored to 16)");
+  a.value("size", "WxH", "--video: resize to cover and center crop to width x height (or H,W; default: the file's, floored to 16)");
   a.value("frames", "N", "--video: frames to take, 4k+1 (default: as many as the file has, floored to 4k+1)");
   a.value("stride", "S", "--video: frame stride (default 1)");
   a.value("out", "Z.safetensors", "output latents");
   if (!a.parse(argv)) return 0;
   if ((!a.has("input") && !a.has("video")) || !a.has("out")) throw ws::UsageError("vae encode needs --input or --video, and --out");
   const std::string in = a.has("video") ? a.str("video") : a.str("input"), out = a.str("out");
-  torch::Tensor x = a.has("video") ? read_video_clip(a, in) : ws::cli::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
+  std::vector<int64_t> frames;
+  torch::Tensor x = a.has("video") ? read_video_clip(a, in, &frames) : ws::cli::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
   nlohmann::json keys;
   Wan22Vae::check_video(vae_config(a, &keys), x, in);
   auto vae = open_vae(a, keys, {});
   spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
   torch::Tensor z = vae->encode(x);
-  auto meta = ws::cli::latent_metadata(a.str("vae"), vae->config(), x);
+  auto meta = ws::cli::latent_metadata(a.str("vae"), vae->config(), x, frames);
   ws::io::write_safetensors(out, {{"latents", z.squeeze(0).contiguous()}}, meta);
   std::printf("%s\n", nlohmann::json{{"out", out}, {"latents", z.squeeze(0).sizes().vec()}}.dump().c_str());
   return 0;
