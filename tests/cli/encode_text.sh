@@ -54,16 +54,7 @@ for f in "$tmp"/clean/*.safetensors; do
 done
 
 # 3. train-experts reads those files unchanged (experts with text_dim 32 = the encoder's width).
-cat > "$tmp/dit.yaml" <<YAML
-in_dim: 48
-out_dim: 48
-dim: 32
-ffn_dim: 64
-num_heads: 2
-num_layers: 1
-text_dim: 32
-text_len: 16
-YAML
+write_tiny_dit "$tmp/dit.yaml" 32 16
 common=(--transformer_config "$tmp/dit.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
         --train_data_meta "$tmp/data/metadata.json" --video_sample_size 64 --video_sample_n_frames 5
         --seed 3 --dataloader_num_workers 0 --gradient_checkpointing=false --max_train_steps 2 --report_to none)

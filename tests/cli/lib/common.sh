@@ -7,7 +7,7 @@ source "$(dirname "${BASH_SOURCE[0]}")/wait.sh"
 tmp=$(mktemp -d); trap 'kill -9 $(jobs -p) 2>/dev/null; rm -rf "$tmp"' EXIT
 export OMP_WAIT_POLICY=PASSIVE OMP_NUM_THREADS=1
 
-# A tiny 48-channel WanModel config (both experts of the tests) at $1.
+# A tiny 48-channel WanModel config (both experts of the tests) at $1; $2 text_dim (16), $3 text_len (8).
 write_tiny_dit() {
   cat > "$1" <<YAML
 in_dim: 48
@@ -16,8 +16,8 @@ dim: 32
 ffn_dim: 64
 num_heads: 2
 num_layers: 1
-text_dim: 16
-text_len: 8
+text_dim: ${2:-16}
+text_len: ${3:-8}
 YAML
 }
 
