@@ -83,4 +83,12 @@ torch::Tensor need_tensor(const io::StateDict& sd, const std::string& name, cons
   return it->second;
 }
 
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b, const std::string& name) {
+  if (a.sizes() != b.sizes())
+    throw Error(name + ": shape " + io::shape_str(a.sizes().vec()) + " vs reference " + io::shape_str(b.sizes().vec()));
+  if (a.numel() == 0) return 0;
+  const double e = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
+  return std::isnan(e) ? INFINITY : e;
+}
+
 }  // namespace ws::cli

@@ -35,6 +35,9 @@ double max_rel_error(const std::vector<double>& a, const std::vector<double>& b)
 
 std::string fmt_num(double v);
 
+// max |a − b| in fp64 (NaN anywhere: infinity); ws::Error naming `name` when the shapes differ.
+double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b, const std::string& name);
+
 // A case file's JSON; ws::Error naming the file when it is not JSON.
 nlohmann::json read_case_json(const std::string& path);
 // sd[name] as stored (no dtype change); ws::Error naming `file` when absent.

@@ -16,18 +16,6 @@ namespace ws::cli {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
-namespace {
-
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b, const std::string& name) {
-  if (a.sizes() != b.sizes())
-    throw Error(name + ": shape " + io::shape_str(a.sizes().vec()) + " vs reference " + io::shape_str(b.sizes().vec()));
-  if (a.numel() == 0) return 0;
-  double e = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-  return std::isnan(e) ? INFINITY : e;
-}
-
-}  // namespace
-
 int parity_dit(const std::string& dir) {
   if (!fs::is_dir(dir)) throw Error(dir + ": not a directory");
   std::vector<std::string> files;

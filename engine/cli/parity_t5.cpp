@@ -20,14 +20,6 @@ namespace {
 namespace stdfs = std::filesystem;
 using nlohmann::json;
 
-double max_abs(const torch::Tensor& a, const torch::Tensor& b, const std::string& name) {
-  if (a.sizes() != b.sizes())
-    throw Error(name + ": shape " + io::shape_str(a.sizes().vec()) + " vs reference " + io::shape_str(b.sizes().vec()));
-  if (a.numel() == 0) return 0;
-  const double e = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-  return std::isnan(e) ? INFINITY : e;
-}
-
 // The real rows of out [B, L, D] (mask 1), packed: what Wan keeps.
 torch::Tensor real_rows(const torch::Tensor& out, const torch::Tensor& mask) {
   return out.reshape({-1, out.size(-1)}).index({mask.reshape({-1}).to(torch::kBool)});
@@ -48,7 +40,7 @@ bool encoder_case(const json& j, const std::string& path, const std::string& nam
   double worst_ratio = 0;
   auto check = [&](const std::string& key, const torch::Tensor& got, const torch::Tensor& ref) {
     const double tol = j.at("tolerance").contains(key) ? j["tolerance"][key].value("suggested_atol", 2e-5) : 2e-5;
-    const double e = max_abs(got, ref, key);
+    const double e = max_abs_diff(got, ref, key);
     const bool pass = e <= tol;
     std::printf("info %s %s max_abs=%s tol=%s%s\n", name.c_str(), key.c_str(), fmt_num(e).c_str(), fmt_num(tol).c_str(),
                 pass ? "" : " FAIL");

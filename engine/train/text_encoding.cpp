@@ -26,22 +26,16 @@ std::vector<CaptionJob> caption_jobs(const data::Metadata& meta, const std::stri
   return jobs;
 }
 
-std::string encoder_identity(const std::string& encoder_path) { return data::encoder_identity(encoder_path); }
-
-bool has_embedding(const std::string& path, const std::string& encoder) {
-  return data::embedding_state(path, encoder) == data::EmbeddingState::Ready;
-}
-
 EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEncoderOptions& o,
                              const std::function<void(int64_t, int64_t)>& progress, const std::function<bool()>& cancel,
                              int64_t expect_dim) {
   EncodeReport r;
   r.total = static_cast<int64_t>(jobs.size());
   // A file made by another encoder (or a synthetic stand-in) does not count: it is encoded again.
-  const std::string encoder = encoder_identity(o.encoder_path);
+  const std::string encoder = data::encoder_identity(o.encoder_path);
   std::vector<const CaptionJob*> todo;
   for (const auto& j : jobs) {
-    if (has_embedding(j.path, encoder)) ++r.existing;
+    if (data::embedding_state(j.path, encoder) == data::EmbeddingState::Ready) ++r.existing;
     else todo.push_back(&j);
   }
   if (progress) progress(r.existing, r.total);

@@ -36,16 +36,10 @@ struct EncodeReport {
   int64_t dim = 0;  // the encoder's output width
 };
 
-// "<file name>:<bytes>" of an encoder checkpoint: what an embedding file records (`encoder` in its
-// metadata), so a file another encoder (or the demo's synthetic stand-in) made is encoded again.
-std::string encoder_identity(const std::string& encoder_path);
-// Whether `path` holds an embedding made by `encoder` (an encoder_identity).
-bool has_embedding(const std::string& path, const std::string& encoder);
-
 // Distinct embedding files of the rows (text_embedding_path), in row order.
 std::vector<CaptionJob> caption_jobs(const data::Metadata& meta, const std::string& embeddings_dir);
 
-// Encodes every job whose file is missing or was made by another encoder. `progress(done, total)` after each caption, counting
+// Encodes every job whose file is missing or was made by another encoder (data::embedding_state). `progress(done, total)` after each caption, counting
 // the files that were already there; `cancel()` is asked between captions. The encoder is loaded
 // only when something is missing and freed on return. `expect_dim` > 0: the encoder's width must
 // be that (the experts' text_dim) — ws::Error otherwise.
