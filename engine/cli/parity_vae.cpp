@@ -13,9 +13,10 @@
 #include "core/fs.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
-#include "models/wan22_vae.h"
-#include "models/wan22_vae_ops.h"
+#include "models/wan_vae.h"
+#include "models/wan_vae_ops.h"
 #include "cli/parity.h"
+#include "cli/parity_compare.h"
 
 namespace ws::cli {
 namespace {
@@ -48,12 +49,6 @@ std::vector<double> number_list(const json& j, const char* key, const std::strin
   return out;
 }
 
-double max_abs_diff(const torch::Tensor& a, const torch::Tensor& b) {
-  if (a.numel() == 0) return 0.0;
-  double m = (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-  return std::isnan(m) ? INFINITY : m;
-}
-
 // The .pth must hold exactly the .safetensors tensors: same keys, shapes, dtypes and values.
 void check_pth(const std::string& pth, const io::StateDict& ref) {
   io::StateDict sd = io::load_weights(pth);
@@ -67,7 +62,17 @@ void check_pth(const std::string& pth, const io::StateDict& ref) {
     if (!ref.count(kv.first)) throw Error(pth + ": has '" + kv.first + "' that the .safetensors lacks");
 }
 
-void run_case(const std::string& json_path, const json& j, VaeParityCase& c) {
+void run_case(const std::string& json_path, const json& j, models::VaeType kind, VaeParityCase& c) {
+  // The case says which VAE it is for (no vae_type: a Wan2.2 case of the first fixture set).
+  models::VaeType type = models::VaeType::Wan22;
+  if (j.contains("vae_type")) {
+    if (!j["vae_type"].is_string()) throw Error(json_path + ": 'vae_type' must be a string");
+    type = models::parse_vae_type(j["vae_type"].get<std::string>(), json_path);
+  }
+  if (type != kind)
+    throw Error(json_path + ": a " + models::vae_type_name(type) + " case, but this parity kind checks the " +
+                models::vae_type_name(kind) + " VAE (use parity " + (type == models::VaeType::Wan21 ? "vae21" : "vae") +
+                ")");
   const std::string dir = fs::dirname(json_path);
   auto rel = [&](const std::string& name) { return fsys::path(name).is_absolute() ? name : fs::join(dir, name); };
   const std::string case_path = rel(str_field(j, "case_file", json_path));
@@ -85,8 +90,8 @@ void run_case(const std::string& json_path, const json& j, VaeParityCase& c) {
     if (!(v >= 0)) throw Error(json_path + ": tolerance." + name + ".suggested_atol must be >= 0");
     tol[name] = v;
   }
-  static const std::vector<std::string> known{"x_patch", "enc_raw",        "mu", "log_var", "latent",
-                                              "decoded", "decoded_clamped"};
+  std::vector<std::string> known{"enc_raw", "mu", "log_var", "latent", "decoded", "decoded_clamped", "dec_chunk0"};
+  if (kind == models::VaeType::Wan22) known.push_back("x_patch");  // the Wan2.1 VAE has no patchify
   for (const auto& kv : tol)
     if (std::find(known.begin(), known.end(), kv.first) == known.end())
       throw Error(json_path + ": tolerance names '" + kv.first + "', which the VAE does not produce");
@@ -102,8 +107,9 @@ void run_case(const std::string& json_path, const json& j, VaeParityCase& c) {
 
   json cfg = j.contains("config") ? j["config"] : json::object();
   if (!cfg.is_object()) throw Error(json_path + ": 'config' must be an object");
+  cfg["vae_type"] = models::vae_type_name(kind);  // weights of the other VAE fail, naming both
   io::StateDict weights = io::read_safetensors(st_path);
-  auto vae = models::Wan22Vae::from_state_dict(weights, models::Wan22Vae::resolve_config(st_path, cfg), st_path);
+  auto vae = models::WanVae::from_state_dict(weights, models::WanVae::resolve_config(st_path, cfg), st_path);
   if (j.contains("latent_mean") != j.contains("latent_std"))
     throw Error(json_path + ": 'latent_mean' and 'latent_std' come together");
   if (j.contains("latent_mean"))
@@ -115,10 +121,11 @@ void run_case(const std::string& json_path, const json& j, VaeParityCase& c) {
     enc |= std::find(std::begin(kEncoderSide), std::end(kEncoderSide), kv.first) != std::end(kEncoderSide);
     dec |= kv.first == "decoded" || kv.first == "decoded_clamped";
   }
+  const bool chunk0 = tol.count("dec_chunk0") > 0;
   if (enc) {
     const torch::Tensor x = need("x").to(torch::kFloat);
     vae->check_video(x, case_path + " x");
-    got["x_patch"] = models::vae::patchify(x);
+    if (kind == models::VaeType::Wan22) got["x_patch"] = models::vae::patchify(x);
     auto e = vae->encode_full(x);
     got["enc_raw"] = e.enc_raw;
     got["mu"] = e.mu;
@@ -131,6 +138,12 @@ void run_case(const std::string& json_path, const json& j, VaeParityCase& c) {
     vae->check_latent(z, case_path + " latent");
     got["decoded"] = vae->decode(z, /*clamp=*/false);
     got["decoded_clamped"] = got["decoded"].clamp(-1.0, 1.0);
+  }
+  if (chunk0) {
+    // The first decoder chunk on its own (latent frame 0, empty caches).
+    const torch::Tensor z = need("latent").to(torch::kFloat);
+    vae->check_latent(z, case_path + " latent");
+    got["dec_chunk0"] = vae->decode(z.narrow(2, 0, 1), /*clamp=*/false);
   }
 
   if (j["weights"].contains("pth") && j["weights"]["pth"].is_string()) {
@@ -146,12 +159,12 @@ void run_case(const std::string& json_path, const json& j, VaeParityCase& c) {
     const torch::Tensor& r = need(name);
     VaeParityTensor pt{name, 0, t, false};
     const torch::Tensor& a = got.at(name);
-    if (a.sizes() != r.sizes()) {
+    if (a.sizes() != r.sizes()) {  // max_abs_diff would throw: report it as this case's failure
       failures += (failures.empty() ? "" : "; ") + name + " shape " + io::shape_str(a.sizes().vec()) +
                   " != reference " + io::shape_str(r.sizes().vec());
       pt.max_abs = INFINITY;
     } else {
-      pt.max_abs = max_abs_diff(a, r);
+      pt.max_abs = max_abs_diff(a, r, name);
       pt.pass = pt.max_abs <= t;
       if (!pt.pass)
         failures += (failures.empty() ? "" : "; ") + name + " max_abs=" + num(pt.max_abs) + " > tol=" + num(t);
@@ -178,7 +191,7 @@ std::string VaeParityCase::line() const {
   return "PASS " + name + " worst=" + worst->name + " max_abs=" + num(worst->max_abs) + " tol=" + num(worst->tol);
 }
 
-VaeParityCase check_vae_parity_case(const std::string& json_path) {
+VaeParityCase check_vae_parity_case(const std::string& json_path, models::VaeType kind) {
   VaeParityCase c;
   c.name = fsys::path(json_path).stem().string();
   json j;
@@ -198,7 +211,7 @@ VaeParityCase check_vae_parity_case(const std::string& json_path) {
   }
   if (j["case"].is_string() && !j["case"].get<std::string>().empty()) c.name = j["case"].get<std::string>();
   try {
-    run_case(json_path, j, c);
+    run_case(json_path, j, kind, c);
   } catch (const c10::Error& e) {
     std::string msg = e.what_without_backtrace();
     c.pass = false;
@@ -210,7 +223,7 @@ VaeParityCase check_vae_parity_case(const std::string& json_path) {
   return c;
 }
 
-int parity_vae(const std::string& dir) {
+int parity_vae(const std::string& dir, models::VaeType kind) {
   if (!fs::is_dir(dir)) throw Error(dir + ": not a folder");
   std::vector<std::string> jsons;
   for (const auto& e : fsys::directory_iterator(dir))
@@ -218,7 +231,7 @@ int parity_vae(const std::string& dir) {
   std::sort(jsons.begin(), jsons.end());
   int cases = 0, failed = 0;
   for (const auto& path : jsons) {
-    VaeParityCase c = check_vae_parity_case(path);
+    VaeParityCase c = check_vae_parity_case(path, kind);
     if (c.skipped) {
       std::fprintf(stderr, "note: %s\n", c.reason.c_str());
       continue;
@@ -236,6 +249,12 @@ int parity_vae(const std::string& dir) {
   return failed ? 1 : 0;
 }
 
-WS_PARITY_KIND("vae", "Wan2.2 VAE (fixtures/vae: encode, decode, .pth = .safetensors)", &parity_vae);
+namespace {
+int parity_vae22(const std::string& dir) { return parity_vae(dir, models::VaeType::Wan22); }
+int parity_vae21(const std::string& dir) { return parity_vae(dir, models::VaeType::Wan21); }
+}  // namespace
+
+WS_PARITY_KIND("vae", "Wan2.2 VAE (fixtures/vae: encode, decode, .pth = .safetensors)", &parity_vae22);
+WS_PARITY_KIND("vae21", "Wan2.1 VAE (fixtures/vae21: encode, decode, first chunk, .pth = .safetensors)", &parity_vae21);
 
 }  // namespace ws::cli

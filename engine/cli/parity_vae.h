@@ -1,8 +1,11 @@
-// Parity of the Wan2.2 VAE against fixtures/vae (docs/design/architecture.md, "Parity case format"):
-// every DIR/*.json with a `case` key is a case; files are named relative to the JSON.
+// Parity of the Wan VAEs against fixtures/vae (wan2.2) and fixtures/vae21 (wan2.1)
+// (docs/design/architecture.md, "Parity case format"): every DIR/*.json with a `case` key is a
+// case; files are named relative to the JSON; a case's `vae_type` must be the kind's.
 #pragma once
 #include <string>
 #include <vector>
+
+#include "models/wan_vae_config.h"
 
 namespace ws::cli {
 
@@ -24,8 +27,8 @@ struct VaeParityCase {
 };
 
 // Runs one case; never throws for bad input (a malformed case fails with the reason).
-VaeParityCase check_vae_parity_case(const std::string& json_path);
-// The `parity vae DIR` kind: prints one line per case, returns the exit code.
-int parity_vae(const std::string& dir);
+VaeParityCase check_vae_parity_case(const std::string& json_path, models::VaeType kind = models::VaeType::Wan22);
+// The `parity vae DIR` / `parity vae21 DIR` kinds: prints one line per case, returns the exit code.
+int parity_vae(const std::string& dir, models::VaeType kind);
 
 }  // namespace ws::cli

@@ -13,6 +13,7 @@
 #include "core/sha256.h"
 #include "io/safetensors.h"
 #include "io/state_dict.h"
+#include "models/vae_latent_file.h"
 
 namespace ws::cli {
 
@@ -40,26 +41,12 @@ torch::Tensor read_clip_tensor(const std::string& path, const std::vector<std::s
   return t.to(torch::kFloat).contiguous();
 }
 
-std::map<std::string, std::string> latent_metadata(const std::string& vae_path, const models::Wan22VaeConfig& cfg,
+std::map<std::string, std::string> latent_metadata(const std::string& vae_path, const models::WanVaeConfig& cfg,
                                                    const torch::Tensor& video, const std::vector<int64_t>& frame_indices) {
-  std::map<std::string, std::string> m;
-  m["format"] = "wanstudio-latents";
-  m["layout"] = "[C,F,h,w]";
-  m["normalised"] = "true";
-  m["vae_weights"] = fs::basename(vae_path);
-  m["vae_config"] = cfg.to_json().dump();
-  // Every size: the released VAEs (over 256 MiB) are the ones a cache must tell apart.
-  if (!fs::is_dir(vae_path)) m["vae_sha256"] = sha256_file(vae_path);
-  const int64_t t = video.size(2);
-  // The file's frame indices (a stride skips some); 0..T-1 when the clip came as a tensor.
-  std::string idx = "[";
-  for (int64_t i = 0; i < t; ++i)
-    idx += (i ? "," : "") + std::to_string(static_cast<size_t>(i) < frame_indices.size() ? frame_indices[static_cast<size_t>(i)] : i);
-  m["frame_indices"] = idx + "]";
-  m["pixel_frames"] = std::to_string(t);
-  m["pixel_height"] = std::to_string(video.size(3));
-  m["pixel_width"] = std::to_string(video.size(4));
-  return m;
+  // Every size is hashed: the released VAEs (over 256 MiB) are the ones a cache must tell apart.
+  return models::latent_file_metadata(fs::is_dir(vae_path) ? std::string() : sha256_file(vae_path),
+                                      fs::basename(vae_path), cfg, video.size(2), video.size(3), video.size(4),
+                                      frame_indices);
 }
 
 void vae_cli_threads(int64_t n) {

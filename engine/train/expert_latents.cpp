@@ -9,7 +9,7 @@
 
 namespace ws::train {
 
-ExpertLatentSource::ExpertLatentSource(models::Wan22Vae* vae, const std::string& vae_file, ImageConditioning cond,
+ExpertLatentSource::ExpertLatentSource(models::WanVae* vae, const std::string& vae_file, ImageConditioning cond,
                                        const std::optional<std::string>& cache_dir)
     : vae_(vae), cond_(cond) {
   if (cache_dir && vae_) {
@@ -38,7 +38,7 @@ ExpertLatents ExpertLatentSource::encode_batch(const torch::Tensor& x_hr) {
   return l;
 }
 
-// [B, C, F, H/16, W/16] normalised latents (and i2v's image latents): from the cache
+// [B, C, F, H/f, W/f] normalised latents (and i2v's image latents): from the cache
 // (`latents`, `image_latents` per clip) or the VAE.
 ExpertLatents ExpertLatentSource::of(const data::Batch& batch) {
   if (batch.latents.defined()) return direct(batch);
@@ -59,8 +59,10 @@ ExpertLatents ExpertLatentSource::of(const data::Batch& batch) {
     try {
       auto sd = io::read_safetensors(paths.back());
       auto it = sd.find("latents");
-      if (it == sd.end() || it->second.dim() != 4 || it->second.size(1) != F || it->second.size(2) != batch.size.H / 16)
-        throw Error(paths.back() + ": not a latent cache entry of this clip");
+      // Another VAE's entry (other channels or stride) is stale: recomputed like a corrupt one.
+      if (it == sd.end() || it->second.dim() != 4 || it->second.size(0) != vae_->z_dim() || it->second.size(1) != F ||
+          it->second.size(2) != batch.size.H / vae_->spatial_factor())
+        throw Error(paths.back() + ": not a latent cache entry of this clip and VAE");
       out.push_back(it->second.to(torch::kFloat));
       if (i2v) {
         auto im = sd.find("image_latents");
@@ -87,6 +89,8 @@ ExpertLatents ExpertLatentSource::of(const data::Batch& batch) {
     if (i2v) sd["image_latents"] = z.image[static_cast<int64_t>(i)].contiguous();
     io::write_safetensors(paths[i], sd,
                           {{"vae_sha256", vae_sha_},
+                           {"vae_type", models::vae_type_name(vae_->type())},
+                           {"z_dim", std::to_string(vae_->z_dim())},
                            {"pixel_size", std::to_string(batch.size.H) + "x" + std::to_string(batch.size.W)}});
   }
   return z;

@@ -9,7 +9,7 @@
 #include <string>
 
 #include "data/clip_loader.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "models/wan_dit_config.h"
 #include "train/expert_conditioning.h"
 #include "train/latent_cache.h"
@@ -30,7 +30,7 @@ class ExpertLatentSource {
  public:
   // `vae` may be null when every row brings its latent file. With `cache_dir` (and a VAE) the
   // encodings are cached, keyed by content and the VAE weights (`vae_file` is hashed once).
-  ExpertLatentSource(models::Wan22Vae* vae, const std::string& vae_file, ImageConditioning cond,
+  ExpertLatentSource(models::WanVae* vae, const std::string& vae_file, ImageConditioning cond,
                      const std::optional<std::string>& cache_dir);
   // A training batch: the files' latents, else the cache, else the VAE (then stored).
   ExpertLatents of(const data::Batch& batch);
@@ -44,7 +44,7 @@ class ExpertLatentSource {
   ExpertLatents encode_batch(const torch::Tensor& x_hr);
   torch::Tensor encode(const torch::Tensor& x);
 
-  models::Wan22Vae* vae_;
+  models::WanVae* vae_;
   ImageConditioning cond_;
   std::unique_ptr<LatentCache> cache_;
   std::string vae_sha_;

@@ -17,6 +17,9 @@ io::OptionSchema experts_option_schema() {
   s.path("config_path", nullptr, "VideoX-Fun model YAML (transformer_additional_kwargs, scheduler_kwargs, vae_kwargs)");
   s.path("pretrained_model_name_or_path", nullptr, "model folder: the VAE and the experts' subfolders");
   s.path("vae_path", nullptr, "VAE weights (.pth or .safetensors); replaces the pretrained VAE");
+  s.choice("vae_type", {"auto", "wan2.1", "wan2.2"}, "auto",
+           "which VAE: auto (the model YAML's vae_kwargs.vae_type, else the weights decide); wan2.1 for the A14B "
+           "experts (16 channels), wan2.2 for TI2V-5B (48)");
   s.path("high_noise_model_path", nullptr, "high-noise expert: model folder or weights file (default: the model YAML's subpath)");
   s.path("low_noise_model_path", nullptr, "low-noise expert: model folder or weights file (default: the model YAML's subpath)");
   s.path("transformer_config", nullptr, "config.json or YAML with WanModel keys: build fresh experts (no weights)");

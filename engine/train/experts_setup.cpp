@@ -7,6 +7,7 @@
 #include "data/clip_loader.h"
 #include "dataset/metadata.h"
 #include "io/model_yaml.h"
+#include "models/wan_vae.h"
 #include "train/expert_conditioning.h"
 #include "train/text_embeddings.h"
 #include "train/training_verb.h"
@@ -195,10 +196,6 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
       cfg.add_error("a " + mc.model_type + " expert with out_dim " + std::to_string(mc.out_dim) + " needs in_dim " +
                     std::to_string(want_in) + (mc.model_type == "i2v" ? " (latent + 4 mask + image latent)" : "") +
                     ", got " + std::to_string(mc.in_dim));
-    if (mc.out_dim != 48 && !s.all_latent_files)
-      cfg.add_error("experts with " + std::to_string(mc.out_dim) +
-                    " latent channels: the on-the-fly encoder is the Wan2.2 VAE (48 channels); give every row a "
-                    "latent_path with Wan2.1 VAE latents [16, F, h, w] (and y for i2v)");
   }
 
   // fp8 (docs/design/dual-expert-training.md §10): our own e4m3 codes run on any LibTorch; on the CPU they only add a copy.
@@ -244,8 +241,35 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
       check_text_embeddings(cfg, s, s.data.meta, mc.text_len, mc.text_dim, "train_data_meta");
   }
 
-  // VAE: not needed when every row brings its latents (unless named, then it must exist).
+  // VAE: not needed when every row brings its latents (unless named, then it must exist). Its
+  // type comes from the weights; vae_type (run, then vae_kwargs) must agree with them.
+  if (cfg.str("vae_type") != "auto") s.vae_config["vae_type"] = cfg.str("vae_type");
   if (!s.all_latent_files || cfg.is_set("vae_path")) s.vae_file = resolve_vae_file(cfg, s.vae_config);
+  if (!s.vae_file.empty() && fs::exists(s.vae_file)) {
+    try {
+      const auto vc = models::WanVae::resolve_config(s.vae_file, s.vae_config);
+      vc.validate(s.vae_file);
+      s.vae_z_dim = vc.z_dim;
+      s.vae_spatial_factor = vc.spatial_factor();
+      if (cfg.str("vae_type") == "auto") cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
+    } catch (const Error& e) {
+      cfg.error(cfg.is_set("vae_path") ? "vae_path" : "vae_type", e.what());
+    }
+  }
+  if (have_model && s.vae_z_dim > 0) {
+    // docs/design/wan21-vae.md §7: the experts' latent channels are the VAE's z_dim.
+    const auto cond = image_conditioning(mc.model_type);
+    const int64_t z = s.vae_z_dim, want_in = expected_in_dim(cond, z);
+    const std::string vae = std::string(s.vae_spatial_factor == 8 ? "the Wan2.1 VAE" : "the Wan2.2 VAE") + " (" +
+                            fs::basename(s.vae_file) + ") has " + std::to_string(z) + " latent channels";
+    if (mc.out_dim != z)
+      cfg.add_error(vae + ", but the experts' out_dim is " + std::to_string(mc.out_dim) +
+                    (mc.out_dim == 16 ? ": the A14B experts need the Wan2.1 VAE (vae_type wan2.1)"
+                                      : mc.out_dim == 48 ? ": these experts need the Wan2.2 VAE (vae_type wan2.2)" : ""));
+    else if (mc.in_dim != want_in)
+      cfg.add_error(vae + ", so a " + mc.model_type + " expert needs in_dim " + std::to_string(want_in) + ", got " +
+                    std::to_string(mc.in_dim));
+  }
 
   // Learning rates.
   for (const char* k : {"learning_rate", "learning_rate_high", "learning_rate_low"})

@@ -35,7 +35,9 @@ struct ExpertsSetup {
   nlohmann::json maths = nlohmann::json::object();  // experts_maths_options(), hashed into checkpoints
   std::string vae_file;      // empty when every row brings its own latent file
   bool all_latent_files = false;  // every train (and eval) row names a latent_path
-  nlohmann::json vae_config = nlohmann::json::object();
+  nlohmann::json vae_config = nlohmann::json::object();  // vae_kwargs, with the run's vae_type
+  int64_t vae_z_dim = 0;          // the VAE's latent channels (0 without a VAE)
+  int64_t vae_spatial_factor = 16;  // 16 (Wan2.2 VAE) or 8 (Wan2.1 VAE): buckets align to twice it
   ExpertSource high, low;
   std::string text_dir;
   std::optional<TextEncoderOptions> text_encoder;  // captions to embeddings before the first step

@@ -18,7 +18,7 @@
 #include "parallel/data_parallel.h"
 #include "io/safetensors.h"
 #include "io/tfevents.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/logging.h"
@@ -45,8 +45,9 @@ using json = nlohmann::json;
 
 namespace {
 
-// Buckets align to 32 pixels (VAE stride 16 × patch 2): the loader's alignment at scale 2.
-constexpr double kLoaderScale = 2.0;
+// Buckets align to the VAE stride × patch 2 (32 pixels for the Wan2.2 VAE, 16 for Wan2.1):
+// the loader aligns to lcm(16, 16·scale), so scale = stride / 8.
+double loader_scale(const ExpertsSetup& s) { return static_cast<double>(s.vae_spatial_factor) / 8.0; }
 
 class Trainer final : public TrainerHooks {
  public:
@@ -77,7 +78,7 @@ class Trainer final : public TrainerHooks {
 
   ExpertsSetup setup_;
   TrainingRun* run_ = nullptr;
-  std::unique_ptr<models::Wan22Vae> vae_;
+  std::unique_ptr<models::WanVae> vae_;
   std::unique_ptr<ExpertStep> high_, low_;
   ImageConditioning cond_ = ImageConditioning::None;
   torch::Device device_{torch::kCPU};
@@ -151,7 +152,7 @@ void Trainer::build_loader() {
   lo.sample_size = d.sample_size;
   lo.n_frames = d.n_frames;
   lo.stride = d.stride;
-  lo.scale = kLoaderScale;
+  lo.scale = loader_scale(setup_);
   lo.batch_size = d.batch_size;
   lo.enable_bucket = d.enable_bucket;
   lo.random_hw_adapt = d.random_hw_adapt;
@@ -189,13 +190,13 @@ void Trainer::activate(bool high) {
 void Trainer::build_models() {
   if (!setup_.vae_file.empty()) {
     spdlog::info("loading the VAE from {}", setup_.vae_file);
-    models::Wan22VaeOptions vo;
+    models::WanVaeOptions vo;
     if (device_.is_cuda()) {
       vo.device = "cuda:" + std::to_string(device_.index());
       vo.bf16 = setup_.run.bf16;
       vo.low_vram = setup_.run.low_vram;
     }
-    vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config, vo);
+    vae_ = models::WanVae::load(setup_.vae_file, setup_.vae_config, vo);
   } else {
     spdlog::info("every row brings its latent file: no VAE");
   }
@@ -299,7 +300,7 @@ void Trainer::build_eval() {
   lo.sample_size = d.sample_size;
   lo.n_frames = d.n_frames;
   lo.stride = d.stride;
-  lo.scale = kLoaderScale;
+  lo.scale = loader_scale(setup_);
   lo.enable_bucket = d.enable_bucket;
   lo.random_hw_adapt = false;
   lo.frames_per_row = true;  // fixed frames per row: every eval sees the same inputs

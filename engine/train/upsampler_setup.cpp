@@ -1,6 +1,7 @@
 #include "train/upsampler_setup.h"
 
 #include "core/error.h"
+#include "models/wan_vae_config.h"
 #include "core/fs.h"
 #include "dataset/buckets.h"
 #include "data/demo_data.h"
@@ -27,13 +28,22 @@ std::string resolve_vae_file(io::Config& cfg, const json& vae_config) {
     file = cfg.str("vae_path");
     if (!fs::exists(file)) cfg.error("vae_path", "file not found: " + file);
   } else if (cfg.is_set("pretrained_model_name_or_path")) {
+    // The declared type picks the default file (docs/design/wan21-vae.md §7).
     std::string sub = "Wan2.2_VAE.pth";
+    if (vae_config.contains("vae_type") && vae_config["vae_type"].is_string()) {
+      try {
+        if (models::parse_vae_type(vae_config["vae_type"].get<std::string>(), "vae_type") == models::VaeType::Wan21)
+          sub = "Wan2.1_VAE.pth";
+      } catch (const Error& e) {
+        cfg.error("vae_type", e.what());
+      }
+    }
     if (vae_config.contains("vae_subpath") && vae_config["vae_subpath"].is_string())
       sub = vae_config["vae_subpath"].get<std::string>();
     file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
     if (!fs::exists(file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + file);
   } else {
-    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth) or vae_path");
+    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth or Wan2.1_VAE.pth) or vae_path");
   }
   return file;
 }

@@ -18,7 +18,7 @@
 #include "io/tfevents.h"
 #include "io/weights.h"
 #include "models/latent_upsampler.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/logging.h"
@@ -41,7 +41,7 @@ using json = nlohmann::json;
 namespace {
 
 // Encodes [B, 3, L, H, W] in slices of `mini` clips (vae_mini_batch) and concatenates.
-torch::Tensor encode_batch(models::Wan22Vae& vae, const torch::Tensor& x, int64_t mini, int64_t* calls) {
+torch::Tensor encode_batch(models::WanVae& vae, const torch::Tensor& x, int64_t mini, int64_t* calls) {
   torch::NoGradGuard no_grad;
   std::vector<torch::Tensor> parts;
   for (int64_t i = 0; i < x.size(0); i += mini, ++*calls)
@@ -73,7 +73,7 @@ class Trainer final : public TrainerHooks {
 
   UpsamplerSetup setup_;
   TrainingRun* run_ = nullptr;
-  std::unique_ptr<models::Wan22Vae> vae_;
+  std::unique_ptr<models::WanVae> vae_;
   std::unique_ptr<UpsamplerUpdater> updater_;
   std::unique_ptr<data::ClipLoader> loader_;
   std::unique_ptr<LatentCache> cache_;
@@ -106,7 +106,7 @@ json Trainer::started_fields() const {
 
 void Trainer::build_model_and_vae() {
   const bool pixel = setup_.pixel_loss;
-  models::Wan22VaeOptions vo;
+  models::WanVaeOptions vo;
   vo.pack_weights = !pixel;  // packed oneDNN weights are inference-only; pixel loss backprops the decoder
   if (device_.is_cuda()) {
     vo.device = "cuda:" + std::to_string(device_.index());
@@ -114,11 +114,11 @@ void Trainer::build_model_and_vae() {
     vo.low_vram = setup_.run.low_vram;
   }
   spdlog::info("loading the VAE from {}", setup_.vae_file);
-  vae_ = models::Wan22Vae::load(setup_.vae_file, setup_.vae_config, vo);
+  vae_ = models::WanVae::load(setup_.vae_file, setup_.vae_config, vo);
   for (auto& p : vae_->net().parameters()) p.set_requires_grad(false);
   if (pixel) {
-    // Wan22Vae::decode runs under no_grad; the pixel loss decodes through the network itself
-    // with the same normalisation (Wan22Vae's constructor: docs/design/wan22-vae.md §9 constants for z_dim 48, else identity).
+    // WanVae::decode runs under no_grad; the pixel loss decodes through the network itself
+    // with the same normalisation (WanVae's constructor: docs/design/wan22-vae.md §9 constants for z_dim 48, else identity).
     const int64_t z = vae_->config().z_dim;
     const std::vector<double> mean = z == 48 ? models::wan22_latent_mean() : std::vector<double>(static_cast<size_t>(z), 0.0);
     const std::vector<double> stdv = z == 48 ? models::wan22_latent_std() : std::vector<double>(static_cast<size_t>(z), 1.0);
@@ -264,12 +264,12 @@ void Trainer::micro_step(const data::Batch& batch, int64_t micro, std::optional<
   updater_->accumulate(loss, rec);
 }
 
-// Wan22Vae::decode (normalisation undone by the fp32 reciprocal, clamp to [-1, 1]) with
+// WanVae::decode (normalisation undone by the fp32 reciprocal, clamp to [-1, 1]) with
 // gradients flowing into the latent; the clamp passes no gradient where it saturates (docs/design/upsampler-training.md §8).
 torch::Tensor Trainer::decode_with_grad(const torch::Tensor& latent) {
   vae_->check_latent(latent, "pixel-loss decode");
   torch::Tensor z = latent.to(torch::kFloat) / latent_inv_std_.to(latent.device()) + latent_mean_.to(latent.device());
-  // On the VAE's own device and dtype (a bf16 VAE on CUDA), as Wan22Vae::decode does.
+  // On the VAE's own device and dtype (a bf16 VAE on CUDA), as WanVae::decode does.
   const torch::Tensor w = vae_->net().parameters().front();
   torch::Tensor out = vae_->net().decode_raw(z.to(w.device(), w.scalar_type()), vae_->options().schedule);
   return torch::clamp(out.to(latent.device(), torch::kFloat), -1.0, 1.0);

@@ -36,7 +36,7 @@ static torch::Tensor resize_square(const torch::Tensor& x, int64_t edge) {
 
 #ifdef WANSTUDIO_HAVE_VIDEO
 
-ValidationResult run_validation(const std::string& video, int64_t index, int64_t step, models::Wan22Vae& vae,
+ValidationResult run_validation(const std::string& video, int64_t index, int64_t step, models::WanVae& vae,
                                 models::LatentUpsampler& model, const ValidationSettings& st,
                                 const std::string& run_dir) {
   torch::NoGradGuard no_grad;
@@ -84,7 +84,7 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
 
 #else
 
-ValidationResult run_validation(const std::string&, int64_t, int64_t, models::Wan22Vae&, models::LatentUpsampler&,
+ValidationResult run_validation(const std::string&, int64_t, int64_t, models::WanVae&, models::LatentUpsampler&,
                                 const ValidationSettings&, const std::string&) {
   throw Error("validation videos need video support (configure with -DWANSTUDIO_VIDEO=ON and FFmpeg)");
 }

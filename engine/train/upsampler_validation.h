@@ -6,7 +6,7 @@
 #include <string>
 
 #include "models/latent_upsampler.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 
 namespace ws::train {
 
@@ -27,7 +27,7 @@ double clip_psnr(const torch::Tensor& a, const torch::Tensor& b);
 
 // Writes sample/step{step}_val{index}_{lowres,upsampled,highres}.mp4 under `run_dir`.
 // Throws ws::Error on unreadable input (the caller logs it and trains on).
-ValidationResult run_validation(const std::string& video, int64_t index, int64_t step, models::Wan22Vae& vae,
+ValidationResult run_validation(const std::string& video, int64_t index, int64_t step, models::WanVae& vae,
                                 models::LatentUpsampler& model, const ValidationSettings& settings,
                                 const std::string& run_dir);
 

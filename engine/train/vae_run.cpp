@@ -43,10 +43,10 @@ class VaeTrainer final : public TrainerHooks {
       vae_ = load_vae_for_training(*setup_.warm_start, setup_.widths);
       spdlog::info("warm start from {}", *setup_.warm_start);
     } else {
-      models::Wan22VaeOptions o;
+      models::WanVaeOptions o;
       o.pack_weights = false;  // packed oneDNN weights are inference-only
-      auto c = models::Wan22VaeConfig::from_json(setup_.widths, setup_.widths_source, tiny_vae_config());
-      vae_ = models::Wan22Vae::random(c, setup_.run.seed, o);
+      auto c = models::WanVaeConfig::from_json(setup_.widths, setup_.widths_source, tiny_vae_config());
+      vae_ = models::WanVae::random(c, setup_.run.seed, o);
     }
     spdlog::info("VAE dim {} dec_dim {} z_dim {}: {} parameters", vae_->config().dim, vae_->config().dec_dim,
                  vae_->config().z_dim, vae_->parameter_count());
@@ -131,7 +131,7 @@ class VaeTrainer final : public TrainerHooks {
  private:
   VaeSetup setup_;
   TrainingRun* run_ = nullptr;
-  std::unique_ptr<models::Wan22Vae> vae_;
+  std::unique_ptr<models::WanVae> vae_;
   std::unique_ptr<VaeUpdater> updater_;
   std::unique_ptr<VaeClipSampler> sampler_;
   int64_t resume_step_ = 0, max_steps_ = 1;

@@ -3,7 +3,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "dataset/row_check.h"
-#include "models/wan22_vae_config.h"
+#include "models/wan_vae_config.h"
 #include "train/training_verb.h"
 #include "train/vae_trainer.h"
 
@@ -32,7 +32,7 @@ VaeSetup resolve_vae_setup(io::Config& cfg) {
     s.widths_source = cfg.str("config_path");
     try {
       s.widths = models::read_vae_config_yaml(s.widths_source);
-      models::Wan22VaeConfig::from_json(s.widths, s.widths_source, tiny_vae_config()).validate(s.widths_source);
+      models::WanVaeConfig::from_json(s.widths, s.widths_source, tiny_vae_config()).validate(s.widths_source);
     } catch (const Error& e) {
       cfg.error("config_path", e.what());
     }

@@ -18,8 +18,8 @@
 namespace ws::train {
 using nlohmann::json;
 
-models::Wan22VaeConfig tiny_vae_config() {
-  models::Wan22VaeConfig c;
+models::WanVaeConfig tiny_vae_config() {
+  models::WanVaeConfig c;
   c.dim = 4;
   c.dec_dim = 6;
   return c;
@@ -39,7 +39,7 @@ VaeLoss vae_loss(models::vae::WanVAEImpl& net, const torch::Tensor& x, double kl
   return {recon + kl_weight * kl, recon.detach(), kl.detach()};
 }
 
-VaeUpdater::VaeUpdater(models::Wan22Vae& vae, VaeUpdateOptions opts) : vae_(vae), opts_(std::move(opts)) {
+VaeUpdater::VaeUpdater(models::WanVae& vae, VaeUpdateOptions opts) : vae_(vae), opts_(std::move(opts)) {
   AdamWGroup g;
   for (const auto& p : vae_.net().named_parameters(true)) {
     p.value().set_requires_grad(true);
@@ -159,16 +159,16 @@ std::vector<torch::Tensor> VaeClipSampler::batch(int64_t step) {
   return out;
 }
 
-void save_vae_weights(models::Wan22Vae& vae, const std::string& path) {
+void save_vae_weights(models::WanVae& vae, const std::string& path) {
   io::StateDict sd;
   for (const auto& [k, v] : vae.state_dict()) sd[k] = v.detach().to(torch::kCPU, torch::kFloat).contiguous();
   io::write_safetensors(path, sd, {{"config", vae.config().to_json().dump()}, {"format", "pt"}});
 }
 
-std::unique_ptr<models::Wan22Vae> load_vae_for_training(const std::string& path, const json& config) {
-  models::Wan22VaeOptions o;
+std::unique_ptr<models::WanVae> load_vae_for_training(const std::string& path, const json& config) {
+  models::WanVaeOptions o;
   o.pack_weights = false;  // packed oneDNN weights are inference-only
-  auto vae = models::Wan22Vae::load(path, config, o);
+  auto vae = models::WanVae::load(path, config, o);
   // Loading maps the file (copy-on-write views); training gets its own contiguous memory.
   torch::NoGradGuard no_grad;
   for (auto& p : vae->net().parameters()) p.set_data(p.detach().to(torch::kFloat).clone(at::MemoryFormat::Contiguous));

@@ -14,7 +14,7 @@
 #include <vector>
 
 #include "dataset/metadata.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "train/adamw.h"
 #include "train/grad_clip.h"
 #include "train/lr_schedule.h"
@@ -22,7 +22,7 @@
 namespace ws::train {
 
 // configs/tiny/vae.yaml: the released layout with dim 4, dec_dim 6 (486,082 parameters).
-models::Wan22VaeConfig tiny_vae_config();
+models::WanVaeConfig tiny_vae_config();
 
 // The docs/design/wan22-vae.md §12 loss of clips of one length, x [B, 3, T, H, W] in [-1, 1]. `loss` carries the
 // graph; recon and kl are its detached terms (means over all elements).
@@ -52,8 +52,8 @@ struct VaeStepRecord {
 
 class VaeUpdater {
  public:
-  // Trains `vae`'s network in place (it must be unpacked: Wan22VaeOptions::pack_weights false).
-  VaeUpdater(models::Wan22Vae& vae, VaeUpdateOptions opts);
+  // Trains `vae`'s network in place (it must be unpacked: WanVaeOptions::pack_weights false).
+  VaeUpdater(models::WanVae& vae, VaeUpdateOptions opts);
   // One optimizer update on `clips` ([3, T, H, W] each). Clips of the same length run as one
   // batch; every clip weighs the same in the loss. `noise_seed` seeds ε.
   VaeStepRecord step(const std::vector<torch::Tensor>& clips, uint64_t noise_seed);
@@ -65,7 +65,7 @@ class VaeUpdater {
   std::vector<torch::Tensor> params() const;
 
  private:
-  models::Wan22Vae& vae_;
+  models::WanVae& vae_;
   VaeUpdateOptions opts_;
   std::unique_ptr<AdamW> optimizer_;
   int64_t global_step_ = 0;
@@ -115,9 +115,9 @@ class VaeClipSampler {
 };
 
 // The weights under the official key names with `__metadata__` {"config": widths JSON,
-// "format": "pt"}, written atomically: Wan22Vae::load reads it back with no other input.
-void save_vae_weights(models::Wan22Vae& vae, const std::string& path);
-// Wan22Vae::load for training: unpacked, parameters in their own (writable) memory.
-std::unique_ptr<models::Wan22Vae> load_vae_for_training(const std::string& path, const nlohmann::json& config);
+// "format": "pt"}, written atomically: WanVae::load reads it back with no other input.
+void save_vae_weights(models::WanVae& vae, const std::string& path);
+// WanVae::load for training: unpacked, parameters in their own (writable) memory.
+std::unique_ptr<models::WanVae> load_vae_for_training(const std::string& path, const nlohmann::json& config);
 
 }  // namespace ws::train

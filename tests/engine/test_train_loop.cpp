@@ -9,7 +9,7 @@
 #include "data/demo_data.h"
 #include "dataset/row_check.h"
 #include "io/safetensors.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "models/grad_checkpoint.h"
 #include "models/latent_upsampler.h"
 #include "models/train_conv3d.h"
@@ -339,7 +339,7 @@ class TestTrainLoop : public QObject {
         break;
       }
     QVERIFY(!video.empty());
-    auto vae = models::Wan22Vae::load(std::string(WS_TEST_DATA) + "/vae/vae_dev_weights.safetensors");
+    auto vae = models::WanVae::load(std::string(WS_TEST_DATA) + "/vae/vae_dev_weights.safetensors");
     torch::manual_seed(1);
     models::LatentUpsampler model(tiny_config());
     model->eval();

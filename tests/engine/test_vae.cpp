@@ -13,13 +13,13 @@
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "cli/parity_vae.h"
 #include "test_paths.h"
 #include "test_util.h"
 
-using ws::models::Wan22Vae;
-using ws::models::Wan22VaeConfig;
+using ws::models::WanVae;
+using ws::models::WanVaeConfig;
 
 using ws::test::error_of;
 using ws::test::read_bytes;
@@ -53,8 +53,8 @@ double psnr(const torch::Tensor& a, const torch::Tensor& b) {
   return 10.0 * std::log10(4.0 / std::max(mse, 1e-30));
 }
 
-Wan22VaeConfig tiny() {
-  Wan22VaeConfig c;
+WanVaeConfig tiny() {
+  WanVaeConfig c;
   c.dim = 4;
   c.dec_dim = 6;
   return c;
@@ -71,11 +71,11 @@ class TestVae : public QObject {
   void initTestCase() { at::set_num_threads(1); }  // tests may run side by side
 
   void parameterCounts() {
-    Wan22VaeConfig released;
+    WanVaeConfig released;
     QCOMPARE(released.parameter_count(), int64_t{704688668});
     QCOMPARE(tiny().parameter_count(), int64_t{486082});
     // The analytic count agrees with a real tiny instantiation...
-    auto t = Wan22Vae::random(tiny(), 0);
+    auto t = WanVae::random(tiny(), 0);
     QCOMPARE(t->parameter_count(), tiny().parameter_count());
     QCOMPARE(t->state_dict().size(), size_t{196});
     // ...and the released structure, built on the meta device (nothing allocated), matches the
@@ -107,7 +107,7 @@ class TestVae : public QObject {
 
   void stateDictKeysMatchTheCheckpoint() {
     auto file = ws::io::read_safetensors(kWeights);
-    auto mine = Wan22Vae::random(tiny(), 0)->state_dict();
+    auto mine = WanVae::random(tiny(), 0)->state_dict();
     QCOMPARE(mine.size(), file.size());
     for (const auto& [k, t] : file) {
       QVERIFY2(mine.count(k), k.c_str());
@@ -130,8 +130,8 @@ class TestVae : public QObject {
   }
 
   void pthAndSafetensorsGiveIdenticalResults() {
-    auto a = Wan22Vae::load(kWeights);
-    auto b = Wan22Vae::load(kPth, tiny().to_json());  // a .pth has no metadata: widths given
+    auto a = WanVae::load(kWeights);
+    auto b = WanVae::load(kPth, tiny().to_json());  // a .pth has no metadata: widths given
     auto x = ws::io::read_safetensors(kCaseA + ".case.safetensors").at("x");
     auto za = a->encode(x), zb = b->encode(x);
     QVERIFY(torch::equal(za, zb));
@@ -140,28 +140,28 @@ class TestVae : public QObject {
 
   void configPrecedence() {
     // Nothing given: the weights' __metadata__ config (the tiny widths).
-    QCOMPARE(Wan22Vae::resolve_config(kWeights, nlohmann::json::object()).dim, int64_t{4});
+    QCOMPARE(WanVae::resolve_config(kWeights, nlohmann::json::object()).dim, int64_t{4});
     // An explicit key wins over the metadata; the mismatch is a strict-load error naming a key.
-    QString err = error_of([] { Wan22Vae::load(kWeights, {{"dec_dim", 8}}); });
+    QString err = error_of([] { WanVae::load(kWeights, {{"dec_dim", 8}}); });
     QVERIFY2(err.contains("decoder."), qPrintable(err));
     // A .pth carries no metadata: the released widths, which do not fit the tiny file.
-    QCOMPARE(Wan22Vae::resolve_config(kPth, nlohmann::json::object()).dim, int64_t{160});
+    QCOMPARE(WanVae::resolve_config(kPth, nlohmann::json::object()).dim, int64_t{160});
     // The YAML configs.
     auto tiny_yaml = ws::models::read_vae_config_yaml(kConfigs + "/tiny/vae.yaml");
-    auto c = Wan22VaeConfig::from_json(tiny_yaml, "tiny/vae.yaml");
+    auto c = WanVaeConfig::from_json(tiny_yaml, "tiny/vae.yaml");
     QCOMPARE(c.dim, int64_t{4});
     QCOMPARE(c.dec_dim, int64_t{6});
     QCOMPARE(c.parameter_count(), int64_t{486082});
-    auto rel = Wan22VaeConfig::from_json(ws::models::read_vae_config_yaml(kConfigs + "/wan2.2/vae.yaml"), "vae.yaml");
-    QCOMPARE(rel.to_json(), Wan22VaeConfig().to_json());
+    auto rel = WanVaeConfig::from_json(ws::models::read_vae_config_yaml(kConfigs + "/wan2.2/vae.yaml"), "vae.yaml");
+    QCOMPARE(rel.to_json(), WanVaeConfig().to_json());
     QCOMPARE(rel.parameter_count(), int64_t{704688668});
     // Wrong types name the key.
-    err = error_of([] { Wan22VaeConfig::from_json({{"dim_mult", "1,2,4,4"}}, "x.yaml"); });
+    err = error_of([] { WanVaeConfig::from_json({{"dim_mult", "1,2,4,4"}}, "x.yaml"); });
     QVERIFY2(err.contains("dim_mult") && err.contains("x.yaml"), qPrintable(err));
   }
 
   void shapeErrors() {
-    auto vae = Wan22Vae::load(kWeights);
+    auto vae = WanVae::load(kWeights);
     QString err = error_of([&] { vae->encode(torch::zeros({1, 3, 6, 32, 32})); });
     QVERIFY2(err.contains("T=6") && err.contains("[1,3,6,32,32]"), qPrintable(err));
     err = error_of([&] { vae->encode(torch::zeros({1, 3, 4, 32, 32})); });
@@ -181,26 +181,26 @@ class TestVae : public QObject {
     const auto cfg = tiny();
     auto missing = sd;
     missing.erase("encoder.downsamples.1.downsamples.2.time_conv.weight");
-    QString err = error_of([&] { Wan22Vae::from_state_dict(missing, cfg, "w.safetensors"); });
+    QString err = error_of([&] { WanVae::from_state_dict(missing, cfg, "w.safetensors"); });
     QVERIFY2(err.contains("encoder.downsamples.1.downsamples.2.time_conv.weight") && err.contains("w.safetensors"),
              qPrintable(err));
     auto bad = sd;
     bad["decoder.head.2.bias"] = torch::zeros({13});
-    err = error_of([&] { Wan22Vae::from_state_dict(bad, cfg, "w.safetensors"); });
+    err = error_of([&] { WanVae::from_state_dict(bad, cfg, "w.safetensors"); });
     QVERIFY2(err.contains("decoder.head.2.bias"), qPrintable(err));
     auto extra = sd;
     extra["decoder.head.3.weight"] = torch::zeros({1});
-    err = error_of([&] { Wan22Vae::from_state_dict(extra, cfg, "w.safetensors"); });
+    err = error_of([&] { WanVae::from_state_dict(extra, cfg, "w.safetensors"); });
     QVERIFY2(err.contains("decoder.head.3.weight"), qPrintable(err));
     // BF16 weights are accepted and cast to the model's fp32.
     auto half = sd;
     for (auto& kv : half) kv.second = kv.second.to(torch::kBFloat16);
-    auto v = Wan22Vae::from_state_dict(half, cfg, "bf16");
+    auto v = WanVae::from_state_dict(half, cfg, "bf16");
     QCOMPARE(v->state_dict().at("conv1.weight").scalar_type(), torch::kFloat);
   }
 
   void roundTripShapes() {
-    auto vae = Wan22Vae::load(kWeights);
+    auto vae = WanVae::load(kWeights);
     torch::manual_seed(3);
     for (int64_t t : {1, 5, 9, 13}) {
       auto x = torch::rand({1, 3, t, 32, 48}) * 2 - 1;
@@ -214,7 +214,7 @@ class TestVae : public QObject {
   }
 
   void batchItemsAreIndependent() {
-    auto vae = Wan22Vae::load(kWeights);
+    auto vae = WanVae::load(kWeights);
     torch::manual_seed(6);
     auto a = torch::rand({1, 3, 5, 32, 32}) * 2 - 1, b = torch::rand({1, 3, 5, 32, 32}) * 2 - 1;
     auto z = vae->encode(torch::cat({a, b}, 0));
@@ -224,7 +224,7 @@ class TestVae : public QObject {
   }
 
   void chunkedEqualsWholeSequence() {
-    auto vae = Wan22Vae::load(kWeights);
+    auto vae = WanVae::load(kWeights);
     torch::manual_seed(4);
     auto x = torch::rand({1, 3, 21, 32, 32}) * 2 - 1;  // 6 latent frames
     // Encoder: the reference schedule (1, then 4) against one chunk and chunks of 8.
@@ -254,7 +254,7 @@ class TestVae : public QObject {
   }
 
   void tiledDecode() {
-    auto vae = Wan22Vae::load(kWeights);
+    auto vae = WanVae::load(kWeights);
     torch::manual_seed(5);
     // 40×40 latent: 2×2 default tiles (32, overlap 8), the last one flush with the border.
     auto z = torch::randn({1, 48, 2, 40, 40}) * 0.5;
@@ -281,14 +281,14 @@ class TestVae : public QObject {
   void packedWeightsRoundTripAndAgree() {
     // On the CPU conv weights live in oneDNN's layout; state_dict() still returns the file's
     // tensors bit for bit, and results match the dense path (which upsamples before its conv).
-    auto packed = Wan22Vae::load(kWeights);
+    auto packed = WanVae::load(kWeights);
     auto file = ws::io::read_safetensors(kWeights);
     auto sd = packed->state_dict();
     QCOMPARE(sd.size(), file.size());
     for (const auto& [k, t] : file) QVERIFY2(torch::equal(sd.at(k), t), k.c_str());
-    ws::models::Wan22VaeOptions o;
+    ws::models::WanVaeOptions o;
     o.pack_weights = false;
-    auto dense = Wan22Vae::load(kWeights, nlohmann::json::object(), o);
+    auto dense = WanVae::load(kWeights, nlohmann::json::object(), o);
     auto x = ws::io::read_safetensors(kCaseB + ".case.safetensors").at("x");
     auto z = packed->encode(x);
     QVERIFY(max_abs(z, dense->encode(x)) <= tolerance(kCaseB, "latent"));
@@ -298,12 +298,12 @@ class TestVae : public QObject {
   }
 
   void gpuOptionsFallBackOnCpu() {
-    ws::models::Wan22VaeOptions o;
+    ws::models::WanVaeOptions o;
     o.bf16 = true;
     o.low_vram = true;
-    auto vae = Wan22Vae::load(kWeights, nlohmann::json::object(), o);
+    auto vae = WanVae::load(kWeights, nlohmann::json::object(), o);
     auto x = ws::io::read_safetensors(kCaseA + ".case.safetensors").at("x");
-    auto ref = Wan22Vae::load(kWeights)->encode(x);
+    auto ref = WanVae::load(kWeights)->encode(x);
     QVERIFY(torch::equal(vae->encode(x), ref));  // fp32 on the CPU, same result
   }
 };

@@ -21,19 +21,19 @@
 #include "dataset/frame_sampling.h"
 #include "io/safetensors.h"
 #include "video/video_encode.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "train/vae_trainer.h"
 #include "test_paths.h"
 #include "test_util.h"
 
-using ws::models::Wan22Vae;
-using ws::models::Wan22VaeOptions;
+using ws::models::WanVae;
+using ws::models::WanVaeOptions;
 using ws::models::vae::Schedule;
 
 namespace {
 
-Wan22VaeOptions trainable() {
-  Wan22VaeOptions o;
+WanVaeOptions trainable() {
+  WanVaeOptions o;
   o.pack_weights = false;
   return o;
 }
@@ -58,13 +58,13 @@ std::vector<torch::Tensor> as_clips(const torch::Tensor& x) {
   return v;
 }
 
-torch::Tensor param(Wan22Vae& v, const std::string& name) {
+torch::Tensor param(WanVae& v, const std::string& name) {
   for (const auto& p : v.net().named_parameters(true))
     if (p.key() == name) return p.value();
   throw std::runtime_error("no parameter " + name);
 }
 
-double loss_value(Wan22Vae& v, const torch::Tensor& x, double kl_weight, uint64_t seed, const Schedule& s) {
+double loss_value(WanVae& v, const torch::Tensor& x, double kl_weight, uint64_t seed, const Schedule& s) {
   torch::NoGradGuard no_grad;
   at::Generator g = at::detail::createCPUGenerator(seed);
   return ws::train::vae_loss(v.net(), x, kl_weight, g, s).loss.item<double>();
@@ -97,7 +97,7 @@ class TestVaeTrain : public QObject {
   void initTestCase() { at::set_num_threads(1); }  // tests may run side by side
 
   void gradientReachesEncoderAndDecoder() {
-    auto vae = Wan22Vae::random(ws::train::tiny_vae_config(), 3, trainable());
+    auto vae = WanVae::random(ws::train::tiny_vae_config(), 3, trainable());
     auto x = synthetic_clips(1, 9, 32);
     // The reference schedule: encoder frame 0 then chunks of 4, decoder one latent frame at a
     // time, so every gradient into early frames crosses the per-conv caches.
@@ -132,7 +132,7 @@ class TestVaeTrain : public QObject {
   }
 
   void chunkedAndWholeClipGradientsAgree() {
-    auto vae = Wan22Vae::random(ws::train::tiny_vae_config(), 4, trainable());
+    auto vae = WanVae::random(ws::train::tiny_vae_config(), 4, trainable());
     auto x = synthetic_clips(1, 9, 32);
     std::map<std::string, torch::Tensor> grads[2];
     int i = 0;
@@ -152,7 +152,7 @@ class TestVaeTrain : public QObject {
 
   void gradientMatchesFiniteDifferences() {
     // fp64 end to end, so a central difference is accurate to ~1e-9.
-    auto vae = Wan22Vae::random(ws::train::tiny_vae_config(), 5, trainable());
+    auto vae = WanVae::random(ws::train::tiny_vae_config(), 5, trainable());
     vae->net().to(torch::kDouble);
     auto x = synthetic_clips(1, 5, 32, torch::kDouble);
     const Schedule s{4, 1};
@@ -184,7 +184,7 @@ class TestVaeTrain : public QObject {
   }
 
   void fewStepsLowerTheLoss() {
-    auto vae = Wan22Vae::random(ws::train::tiny_vae_config(), 6, trainable());
+    auto vae = WanVae::random(ws::train::tiny_vae_config(), 6, trainable());
     ws::train::VaeUpdateOptions o;
     o.learning_rate = 3e-3;
     o.schedule.name = "constant";
@@ -207,7 +207,7 @@ class TestVaeTrain : public QObject {
 
   void mixedLengthsInOneBatch() {
     // An image row (T = 1) and a video clip in one step: each runs as its own batch.
-    auto vae = Wan22Vae::random(ws::train::tiny_vae_config(), 7, trainable());
+    auto vae = WanVae::random(ws::train::tiny_vae_config(), 7, trainable());
     ws::train::VaeUpdater up(*vae, {});
     auto v = synthetic_clips(1, 5, 32);
     auto r = up.step({v[0], v[0].narrow(1, 0, 1)}, 1);
@@ -219,7 +219,7 @@ class TestVaeTrain : public QObject {
 
   void klWeightActs() {
     auto x = synthetic_clips(1, 5, 32);
-    auto make = [] { return Wan22Vae::random(ws::train::tiny_vae_config(), 8, trainable()); };
+    auto make = [] { return WanVae::random(ws::train::tiny_vae_config(), 8, trainable()); };
     // The loss is recon + kl_weight · KL with the same KL whatever the weight.
     {
       auto vae = make();
@@ -256,7 +256,7 @@ class TestVaeTrain : public QObject {
 
   void savedWeightsLoadAndRunInference() {
     QTemporaryDir tmp;
-    auto vae = Wan22Vae::random(ws::train::tiny_vae_config(), 9, trainable());
+    auto vae = WanVae::random(ws::train::tiny_vae_config(), 9, trainable());
     ws::train::VaeUpdater up(*vae, {});
     auto x = synthetic_clips(1, 5, 32);
     up.step(as_clips(x), 1);
@@ -276,7 +276,7 @@ class TestVaeTrain : public QObject {
 
     // The normal loader (packed oneDNN weights) reads it without any config and gives the
     // trained network's inference results.
-    auto loaded = Wan22Vae::load(path);
+    auto loaded = WanVae::load(path);
     QCOMPARE(loaded->config().dim, int64_t{4});
     QCOMPARE(loaded->config().dec_dim, int64_t{6});
     auto z = loaded->encode(x);
@@ -298,8 +298,8 @@ class TestVaeTrain : public QObject {
   void inferenceIsUnchangedByTrainingMode() {
     // The same weights, packed for inference and unpacked for training, encode alike; and a
     // grad-mode call of the network equals the no-grad one.
-    auto a = Wan22Vae::random(ws::train::tiny_vae_config(), 10);
-    auto b = Wan22Vae::random(ws::train::tiny_vae_config(), 10, trainable());
+    auto a = WanVae::random(ws::train::tiny_vae_config(), 10);
+    auto b = WanVae::random(ws::train::tiny_vae_config(), 10, trainable());
     auto x = synthetic_clips(1, 9, 48);
     auto za = a->encode(x), zb = b->encode(x);
     QVERIFY((za - zb).abs().max().item<double>() < 1e-5);
@@ -366,7 +366,7 @@ class TestVaeTrain : public QObject {
     if (!QFile::exists(QString::fromStdString(kDemoWeights))) QFAIL("configs/demo/demo_vae.safetensors is missing (it is committed)");
     if (!ws::data::video_support_built()) QSKIP("no video support");
     QVERIFY(QFileInfo(QString::fromStdString(kDemoWeights)).size() < 3'000'000);
-    auto vae = Wan22Vae::load(kDemoWeights);  // no config: the widths come from the metadata
+    auto vae = WanVae::load(kDemoWeights);  // no config: the widths come from the metadata
     QCOMPARE(vae->config().dim, int64_t{4});
     QCOMPARE(vae->config().dec_dim, int64_t{6});
     QTemporaryDir tmp;

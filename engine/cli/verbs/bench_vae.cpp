@@ -1,20 +1,20 @@
-// `bench vae-encode` / `bench vae-decode`: the Wan2.2 VAE with random weights (seed 0) or a
+// `bench vae-encode` / `bench vae-decode`: either Wan VAE with random weights (seed 0) or a
 // weights file, on random clips of a given size.
 #include <ATen/Parallel.h>
 
 #include <cstdio>
 
 #include "core/error.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 #include "cli/args.h"
 #include "cli/bench.h"
 
 namespace {
 
-using ws::models::Wan22Vae;
+using ws::models::WanVae;
 
 struct VaeBench {
-  std::unique_ptr<Wan22Vae> vae;
+  std::unique_ptr<WanVae> vae;
   int64_t frames = 0, height = 0, width = 0, reps = 0, warmup = 0;
   int threads = 0;
   double init_ms = 0;
@@ -22,13 +22,14 @@ struct VaeBench {
 
 VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bool* help) {
   ws::cli::Args a("bench " + kind,
-                  "bench " + kind + " [--dim D --dec-dim E] [--frames T] [--size H,W] [--reps R] [--threads K]",
-                  "Times the Wan2.2 VAE on one random clip; random weights (seed 0) unless --weights.");
-  a.value("dim", "D", "encoder base width (default 160, released)");
-  a.value("dec_dim", "E", "decoder base width (default 256, released)");
+                  "bench " + kind + " [--vae-type T] [--dim D --dec-dim E] [--frames T] [--size H,W] [--reps R] [--threads K]",
+                  "Times a Wan VAE on one random clip; random weights (seed 0) unless --weights.");
+  a.value("vae_type", "TYPE", "wan2.2 (default) or wan2.1; with --weights: auto, from the file");
+  a.value("dim", "D", "encoder base width (default 160 for wan2.2, 96 for wan2.1: the released)");
+  a.value("dec_dim", "E", "decoder base width (wan2.2 only; default 256, released)");
   a.value("weights", "FILE", "real weights instead of random ones");
   a.value("frames", "T", "pixel frames, 1 + 4k (default 5)");
-  a.value("size", "H,W", "pixel size, multiples of 16 (default 128,128)");
+  a.value("size", "H,W", "pixel size, multiples of 16 (wan2.1: 8) (default 128,128)");
   a.value("reps", "R", "timed repetitions (default 3)");
   a.value("warmup", "N", "untimed repetitions first (default 1)");
   a.value("threads", "K", "CPU threads (default 2)");
@@ -46,21 +47,27 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   b.reps = a.integer("reps", 3);
   b.warmup = a.integer("warmup", 1);
   if (b.reps < 1 || b.warmup < 0) throw ws::UsageError("--reps must be >= 1 and --warmup >= 0");
-  ws::models::Wan22VaeOptions opts;
+  ws::models::WanVaeOptions opts;
   opts.tiled_decode = a.boolean("tiled");
   opts.schedule.decode_frames = a.integer("decode_chunk", 1);
   opts.pack_weights = !a.boolean("no_pack");
+  const std::string type = a.str("vae_type", a.has("weights") ? "auto" : "wan2.2");
+  if (type == "auto" && !a.has("weights")) throw ws::UsageError("--vae-type auto needs --weights");
+  const auto vt = type == "auto" ? ws::models::VaeType::Wan22 : ws::models::parse_vae_type(type, "--vae-type");
+  if (vt == ws::models::VaeType::Wan21 && a.has("dec_dim"))
+    throw ws::UsageError("--dec-dim is a Wan2.2 VAE width; the Wan2.1 VAE decodes at --dim");
   const double t0 = ws::cli::bench_now_ms();
   if (a.has("weights")) {
     nlohmann::json cfg = nlohmann::json::object();
+    cfg["vae_type"] = type;
     if (a.has("dim")) cfg["dim"] = a.integer("dim", 160);
     if (a.has("dec_dim")) cfg["dec_dim"] = a.integer("dec_dim", 256);
-    b.vae = Wan22Vae::load(a.str("weights"), cfg, opts);
+    b.vae = WanVae::load(a.str("weights"), cfg, opts);
   } else {
-    ws::models::Wan22VaeConfig cfg;
-    cfg.dim = a.integer("dim", 160);
-    cfg.dec_dim = a.integer("dec_dim", 256);
-    b.vae = Wan22Vae::random(cfg, static_cast<uint64_t>(a.integer("seed", 0)), opts);
+    auto cfg = ws::models::WanVaeConfig::released(vt);
+    cfg.dim = a.integer("dim", cfg.dim);
+    cfg.dec_dim = a.integer("dec_dim", cfg.dec_dim);
+    b.vae = WanVae::random(cfg, static_cast<uint64_t>(a.integer("seed", 0)), opts);
   }
   b.init_ms = ws::cli::bench_now_ms() - t0;
   std::fprintf(stderr, "bench %s: %lld params, init %.0f ms, %d threads, clip %lldx%lldx%lld\n", kind.c_str(),
@@ -72,7 +79,9 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
 nlohmann::json common(const std::string& kind, const VaeBench& b) {
   const auto& c = b.vae->config();
   nlohmann::json j = {{"kind", kind}, {"params", b.vae->parameter_count()}, {"threads", b.threads}};
-  j.update({{"dim", c.dim}, {"dec_dim", c.dec_dim}, {"frames", b.frames}, {"height", b.height}, {"width", b.width}});
+  j.update({{"vae_type", ws::models::vae_type_name(c.type)}, {"dim", c.dim}, {"z_dim", c.z_dim}});
+  if (!c.wan21()) j["dec_dim"] = c.dec_dim;
+  j.update({{"frames", b.frames}, {"height", b.height}, {"width", b.width}});
   j.update({{"reps", b.reps}, {"init_ms", b.init_ms}, {"packed", b.vae->options().pack_weights}});
   return j;
 }
@@ -108,5 +117,5 @@ int bench_decode(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-WS_BENCH_KIND("vae-encode", "Wan2.2 VAE encode of one random clip", &bench_encode);
-WS_BENCH_KIND("vae-decode", "Wan2.2 VAE decode of one random latent clip", &bench_decode);
+WS_BENCH_KIND("vae-encode", "Wan VAE (2.2 or 2.1) encode of one random clip", &bench_encode);
+WS_BENCH_KIND("vae-decode", "Wan VAE (2.2 or 2.1) decode of one random latent clip", &bench_decode);

@@ -6,6 +6,7 @@
 
 #include "io/printable.h"
 #include "io/weights.h"
+#include "models/wan_vae_weights.h"
 #include "cli/args.h"
 #include "cli/verb.h"
 
@@ -19,6 +20,22 @@ const char* format_name(ws::io::WeightsFormat f) {
     case ws::io::WeightsFormat::ModelDir: return "model folder";
   }
   return "?";
+}
+
+// A Wan VAE's detected type and widths (docs/design/wan21-vae.md §7); null for anything else.
+nlohmann::json vae_summary(const ws::io::StateDict& sd, const std::map<std::string, std::string>& metadata,
+                           const std::string& path) {
+  if (!sd.count("encoder.conv1.weight") && !sd.count("encoder.conv_in.weight") && !sd.count("model.encoder.conv1.weight"))
+    return nullptr;
+  try {
+    auto cfg = ws::models::resolve_vae_config(ws::models::official_vae_keys(sd, path), metadata, nlohmann::json::object(), path);
+    nlohmann::json j = cfg.to_json();
+    j["vae_type"] = ws::models::vae_type_name(cfg.type);
+    j["spatial_factor"] = cfg.spatial_factor();
+    return j;
+  } catch (const std::exception& e) {
+    return nlohmann::json{{"error", e.what()}};
+  }
 }
 
 std::string human(double n, const char* unit) {
@@ -57,6 +74,7 @@ int run_inspect(const std::vector<std::string>& argv) {
                          {"shape", std::vector<int64_t>(t.sizes().begin(), t.sizes().end())}});
     nlohmann::json out = {{"path", path},         {"format", format_name(format)}, {"tensors", tensors},
                           {"parameters", params}, {"bytes", bytes},                {"metadata", metadata}};
+    if (auto vae = vae_summary(sd, metadata, path); !vae.is_null()) out["vae"] = vae;
     // Names from the file may be invalid UTF-8: replace such bytes rather than fail.
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -76,6 +94,16 @@ int run_inspect(const std::vector<std::string>& argv) {
   }
   std::printf("%zu tensors, %lld parameters (%s), %s\n", sd.size(), static_cast<long long>(params),
               human(static_cast<double>(params), "").c_str(), human(static_cast<double>(bytes), "B").c_str());
+  if (auto vae = vae_summary(sd, metadata, path); !vae.is_null()) {
+    if (vae.contains("error"))
+      std::printf("VAE: %s\n", printable(vae["error"].get<std::string>(), 300).c_str());
+    else
+      std::printf("VAE: %s, dim %lld%s, z_dim %lld, spatial factor %lld\n", vae["vae_type"].get<std::string>().c_str(),
+                  static_cast<long long>(vae["dim"].get<int64_t>()),
+                  vae.contains("dec_dim") ? (", dec_dim " + std::to_string(vae["dec_dim"].get<int64_t>())).c_str() : "",
+                  static_cast<long long>(vae["z_dim"].get<int64_t>()),
+                  static_cast<long long>(vae["spatial_factor"].get<int64_t>()));
+  }
   return 0;
 }
 

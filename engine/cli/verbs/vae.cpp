@@ -1,6 +1,7 @@
-// `wanstudio-engine vae encode|decode`: the Wan2.2 VAE on tensors in .safetensors files.
-// encode: video [3, T, H, W] (or [1, 3, T, H, W]) in [-1, 1] -> `latents` [48, F, h, w] with
-// __metadata__ (VAE sha256, frame indices, pixel size). decode: the reverse, clamped.
+// `wanstudio-engine vae encode|decode`: either Wan VAE (the weights say which) on tensors in
+// .safetensors files. encode: video [3, T, H, W] (or [1, 3, T, H, W]) in [-1, 1] -> `latents`
+// [z, F, h, w] with __metadata__ (VAE type, z_dim, sha256, frame indices, pixel size). decode:
+// the reverse, clamped.
 // Video files come through the data pipeline; --video is the seam for it.
 #include <ATen/Parallel.h>
 #include <spdlog/spdlog.h>
@@ -14,7 +15,8 @@
 #include "video/video_decode.h"
 #include "video/video_encode.h"
 #endif
-#include "models/wan22_vae.h"
+#include "models/vae_latent_file.h"
+#include "models/wan_vae.h"
 #include "cli/args.h"
 #include "cli/verb.h"
 #include "cli/vae_cli.h"
@@ -22,10 +24,11 @@
 
 namespace {
 
-using ws::models::Wan22Vae;
+using ws::models::WanVae;
 
 void add_model_options(ws::cli::Args& a) {
-  a.value("vae", "WEIGHTS", "VAE weights (.safetensors or .pth; Wan2.2_VAE.pth)");
+  a.value("vae", "WEIGHTS", "VAE weights (.safetensors or .pth; Wan2.2_VAE.pth or Wan2.1_VAE.pth)");
+  a.value("vae_type", "TYPE", "auto (default: from the weights), wan2.1 or wan2.2; must match the weights");
   a.value("config", "YAML", "model YAML with the VAE widths (default: the weights' metadata, else released)");
   a.value("threads", "N", "CPU threads (default: all cores)");
   a.value("device", "DEV", "cpu (default) or cuda[:N] in CUDA builds");
@@ -35,25 +38,31 @@ void add_model_options(ws::cli::Args& a) {
 
 // Threads, then the config (flag YAML > weights metadata > released) without loading weights,
 // so a clip of the wrong shape fails before the 2.8 GB load.
-ws::models::Wan22VaeConfig vae_config(const ws::cli::Args& a, nlohmann::json* keys) {
+ws::models::WanVaeConfig vae_config(const ws::cli::Args& a, nlohmann::json* keys) {
   if (!a.has("vae")) throw ws::UsageError("--vae WEIGHTS is required");
   ws::cli::vae_cli_threads(a.integer("threads", 0));
   *keys = a.has("config") ? ws::models::read_vae_config_yaml(a.str("config")) : nlohmann::json::object();
-  return Wan22Vae::resolve_config(a.str("vae"), *keys);
+  if (a.has("vae_type")) {
+    const std::string t = a.str("vae_type");
+    if (t != "auto") ws::models::parse_vae_type(t, "--vae_type");
+    (*keys)["vae_type"] = t;  // the flag wins over the model YAML's
+  }
+  return WanVae::resolve_config(a.str("vae"), *keys);
 }
 
-std::unique_ptr<Wan22Vae> open_vae(const ws::cli::Args& a, const nlohmann::json& keys,
-                                   ws::models::Wan22VaeOptions opts) {
+std::unique_ptr<WanVae> open_vae(const ws::cli::Args& a, const nlohmann::json& keys,
+                                   ws::models::WanVaeOptions opts) {
   opts.device = a.str("device", "cpu");
   opts.bf16 = a.boolean("bf16");
   opts.low_vram = a.boolean("low_vram");
-  return Wan22Vae::load(a.str("vae"), keys, opts);
+  return WanVae::load(a.str("vae"), keys, opts);
 }
 
 // A video file through the data pipeline: frames 0, s, 2s, ... resized to cover and cropped.
-torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, std::vector<int64_t>* frames) {
+torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, int64_t f, std::vector<int64_t>* frames) {
 #ifndef WANSTUDIO_HAVE_VIDEO
   (void)a;
+  (void)f;
   (void)frames;
   throw ws::Error(path + ": video support is not built into this wanstudio-engine");
 #else
@@ -70,9 +79,11 @@ torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, s
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < n; ++i) idx.push_back(i * stride);
   *frames = idx;
-  int64_t h = info.height / 16 * 16, w = info.width / 16 * 16;
+  int64_t h = info.height / f * f, w = info.width / f * f;  // f: the VAE's spatial factor
   if (a.has("size")) std::tie(h, w) = ws::cli::parse_size(a.str("size"));
-  if (!ws::contract::is_multiple_of_16(h) || !ws::contract::is_multiple_of_16(w)) throw ws::UsageError("--size must be multiples of 16, got " + std::to_string(h) + "x" + std::to_string(w));
+  if (h < f || w < f || h % f || w % f)
+    throw ws::UsageError("--size must be multiples of " + std::to_string(f) + " for this VAE, got " + std::to_string(w) +
+                         "x" + std::to_string(h) + " (WxH)");
   return ws::data::read_clip(path, idx, h, w).unsqueeze(0);
 #endif
 }
@@ -80,11 +91,12 @@ torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, s
 int run_encode(const std::vector<std::string>& argv) {
   ws::cli::Args a("vae encode", "vae encode --vae WEIGHTS --input X.safetensors --out Z.safetensors",
                   "Encodes one clip: the input's `video` (or `x`, or only) tensor [3, T, H, W] in [-1, 1],\n"
-                  "T = 1 + 4k, H and W multiples of 16, into normalised latents [48, F, h, w].");
+                  "T = 1 + 4k, H and W multiples of 16 (Wan2.2 VAE) or 8 (Wan2.1 VAE), into normalised\n"
+                  "latents [48, F, H/16, W/16] or [16, F, H/8, W/8].");
   add_model_options(a);
   a.value("input", "X.safetensors", "input video tensor");
   a.value("video", "FILE", "a video or image file instead of --input");
-  a.value("size", "WxH", "--video: resize to cover and center crop to width x height (or H,W; default: the file's, floored to 16)");
+  a.value("size", "WxH", "--video: resize to cover and center crop to width x height (or H,W; default: the file's, floored to the VAE's factor)");
   a.value("frames", "N", "--video: frames to take, 4k+1 (default: as many as the file has, floored to 4k+1)");
   a.value("stride", "S", "--video: frame stride (default 1)");
   a.value("out", "Z.safetensors", "output latents");
@@ -92,9 +104,11 @@ int run_encode(const std::vector<std::string>& argv) {
   if ((!a.has("input") && !a.has("video")) || !a.has("out")) throw ws::UsageError("vae encode needs --input or --video, and --out");
   const std::string in = a.has("video") ? a.str("video") : a.str("input"), out = a.str("out");
   std::vector<int64_t> frames;
-  torch::Tensor x = a.has("video") ? read_video_clip(a, in, &frames) : ws::cli::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
   nlohmann::json keys;
-  Wan22Vae::check_video(vae_config(a, &keys), x, in);
+  const auto cfg = vae_config(a, &keys);
+  torch::Tensor x = a.has("video") ? read_video_clip(a, in, cfg.spatial_factor(), &frames)
+                                   : ws::cli::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
+  WanVae::check_video(cfg, x, in);
   auto vae = open_vae(a, keys, {});
   spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
   torch::Tensor z = vae->encode(x);
@@ -106,8 +120,8 @@ int run_encode(const std::vector<std::string>& argv) {
 
 int run_decode(const std::vector<std::string>& argv) {
   ws::cli::Args a("vae decode", "vae decode --vae WEIGHTS --input Z.safetensors --out X.safetensors",
-                  "Decodes normalised latents [48, F, h, w] (`latents`) into a video tensor `video`\n"
-                  "[3, 1 + 4(F-1), 16h, 16w] clamped to [-1, 1].");
+                  "Decodes normalised latents [z, F, h, w] (`latents`) into a video tensor `video`\n"
+                  "[3, 1 + 4(F-1), f·h, f·w] clamped to [-1, 1] (z 48, f 16: Wan2.2 VAE; z 16, f 8: Wan2.1).");
   add_model_options(a);
   // --input as in `vae encode`; --latents is the older name, still accepted.
   a.value("input", "Z.safetensors", "input latents");
@@ -122,8 +136,10 @@ int run_decode(const std::vector<std::string>& argv) {
   const std::string in = a.has("input") ? a.str("input") : a.str("latents"), out = a.str("out");
   torch::Tensor z = ws::cli::read_clip_tensor(in, {"latents"}, -1);  // [1, C, F, h, w]
   nlohmann::json keys;
-  Wan22Vae::check_latent(vae_config(a, &keys), z, in);
-  ws::models::Wan22VaeOptions opts;
+  const auto cfg = vae_config(a, &keys);
+  ws::models::check_latent_file_type(in, z.size(1), cfg);
+  WanVae::check_latent(cfg, z, in);
+  ws::models::WanVaeOptions opts;
   opts.tiled_decode = a.boolean("tiled");
   auto vae = open_vae(a, keys, opts);
   spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
@@ -160,4 +176,4 @@ int run_vae(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-WS_VERB("vae", "Wan2.2 VAE: encode a video tensor to latents, decode latents", &run_vae);
+WS_VERB("vae", "Wan VAE (2.2 or 2.1): encode a video tensor to latents, decode latents", &run_vae);

@@ -4,7 +4,7 @@
 #include <algorithm>
 
 #include "core/error.h"
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 
 namespace ws::models {
 namespace {
@@ -34,7 +34,7 @@ torch::Tensor ramp(int64_t n, int64_t lead, int64_t trail) {
 
 }  // namespace
 
-torch::Tensor Wan22Vae::decode_tiled(const torch::Tensor& z) {
+torch::Tensor WanVae::decode_tiled(const torch::Tensor& z) {
   const int64_t tile = opts_.tile, overlap = opts_.tile_overlap;
   if (tile < 1 || overlap < 0 || overlap >= tile)
     throw Error("VAE tiled decode: need tile >= 1 and 0 <= overlap < tile, got tile " + std::to_string(tile) +

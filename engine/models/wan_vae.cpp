@@ -1,10 +1,11 @@
-#include "models/wan22_vae.h"
+#include "models/wan_vae.h"
 
 #include <spdlog/spdlog.h>
 
 #include "core/json_depth.h"
 #include "core/error.h"
 #include "io/weights.h"
+#include "models/wan_vae_weights.h"
 
 namespace ws::models {
 namespace {
@@ -47,31 +48,33 @@ void assign_strict(torch::nn::Module& m, const io::StateDict& sd, const std::str
 
 // Weights on the GPU only for the duration of one call (low_vram).
 struct VaeCallScope {
-  explicit VaeCallScope(Wan22Vae& v) : v(v) {
+  explicit VaeCallScope(WanVae& v) : v(v) {
     if (v.low_vram_) v.net_->to(v.device_);
   }
   ~VaeCallScope() {
     if (v.low_vram_) v.net_->to(torch::kCPU);
   }
-  Wan22Vae& v;
+  WanVae& v;
 };
 
-Wan22Vae::Wan22Vae(const Wan22VaeConfig& cfg, const Wan22VaeOptions& opts, bool initialise) : cfg_(cfg), opts_(opts) {
+WanVae::WanVae(const WanVaeConfig& cfg, const WanVaeOptions& opts, bool initialise) : cfg_(cfg), opts_(opts) {
   cfg_.validate();
   // Storage stays untouched (no RSS) until a file's tensors replace it or the init below.
   vae::InitOptions io;
   io.initialise = false;
   net_ = std::make_shared<vae::WanVAEImpl>(cfg_, io);
   if (initialise) vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights);
-  if (cfg_.z_dim == 48) {
+  if (!cfg_.wan21() && cfg_.z_dim == 48) {
     set_latent_stats(wan22_latent_mean(), wan22_latent_std());
+  } else if (cfg_.wan21() && cfg_.z_dim == 16) {
+    set_latent_stats(wan21_latent_mean(), wan21_latent_std());
   } else {
     // No published constants for other widths: an identity map until the caller sets some.
     set_latent_stats(std::vector<double>(cfg_.z_dim, 0.0), std::vector<double>(cfg_.z_dim, 1.0));
   }
 }
 
-bool Wan22Vae::cpu_inference() const {
+bool WanVae::cpu_inference() const {
 #ifdef WANSTUDIO_HAVE_CUDA
   return !(opts_.device.rfind("cuda", 0) == 0 && torch::cuda::is_available());
 #else
@@ -79,7 +82,7 @@ bool Wan22Vae::cpu_inference() const {
 #endif
 }
 
-void Wan22Vae::setup_device() {
+void WanVae::setup_device() {
   const bool wants_cuda = opts_.device.rfind("cuda", 0) == 0;
   if (cpu_inference()) {
     std::string wanted;
@@ -103,47 +106,37 @@ void Wan22Vae::setup_device() {
 #endif
 }
 
-std::unique_ptr<Wan22Vae> Wan22Vae::from_state_dict(const io::StateDict& sd, const Wan22VaeConfig& config,
-                                                    const std::string& source, const Wan22VaeOptions& opts) {
+std::unique_ptr<WanVae> WanVae::from_state_dict(const io::StateDict& sd, const WanVaeConfig& config,
+                                                    const std::string& source, const WanVaeOptions& opts) {
   // Parameters stay uninitialised: every one is replaced by the file's tensor.
-  std::unique_ptr<Wan22Vae> v(new Wan22Vae(config, opts, /*initialise=*/false));
+  std::unique_ptr<WanVae> v(new WanVae(config, opts, /*initialise=*/false));
   assign_strict(*v->net_, sd, source);
   v->setup_device();
   return v;
 }
 
-std::unique_ptr<Wan22Vae> Wan22Vae::random(const Wan22VaeConfig& config, uint64_t seed, const Wan22VaeOptions& opts) {
+std::unique_ptr<WanVae> WanVae::random(const WanVaeConfig& config, uint64_t seed, const WanVaeOptions& opts) {
   torch::manual_seed(seed);
-  std::unique_ptr<Wan22Vae> v(new Wan22Vae(config, opts, /*initialise=*/true));
+  std::unique_ptr<WanVae> v(new WanVae(config, opts, /*initialise=*/true));
   v->setup_device();
   return v;
 }
 
-Wan22VaeConfig Wan22Vae::resolve_config(const std::string& weights_path, const nlohmann::json& config) {
-  Wan22VaeConfig c;
-  auto meta = io::weights_metadata(weights_path);
-  auto it = meta.find("config");
-  if (it != meta.end()) {
-    nlohmann::json j;
-    try {
-      check_json_nesting(it->second, weights_path + " (__metadata__ config)");
-      j = nlohmann::json::parse(it->second);
-    } catch (const nlohmann::json::exception&) {
-      throw Error(weights_path + ": __metadata__ 'config' is not JSON");
-    }
-    c = Wan22VaeConfig::from_json(j, weights_path + " (__metadata__ config)", c);
-  }
-  return Wan22VaeConfig::from_json(config.is_null() ? nlohmann::json::object() : config, "VAE config", c);
+WanVaeConfig WanVae::resolve_config(const std::string& weights_path, const nlohmann::json& config) {
+  // Safetensors are mapped, not read: the shapes cost nothing.
+  auto sd = official_vae_keys(io::load_weights(weights_path), weights_path);
+  return resolve_vae_config(sd, io::weights_metadata(weights_path), config, weights_path);
 }
 
-std::unique_ptr<Wan22Vae> Wan22Vae::load(const std::string& weights_path, const nlohmann::json& config,
-                                         const Wan22VaeOptions& opts) {
-  Wan22VaeConfig cfg = resolve_config(weights_path, config);
+std::unique_ptr<WanVae> WanVae::load(const std::string& weights_path, const nlohmann::json& config,
+                                     const WanVaeOptions& opts) {
+  auto sd = official_vae_keys(io::load_weights(weights_path), weights_path);
+  WanVaeConfig cfg = resolve_vae_config(sd, io::weights_metadata(weights_path), config, weights_path);
   cfg.validate(weights_path);
-  return from_state_dict(io::load_weights(weights_path), cfg, weights_path, opts);
+  return from_state_dict(sd, cfg, weights_path, opts);
 }
 
-void Wan22Vae::set_latent_stats(const std::vector<double>& mean, const std::vector<double>& std) {
+void WanVae::set_latent_stats(const std::vector<double>& mean, const std::vector<double>& std) {
   if (static_cast<int64_t>(mean.size()) != cfg_.z_dim || static_cast<int64_t>(std.size()) != cfg_.z_dim)
     throw Error("VAE: latent mean/std need " + std::to_string(cfg_.z_dim) + " values each, got " +
                 std::to_string(mean.size()) + " and " + std::to_string(std.size()));
@@ -153,13 +146,13 @@ void Wan22Vae::set_latent_stats(const std::vector<double>& mean, const std::vect
   inv_std_ = 1.0 / stats_tensor(std);  // the reference's scale[1]: an fp32 reciprocal
 }
 
-int64_t Wan22Vae::parameter_count() const {
+int64_t WanVae::parameter_count() const {
   int64_t n = 0;
   for (const auto& p : net_->parameters()) n += p.numel();
   return n;
 }
 
-io::StateDict Wan22Vae::state_dict() const {
+io::StateDict WanVae::state_dict() const {
   // Packed conv weights are placeholders in the module: read them back from oneDNN's copy.
   auto sd = io::module_state_dict(*net_);
   for (const auto& item : net_->named_modules("", /*include_self=*/false)) {
@@ -171,11 +164,11 @@ io::StateDict Wan22Vae::state_dict() const {
   return sd;
 }
 
-void Wan22Vae::check_video(const torch::Tensor& x, const std::string& what) const { check_video(cfg_, x, what); }
+void WanVae::check_video(const torch::Tensor& x, const std::string& what) const { check_video(cfg_, x, what); }
 
-void Wan22Vae::check_latent(const torch::Tensor& z, const std::string& what) const { check_latent(cfg_, z, what); }
+void WanVae::check_latent(const torch::Tensor& z, const std::string& what) const { check_latent(cfg_, z, what); }
 
-void Wan22Vae::check_video(const Wan22VaeConfig& cfg, const torch::Tensor& x, const std::string& what) {
+void WanVae::check_video(const WanVaeConfig& cfg, const torch::Tensor& x, const std::string& what) {
   if (!x.defined() || x.dim() != 5 || x.size(1) != 3)
     throw Error(what + ": video must be [B, 3, T, H, W], got " + (x.defined() ? shape_of(x) : "nothing"));
   const int64_t t = x.size(2), h = x.size(3), w = x.size(4), f = cfg.spatial_factor();
@@ -188,14 +181,16 @@ void Wan22Vae::check_video(const Wan22VaeConfig& cfg, const torch::Tensor& x, co
                 " (HxW); height and width must be positive multiples of " + std::to_string(f));
 }
 
-void Wan22Vae::check_latent(const Wan22VaeConfig& cfg, const torch::Tensor& z, const std::string& what) {
-  if (!z.defined() || z.dim() != 5 || z.size(1) != cfg.z_dim || z.size(0) < 1 || z.size(2) < 1 || z.size(3) < 1 ||
-      z.size(4) < 1)
+void WanVae::check_latent(const WanVaeConfig& cfg, const torch::Tensor& z, const std::string& what) {
+  if (z.defined() && z.dim() == 5 && z.size(1) != cfg.z_dim)
+    throw Error(what + ": latents have " + std::to_string(z.size(1)) + " channels but the VAE is " +
+                vae_type_name(cfg.type) + " (z_dim " + std::to_string(cfg.z_dim) + ")");
+  if (!z.defined() || z.dim() != 5 || z.size(0) < 1 || z.size(2) < 1 || z.size(3) < 1 || z.size(4) < 1)
     throw Error(what + ": latent must be [B, " + std::to_string(cfg.z_dim) + ", N, h, w], got " +
                 (z.defined() ? shape_of(z) : "nothing"));
 }
 
-VaeEncodeOutput Wan22Vae::encode_full(const torch::Tensor& x) {
+VaeEncodeOutput WanVae::encode_full(const torch::Tensor& x) {
   check_video(x);
   torch::NoGradGuard no_grad;
   VaeCallScope scope(*this);
@@ -210,9 +205,9 @@ VaeEncodeOutput Wan22Vae::encode_full(const torch::Tensor& x) {
   return out;
 }
 
-torch::Tensor Wan22Vae::encode(const torch::Tensor& x) { return encode_full(x).latent; }
+torch::Tensor WanVae::encode(const torch::Tensor& x) { return encode_full(x).latent; }
 
-torch::Tensor Wan22Vae::decode(const torch::Tensor& latent, bool clamp) {
+torch::Tensor WanVae::decode(const torch::Tensor& latent, bool clamp) {
   check_latent(latent);
   torch::NoGradGuard no_grad;
   VaeCallScope scope(*this);
@@ -221,7 +216,7 @@ torch::Tensor Wan22Vae::decode(const torch::Tensor& latent, bool clamp) {
   z = z.to(device_, dtype_);
   auto out = opts_.tiled_decode ? decode_tiled(z) : net_->decode_raw(z, opts_.schedule);
   out = out.to(latent.device(), torch::kFloat);
-  if (clamp) out.clamp_(-1.0, 1.0);  // Wan2_2_VAE.decode clamps; WanVAE_.decode does not
+  if (clamp) out.clamp_(-1.0, 1.0);  // Wan2_x_VAE.decode clamps; WanVAE_.decode does not
   return out;
 }
 

@@ -1,4 +1,4 @@
-#include "models/wan22_vae_blocks.h"
+#include "models/wan_vae_blocks.h"
 
 #include <cmath>
 #include <set>
@@ -171,9 +171,10 @@ torch::Tensor AttentionBlockImpl::forward(const torch::Tensor& x) {
   return attention_frames(x, normed, to_qkv_->weight, to_qkv_->bias, proj_->weight, proj_->bias);
 }
 
-ResampleImpl::ResampleImpl(int64_t dim, ResampleMode mode, const InitOptions& io) : mode_(mode) {
+ResampleImpl::ResampleImpl(int64_t dim, ResampleMode mode, const InitOptions& io, int64_t out) : mode_(mode) {
   auto resample = register_module("resample", std::make_shared<SeqImpl>());
-  conv_ = resample->register_module("1", std::make_shared<ConvImpl>(dim, dim, std::vector<int64_t>{3, 3}, io));
+  conv_ = resample->register_module(
+      "1", std::make_shared<ConvImpl>(dim, out < 0 ? dim : out, std::vector<int64_t>{3, 3}, io));
   if (mode == ResampleMode::Upsample3d)
     time_conv_ = register_module(
         "time_conv", std::make_shared<CausalConv3dImpl>(dim, dim * 2, Int3{3, 1, 1}, Int3{1, 0, 0}, Int3{1, 1, 1}, io));
@@ -203,7 +204,7 @@ torch::Tensor ResampleImpl::spatial(const torch::Tensor& x) const {
 // {0 | 1 + 2} for a = 0 and {0 + 1 | 2} for a = 1. The four phases run as one conv with 4C
 // outputs: 16 instead of 36 multiply-adds per input pixel and no 4× upsampled copy.
 torch::Tensor ResampleImpl::upsample_subpixel(const torch::Tensor& x) const {
-  const int64_t b = x.size(0), c = x.size(1), t = x.size(2), h = x.size(3), w = x.size(4);
+  const int64_t b = x.size(0), c = phase_bias_.size(0) / 4, t = x.size(2), h = x.size(3), w = x.size(4);
   auto y = conv3d(at::constant_pad_nd(x, {1, 1, 1, 1}, 0), torch::Tensor(), phase_bias_, {1, 1, 1}, {0, 0, 0},
                   phase_packed_);  // [B, 4C, T, h + 1, w + 1]
   auto out = at::empty({b, c, t, h * 2, w * 2}, x.options());
@@ -336,6 +337,23 @@ torch::Tensor UpBlockImpl::forward(const torch::Tensor& x, bool first_chunk) {
   if (!up_) return h;  // the last decoder stage has no shortcut at all
   h = resample_->forward(h);
   return h.add_(dup_up3d(x, out_, ft_, fs_, first_chunk));
+}
+
+void FlatStagesImpl::add_block(int64_t in, int64_t out, const InitOptions& io) {
+  blocks_.push_back(register_module(std::to_string(blocks_.size()), std::make_shared<ResidualBlockImpl>(in, out, io)));
+  resamples_.push_back(nullptr);
+}
+
+void FlatStagesImpl::add_resample(int64_t dim, ResampleMode mode, const InitOptions& io, int64_t out) {
+  resamples_.push_back(
+      register_module(std::to_string(resamples_.size()), std::make_shared<ResampleImpl>(dim, mode, io, out)));
+  blocks_.push_back(nullptr);
+}
+
+torch::Tensor FlatStagesImpl::forward(const torch::Tensor& x) {
+  torch::Tensor h = x;
+  for (size_t i = 0; i < blocks_.size(); ++i) h = blocks_[i] ? blocks_[i]->forward(h) : resamples_[i]->forward(h);
+  return h;
 }
 
 void reset_streaming(torch::nn::Module& root) {

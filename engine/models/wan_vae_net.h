@@ -1,26 +1,29 @@
-// The Wan2.2 VAE network (`WanVAE_`, docs/design/wan22-vae.md §5-§7): state-dict keys are the
-// official ones (`encoder.downsamples.1.downsamples.2.time_conv.weight`, `decoder.head.2.bias`).
-// Streaming schedules live here; normalisation, checks and devices live in Wan22Vae.
+// The Wan VAE network (`WanVAE_`, docs/design/wan22-vae.md §5-§7, docs/design/wan21-vae.md §3-§4)
+// for both types: state-dict keys are the official ones (wan2.2
+// `encoder.downsamples.1.downsamples.2.time_conv.weight`, wan2.1 `encoder.downsamples.5.time_conv.weight`).
+// Streaming schedules live here; normalisation, checks and devices live in WanVae.
 #pragma once
 #include <torch/torch.h>
 
 #include <memory>
 #include <vector>
 
-#include "models/wan22_vae_blocks.h"
-#include "models/wan22_vae_config.h"
+#include "models/wan_vae_blocks.h"
+#include "models/wan_vae_config.h"
 
 namespace ws::models::vae {
 
 class Encoder3dImpl : public torch::nn::Module {
  public:
-  Encoder3dImpl(const Wan22VaeConfig& cfg, const InitOptions& io);
-  // One chunk of patchified frames [B, 12, t, H/2, W/2] -> [B, 2·z, t', H/16, W/16].
+  Encoder3dImpl(const WanVaeConfig& cfg, const InitOptions& io);
+  // One chunk of patchified frames [B, 12, t, H/2, W/2] (wan2.1: RGB [B, 3, t, H, W]) ->
+  // [B, 2·z, t', H/f, W/f].
   torch::Tensor forward(const torch::Tensor& x);
 
  private:
   std::shared_ptr<CausalConv3dImpl> conv1_, head_conv_;
-  std::vector<std::shared_ptr<DownBlockImpl>> stages_;
+  std::vector<std::shared_ptr<DownBlockImpl>> stages_;  // wan2.2
+  std::shared_ptr<FlatStagesImpl> flat_;                // wan2.1
   std::shared_ptr<ResidualBlockImpl> mid1_, mid2_;
   std::shared_ptr<AttentionBlockImpl> attn_;
   std::shared_ptr<RMSNormImpl> head_norm_;
@@ -28,13 +31,15 @@ class Encoder3dImpl : public torch::nn::Module {
 
 class Decoder3dImpl : public torch::nn::Module {
  public:
-  Decoder3dImpl(const Wan22VaeConfig& cfg, const InitOptions& io);
-  // One chunk of latent frames (after conv2) -> patchified frames [B, 12, t', H/2, W/2].
+  Decoder3dImpl(const WanVaeConfig& cfg, const InitOptions& io);
+  // One chunk of latent frames (after conv2) -> patchified frames [B, 12, t', H/2, W/2]
+  // (wan2.1: RGB [B, 3, t', H, W]).
   torch::Tensor forward(const torch::Tensor& x, bool first_chunk);
 
  private:
   std::shared_ptr<CausalConv3dImpl> conv1_, head_conv_;
-  std::vector<std::shared_ptr<UpBlockImpl>> stages_;
+  std::vector<std::shared_ptr<UpBlockImpl>> stages_;  // wan2.2
+  std::shared_ptr<FlatStagesImpl> flat_;              // wan2.1
   std::shared_ptr<ResidualBlockImpl> mid1_, mid2_;
   std::shared_ptr<AttentionBlockImpl> attn_;
   std::shared_ptr<RMSNormImpl> head_norm_;
@@ -49,16 +54,16 @@ struct Schedule {
 
 class WanVAEImpl : public torch::nn::Module {
  public:
-  WanVAEImpl(const Wan22VaeConfig& cfg, const InitOptions& io);
-  const Wan22VaeConfig& config() const { return cfg_; }
+  WanVAEImpl(const WanVaeConfig& cfg, const InitOptions& io);
+  const WanVaeConfig& config() const { return cfg_; }
 
-  // Encoder3d over all chunks of x [B, 3, T, H, W] (patchified chunk by chunk), concatenated:
-  // [B, 2·z, 1 + (T−1)/4, H/16, W/16]. Shapes are the caller's to check.
+  // Encoder3d over all chunks of x [B, 3, T, H, W] (wan2.2: patchified chunk by chunk),
+  // concatenated: [B, 2·z, 1 + (T−1)/4, H/f, W/f]. Shapes are the caller's to check.
   torch::Tensor encode_raw(const torch::Tensor& x, const Schedule& s);
   // Top-level conv1 on the encoder output: {mu, log_var}.
   std::pair<torch::Tensor, torch::Tensor> moments(const torch::Tensor& enc_raw);
-  // Un-normalised latent z [B, z, N, h, w] -> conv2 -> Decoder3d chunks -> unpatchify:
-  // [B, 3, 1 + 4(N−1), 16h, 16w], not clamped.
+  // Un-normalised latent z [B, z, N, h, w] -> conv2 -> Decoder3d chunks (-> unpatchify):
+  // [B, 3, 1 + 4(N−1), f·h, f·w], not clamped.
   torch::Tensor decode_raw(const torch::Tensor& z, const Schedule& s);
 
   std::shared_ptr<Encoder3dImpl> encoder;
@@ -66,7 +71,7 @@ class WanVAEImpl : public torch::nn::Module {
   std::shared_ptr<CausalConv3dImpl> conv1, conv2;
 
  private:
-  Wan22VaeConfig cfg_;
+  WanVaeConfig cfg_;
 };
 
 }  // namespace ws::models::vae

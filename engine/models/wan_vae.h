@@ -1,7 +1,9 @@
-// Wan2.2 VAE for the rest of the engine (docs/design/wan22-vae.md): video [B, 3, T, H, W] in
-// [-1, 1] <-> normalised latent [B, 48, 1 + (T−1)/4, H/16, W/16]. The network itself is in
-// wan22_vae_net.h; this wrapper loads weights strictly by official key names, checks shapes,
-// applies the docs/design/wan22-vae.md §9 normalisation, the decoder clamp, optional tiled decoding and device options.
+// The Wan VAE for the rest of the engine, either type (docs/design/wan22-vae.md,
+// docs/design/wan21-vae.md): video [B, 3, T, H, W] in [-1, 1] <-> normalised latent
+// [B, z, 1 + (T−1)/4, H/f, W/f] (wan2.2: z 48, f 16; wan2.1: z 16, f 8). The network itself is
+// in wan_vae_net.h; this wrapper loads weights strictly by official key names, detects the type,
+// checks shapes, applies the normalisation, the decoder clamp, optional tiled decoding and
+// device options.
 #pragma once
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -11,12 +13,12 @@
 #include <vector>
 
 #include "io/state_dict.h"
-#include "models/wan22_vae_config.h"
-#include "models/wan22_vae_net.h"
+#include "models/wan_vae_config.h"
+#include "models/wan_vae_net.h"
 
 namespace ws::models {
 
-struct Wan22VaeOptions {
+struct WanVaeOptions {
   std::string device = "cpu";  // "cuda" / "cuda:N" in CUDA builds
   bool bf16 = false;           // CUDA only: bf16 weights and activations, fp32 outputs
   bool low_vram = false;       // CUDA only: weights live on the CPU and visit the GPU per call
@@ -36,33 +38,39 @@ struct VaeEncodeOutput {
   torch::Tensor latent;       // (mu − mean) · (1/std): what the DiT and the upsampler see
 };
 
-class Wan22Vae {
+class WanVae {
  public:
-  // Config precedence: `config` keys (a model YAML, a fixture), then the weights'
-  // `__metadata__` "config" entry (JSON), then the released widths. Loading is strict: a
-  // missing, unexpected or mis-shaped key is a ws::Error naming it.
-  static std::unique_ptr<Wan22Vae> load(const std::string& weights_path,
+  // The type comes from the weights (a declared `config["vae_type"]` or metadata vae_type must
+  // agree). Widths: `config` keys (a model YAML, a fixture), then the weights' `__metadata__`
+  // "config" entry (JSON), then the shapes, then the released widths (models/wan_vae_weights.h).
+  // Loading is strict: a missing, unexpected or mis-shaped key is a ws::Error naming it.
+  static std::unique_ptr<WanVae> load(const std::string& weights_path,
                                         const nlohmann::json& config = nlohmann::json::object(),
-                                        const Wan22VaeOptions& opts = {});
-  static std::unique_ptr<Wan22Vae> from_state_dict(const io::StateDict& sd, const Wan22VaeConfig& config,
-                                                   const std::string& source, const Wan22VaeOptions& opts = {});
+                                        const WanVaeOptions& opts = {});
+  static std::unique_ptr<WanVae> from_state_dict(const io::StateDict& sd, const WanVaeConfig& config,
+                                                   const std::string& source, const WanVaeOptions& opts = {});
   // Fresh initialisation (docs/design/wan22-vae.md §12) from `seed`: tests, benchmarks, train-vae.
-  static std::unique_ptr<Wan22Vae> random(const Wan22VaeConfig& config, uint64_t seed,
-                                          const Wan22VaeOptions& opts = {});
-  static Wan22VaeConfig resolve_config(const std::string& weights_path, const nlohmann::json& config);
+  static std::unique_ptr<WanVae> random(const WanVaeConfig& config, uint64_t seed,
+                                          const WanVaeOptions& opts = {});
+  static WanVaeConfig resolve_config(const std::string& weights_path, const nlohmann::json& config);
 
-  // x: [B, 3, T, H, W] in [-1, 1], T = 1 + 4k, H and W multiples of 16. Returns fp32 on x's device.
+  // x: [B, 3, T, H, W] in [-1, 1], T = 1 + 4k, H and W multiples of the spatial factor (16 or 8).
+  // Returns fp32 on x's device.
   torch::Tensor encode(const torch::Tensor& x);
   VaeEncodeOutput encode_full(const torch::Tensor& x);
-  // latent: normalised [B, z, N, h, w] -> [B, 3, 1 + 4(N−1), 16h, 16w] fp32, clamped to [-1, 1]
-  // when asked (what Wan2_2_VAE.decode returns).
+  // latent: normalised [B, z, N, h, w] -> [B, 3, 1 + 4(N−1), f·h, f·w] fp32, clamped to [-1, 1]
+  // when asked (what Wan2_x_VAE.decode returns).
   torch::Tensor decode(const torch::Tensor& latent, bool clamp = true);
 
-  // Normalisation constants (default: docs/design/wan22-vae.md §9 for z_dim 48). Throws unless both have z_dim entries.
+  // Normalisation constants (default: the published ones for wan2.2 z_dim 48 and wan2.1 z_dim 16,
+  // the identity otherwise). Throws unless both have z_dim entries.
   void set_latent_stats(const std::vector<double>& mean, const std::vector<double>& std);
   // Schedule and tiling may change between calls; device, dtype and packing are fixed at load.
-  Wan22VaeOptions& options() { return opts_; }
-  const Wan22VaeConfig& config() const { return cfg_; }
+  WanVaeOptions& options() { return opts_; }
+  const WanVaeConfig& config() const { return cfg_; }
+  VaeType type() const { return cfg_.type; }
+  int64_t z_dim() const { return cfg_.z_dim; }
+  int64_t spatial_factor() const { return cfg_.spatial_factor(); }
   int64_t parameter_count() const;
   // The network; on the CPU its packed conv weights are placeholders (use state_dict()).
   vae::WanVAEImpl& net() { return *net_; }
@@ -72,17 +80,17 @@ class Wan22Vae {
   // fail before loading anything.
   void check_video(const torch::Tensor& x, const std::string& what = "VAE encode") const;
   void check_latent(const torch::Tensor& z, const std::string& what = "VAE decode") const;
-  static void check_video(const Wan22VaeConfig& cfg, const torch::Tensor& x, const std::string& what);
-  static void check_latent(const Wan22VaeConfig& cfg, const torch::Tensor& z, const std::string& what);
+  static void check_video(const WanVaeConfig& cfg, const torch::Tensor& x, const std::string& what);
+  static void check_latent(const WanVaeConfig& cfg, const torch::Tensor& z, const std::string& what);
 
  private:
-  Wan22Vae(const Wan22VaeConfig& cfg, const Wan22VaeOptions& opts, bool initialise);
+  WanVae(const WanVaeConfig& cfg, const WanVaeOptions& opts, bool initialise);
   bool cpu_inference() const;  // false only for a usable CUDA device
   void setup_device();
   torch::Tensor decode_tiled(const torch::Tensor& z);
 
-  Wan22VaeConfig cfg_;
-  Wan22VaeOptions opts_;
+  WanVaeConfig cfg_;
+  WanVaeOptions opts_;
   std::shared_ptr<vae::WanVAEImpl> net_;
   torch::Tensor mean_, inv_std_;  // fp32 [1, z, 1, 1, 1] on the CPU
   torch::Device device_{torch::kCPU};

@@ -1,4 +1,4 @@
-#include "models/wan22_vae_ops.h"
+#include "models/wan_vae_ops.h"
 
 #include <c10/core/CPUAllocator.h>
 #include <sys/mman.h>

@@ -10,7 +10,7 @@
 
 #include <memory>
 
-#include "models/wan22_vae_ops.h"
+#include "models/wan_vae_ops.h"
 
 namespace ws::models::vae {
 
@@ -90,7 +90,8 @@ enum class ResampleMode { Upsample2d, Upsample3d, Downsample2d, Downsample3d };
 // docs/design/wan22-vae.md §4.6 with Rules B and C of docs/design/wan22-vae.md §8.
 class ResampleImpl : public torch::nn::Module {
  public:
-  ResampleImpl(int64_t dim, ResampleMode mode, const InitOptions& io);
+  // `out` < 0 means `dim`; the Wan2.1 VAE's upsampling convs go to dim / 2 (docs/design/wan21-vae.md §3.1).
+  ResampleImpl(int64_t dim, ResampleMode mode, const InitOptions& io, int64_t out = -1);
   torch::Tensor forward(const torch::Tensor& x);
   void reset();
   // CPU inference: packs resample.1 (see CausalConv3dImpl::pack); the upsampling modes get the
@@ -136,6 +137,19 @@ class UpBlockImpl : public torch::nn::Module {
   std::shared_ptr<ResampleImpl> resample_;
   int64_t out_, ft_, fs_;
   bool up_;
+};
+
+// A flat list of residual blocks and resamplers registered under one Sequential (the Wan2.1
+// VAE's `downsamples` / `upsamples`: indices run across stages, nothing is added around them).
+class FlatStagesImpl : public torch::nn::Module {
+ public:
+  void add_block(int64_t in, int64_t out, const InitOptions& io);
+  void add_resample(int64_t dim, ResampleMode mode, const InitOptions& io, int64_t out = -1);
+  torch::Tensor forward(const torch::Tensor& x);
+
+ private:
+  std::vector<std::shared_ptr<ResidualBlockImpl>> blocks_;  // null where the layer is a resample
+  std::vector<std::shared_ptr<ResampleImpl>> resamples_;    // null where the layer is a block
 };
 
 // Clears the streaming state of every module under `root`.

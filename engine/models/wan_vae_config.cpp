@@ -1,4 +1,4 @@
-#include "models/wan22_vae_config.h"
+#include "models/wan_vae_config.h"
 
 #include <yaml-cpp/yaml.h>
 
@@ -50,41 +50,67 @@ const char* const kKeys[] = {
 
 }  // namespace
 
-std::vector<int64_t> Wan22VaeConfig::encoder_dims() const {
+const char* vae_type_name(VaeType t) { return t == VaeType::Wan21 ? "wan2.1" : "wan2.2"; }
+
+VaeType parse_vae_type(const std::string& name, const std::string& source) {
+  if (name == "wan2.1" || name == "AutoencoderKLWan") return VaeType::Wan21;
+  if (name == "wan2.2" || name == "AutoencoderKLWan3_8") return VaeType::Wan22;
+  throw Error(source + ": vae_type '" + name +
+              "' is not one of wan2.1, wan2.2, AutoencoderKLWan (wan2.1), AutoencoderKLWan3_8 (wan2.2)");
+}
+
+WanVaeConfig WanVaeConfig::released(VaeType type) {
+  WanVaeConfig c;
+  c.type = type;
+  if (type == VaeType::Wan21) {
+    c.dim = 96;
+    c.dec_dim = 96;  // unused: the decoder runs at `dim`
+    c.z_dim = 16;
+  }
+  return c;
+}
+
+std::vector<int64_t> WanVaeConfig::encoder_dims() const {
   std::vector<int64_t> d{dim};
   for (auto m : dim_mult) d.push_back(dim * m);
   return d;
 }
 
-std::vector<int64_t> Wan22VaeConfig::decoder_dims() const {
-  std::vector<int64_t> d{dec_dim * dim_mult.back()};
-  for (auto it = dim_mult.rbegin(); it != dim_mult.rend(); ++it) d.push_back(dec_dim * *it);
+std::vector<int64_t> WanVaeConfig::decoder_dims() const {
+  const int64_t w = wan21() ? dim : dec_dim;
+  std::vector<int64_t> d{w * dim_mult.back()};
+  for (auto it = dim_mult.rbegin(); it != dim_mult.rend(); ++it) d.push_back(w * *it);
   return d;
 }
 
-bool Wan22VaeConfig::temporal_down(size_t stage) const {
+int64_t WanVaeConfig::decoder_stage_in(size_t stage) const {
+  const auto d = decoder_dims();
+  return wan21() && stage > 0 ? d[stage] / 2 : d[stage];
+}
+
+bool WanVaeConfig::temporal_down(size_t stage) const {
   return stage < temperal_downsample.size() && temperal_downsample[stage];
 }
 
-bool Wan22VaeConfig::temporal_up(size_t stage) const {
+bool WanVaeConfig::temporal_up(size_t stage) const {
   // The decoder uses the reversed flag list, indexed the same way.
   const size_t n = temperal_downsample.size();
   return stage < n && temperal_downsample[n - 1 - stage];
 }
 
-int64_t Wan22VaeConfig::spatial_factor() const { return int64_t{2} << (dim_mult.size() - 1); }
+int64_t WanVaeConfig::spatial_factor() const { return int64_t{wan21() ? 1 : 2} << (dim_mult.size() - 1); }
 
-int64_t Wan22VaeConfig::temporal_factor() const {
+int64_t WanVaeConfig::temporal_factor() const {
   int64_t f = 1;
   for (size_t i = 0; i + 1 < dim_mult.size(); ++i)
     if (temporal_down(i)) f *= 2;
   return f;
 }
 
-void Wan22VaeConfig::validate(const std::string& source) const {
+void WanVaeConfig::validate(const std::string& source) const {
   std::vector<std::string> problems;
   if (dim <= 0) problems.push_back("dim must be positive");
-  if (dec_dim <= 0) problems.push_back("dec_dim must be positive");
+  if (!wan21() && dec_dim <= 0) problems.push_back("dec_dim must be positive");
   if (z_dim <= 0) problems.push_back("z_dim must be positive");
   if (num_res_blocks < 1) problems.push_back("num_res_blocks must be at least 1");
   if (dim_mult.empty() || dim_mult.size() > 6) problems.push_back("dim_mult must have 1 to 6 entries");
@@ -98,6 +124,14 @@ void Wan22VaeConfig::validate(const std::string& source) const {
                          std::to_string(dim_mult.size() - 1) + " stages (temporal factor 4)");
     // The last stage has no resampler, so a temporal flag there would break its shortcut.
     if (temporal_down(dim_mult.size() - 1)) problems.push_back("the last stage cannot downsample in time");
+    if (wan21()) {
+      // No stage shortcuts; each upsampling conv halves the width, which must stay whole.
+      auto d = decoder_dims();
+      for (size_t i = 0; i + 2 < d.size(); ++i)
+        if (d[i + 1] % 2) problems.push_back("decoder stage " + std::to_string(i) + " width must be even");
+    }
+  }
+  if (problems.empty() && !wan21()) {
     // The parameter-free shortcuts regroup channels; widths must divide evenly.
     auto e = encoder_dims();
     for (size_t i = 0; i + 1 < e.size(); ++i) {
@@ -120,7 +154,7 @@ void Wan22VaeConfig::validate(const std::string& source) const {
   }
 }
 
-int64_t Wan22VaeConfig::parameter_count() const {
+int64_t WanVaeConfig::parameter_count() const {
   auto conv = [](int64_t ci, int64_t co, int64_t k) { return co * ci * k + co; };
   auto rb = [&](int64_t ci, int64_t co) {
     return ci + conv(ci, co, 27) + co + conv(co, co, 27) + (ci != co ? conv(ci, co, 1) : 0);
@@ -129,7 +163,7 @@ int64_t Wan22VaeConfig::parameter_count() const {
   int64_t n = 0;
   // Encoder.
   auto e = encoder_dims();
-  n += conv(12, e[0], 27);
+  n += conv(encoder_in_channels(), e[0], 27);
   const size_t stages = dim_mult.size();
   for (size_t i = 0; i < stages; ++i) {
     int64_t ci = e[i], co = e[i + 1];
@@ -145,20 +179,23 @@ int64_t Wan22VaeConfig::parameter_count() const {
   n += conv(z_dim, d[0], 27);
   n += 2 * rb(d[0], d[0]) + attn(d[0]);
   for (size_t i = 0; i < stages; ++i) {
-    int64_t ci = d[i], co = d[i + 1];
+    int64_t ci = decoder_stage_in(i), co = d[i + 1];
     for (int64_t j = 0; j < num_res_blocks + 1; ++j, ci = co) n += rb(ci, co);
-    if (i + 1 < stages) n += conv(co, co, 9) + (temporal_up(i) ? conv(co, 2 * co, 3) : 0);
+    if (i + 1 < stages) n += conv(co, wan21() ? co / 2 : co, 9) + (temporal_up(i) ? conv(co, 2 * co, 3) : 0);
   }
-  n += d.back() + conv(d.back(), 12, 27);
+  n += d.back() + conv(d.back(), decoder_out_channels(), 27);
   return n;
 }
 
-Wan22VaeConfig Wan22VaeConfig::from_json(const json& j, const std::string& source, const Wan22VaeConfig& base) {
+WanVaeConfig WanVaeConfig::from_json(const json& j, const std::string& source, const WanVaeConfig& base) {
   if (!j.is_object()) throw Error(source + ": VAE config must be an object, got " + j.dump());
-  Wan22VaeConfig c = base;
+  WanVaeConfig c = base;
   auto has = [&](const char* k) { return j.contains(k) && !j.at(k).is_null(); };
   if (has("dim")) c.dim = get_int(j, "dim", source);
-  if (has("dec_dim")) c.dec_dim = get_int(j, "dec_dim", source);
+  if (has("dec_dim")) {
+    if (c.wan21()) throw Error(source + ": 'dec_dim' is a Wan2.2 VAE key; the Wan2.1 VAE decodes at 'dim'");
+    c.dec_dim = get_int(j, "dec_dim", source);
+  }
   if (has("z_dim")) c.z_dim = get_int(j, "z_dim", source);
   if (has("dim_mult")) c.dim_mult = get_int_list(j, "dim_mult", source);
   if (has("num_res_blocks")) c.num_res_blocks = get_int(j, "num_res_blocks", source);
@@ -180,19 +217,20 @@ Wan22VaeConfig Wan22VaeConfig::from_json(const json& j, const std::string& sourc
   return c;
 }
 
-Wan22VaeConfig Wan22VaeConfig::from_json(const json& j, const std::string& source) {
-  return from_json(j, source, Wan22VaeConfig());
+WanVaeConfig WanVaeConfig::from_json(const json& j, const std::string& source) {
+  return from_json(j, source, WanVaeConfig());
 }
 
-json Wan22VaeConfig::to_json() const {
-  return json{{"dim", dim},
-              {"dec_dim", dec_dim},
-              {"z_dim", z_dim},
-              {"dim_mult", dim_mult},
-              {"num_res_blocks", num_res_blocks},
-              {"attn_scales", attn_scales},
-              {"temperal_downsample", temperal_downsample},
-              {"dropout", dropout}};
+json WanVaeConfig::to_json() const {
+  json j{{"dim", dim},
+         {"z_dim", z_dim},
+         {"dim_mult", dim_mult},
+         {"num_res_blocks", num_res_blocks},
+         {"attn_scales", attn_scales},
+         {"temperal_downsample", temperal_downsample},
+         {"dropout", dropout}};
+  if (!wan21()) j["dec_dim"] = dec_dim;
+  return j;
 }
 
 json read_vae_config_yaml(const std::string& path) {
@@ -212,7 +250,13 @@ json read_vae_config_yaml(const std::string& path) {
   json out = json::object();
   for (const char* k : kKeys)
     if (src.contains(k)) out[k] = src[k];
-  Wan22VaeConfig::from_json(out, path);  // type errors name the file now, not at load time
+  WanVaeConfig base;
+  if (src.contains("vae_type")) {
+    if (!src["vae_type"].is_string()) throw Error(path + ": vae_type must be a string");
+    base.type = parse_vae_type(src["vae_type"].get<std::string>(), path);
+    out["vae_type"] = vae_type_name(base.type);
+  }
+  WanVaeConfig::from_json(out, path, base);  // type errors name the file now, not at load time
   return out;
 }
 
@@ -233,6 +277,18 @@ const std::vector<double>& wan22_latent_std() {
                                      0.5833, 1.4146, 0.8986, 0.5659, 0.7069, 0.5338, 0.4889, 0.4917, 0.4069, 0.4999,
                                      0.6866, 0.4093, 0.5709, 0.6065, 0.6415, 0.4944, 0.5726, 1.2042, 0.5458, 1.6887,
                                      0.3971, 1.0600, 0.3943, 0.5537, 0.5444, 0.4089, 0.7468, 0.7744};
+  return v;
+}
+
+const std::vector<double>& wan21_latent_mean() {
+  static const std::vector<double> v{-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653,  -0.1517, 1.5508,
+                                     0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503,  -0.2921};
+  return v;
+}
+
+const std::vector<double>& wan21_latent_std() {
+  static const std::vector<double> v{2.8184, 1.4541, 2.3275, 2.6558, 1.2196, 1.7708, 2.6052, 2.0743,
+                                     3.2687, 2.1526, 2.8652, 1.5579, 1.6382, 1.1253, 2.8251, 1.9160};
   return v;
 }
 
