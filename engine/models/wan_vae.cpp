@@ -183,7 +183,7 @@ void WanVae::check_video(const WanVaeConfig& cfg, const torch::Tensor& x, const 
 
 void WanVae::check_latent(const WanVaeConfig& cfg, const torch::Tensor& z, const std::string& what) {
   if (z.defined() && z.dim() == 5 && z.size(1) != cfg.z_dim)
-    throw Error(what + ": latents have " + std::to_string(z.size(1)) + " channels but the VAE is " +
+    throw Error(what + ": latents " + shape_of(z) + " have " + std::to_string(z.size(1)) + " channels but the VAE is " +
                 vae_type_name(cfg.type) + " (z_dim " + std::to_string(cfg.z_dim) + ")");
   if (!z.defined() || z.dim() != 5 || z.size(0) < 1 || z.size(2) < 1 || z.size(3) < 1 || z.size(4) < 1)
     throw Error(what + ": latent must be [B, " + std::to_string(cfg.z_dim) + ", N, h, w], got " +

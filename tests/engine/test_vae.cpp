@@ -144,8 +144,12 @@ class TestVae : public QObject {
     // An explicit key wins over the metadata; the mismatch is a strict-load error naming a key.
     QString err = error_of([] { WanVae::load(kWeights, {{"dec_dim", 8}}); });
     QVERIFY2(err.contains("decoder."), qPrintable(err));
-    // A .pth carries no metadata: the released widths, which do not fit the tiny file.
-    QCOMPARE(WanVae::resolve_config(kPth, nlohmann::json::object()).dim, int64_t{160});
+    // A .pth carries no metadata: the widths come from the tensors' shapes.
+    auto from_shapes = WanVae::resolve_config(kPth, nlohmann::json::object());
+    QCOMPARE(from_shapes.dim, int64_t{4});
+    QCOMPARE(from_shapes.dec_dim, int64_t{6});
+    QCOMPARE(from_shapes.z_dim, int64_t{48});
+    QVERIFY(from_shapes.type == ws::models::VaeType::Wan22);
     // The YAML configs.
     auto tiny_yaml = ws::models::read_vae_config_yaml(kConfigs + "/tiny/vae.yaml");
     auto c = WanVaeConfig::from_json(tiny_yaml, "tiny/vae.yaml");
