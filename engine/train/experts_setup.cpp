@@ -245,12 +245,14 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   // type comes from the weights; vae_type (run, then vae_kwargs) must agree with them.
   if (cfg.str("vae_type") != "auto") s.vae_config["vae_type"] = cfg.str("vae_type");
   if (!s.all_latent_files || cfg.is_set("vae_path")) s.vae_file = resolve_vae_file(cfg, s.vae_config);
+  std::string vae_name;
   if (!s.vae_file.empty() && fs::exists(s.vae_file)) {
     try {
       const auto vc = models::WanVae::resolve_config(s.vae_file, s.vae_config);
       vc.validate(s.vae_file);
       s.vae_z_dim = vc.z_dim;
       s.vae_spatial_factor = vc.spatial_factor();
+      vae_name = vc.wan21() ? "the Wan2.1 VAE" : "the Wan2.2 VAE";
       if (cfg.str("vae_type") == "auto") cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
     } catch (const Error& e) {
       cfg.error(cfg.is_set("vae_path") ? "vae_path" : "vae_type", e.what());
@@ -260,7 +262,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     // docs/design/wan21-vae.md §7: the experts' latent channels are the VAE's z_dim.
     const auto cond = image_conditioning(mc.model_type);
     const int64_t z = s.vae_z_dim, want_in = expected_in_dim(cond, z);
-    const std::string vae = std::string(s.vae_spatial_factor == 8 ? "the Wan2.1 VAE" : "the Wan2.2 VAE") + " (" +
+    const std::string vae = vae_name + " (" +
                             fs::basename(s.vae_file) + ") has " + std::to_string(z) + " latent channels";
     if (mc.out_dim != z)
       cfg.add_error(vae + ", but the experts' out_dim is " + std::to_string(mc.out_dim) +

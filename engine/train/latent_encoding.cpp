@@ -88,6 +88,7 @@ LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o, const std::f
   fs::make_dirs(latent_dir);
   std::vector<data::MetaRow> out_rows;
   const int64_t total = r.rows;
+  if (progress) progress(0, total);  // the VAE is loaded: the count is known
   torch::NoGradGuard no_grad;
   for (int64_t i = 0; i < total; ++i) {
     if (cancel && cancel()) {

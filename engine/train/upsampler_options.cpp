@@ -17,6 +17,8 @@ io::OptionSchema upsampler_option_schema() {
   s.path("config_path", nullptr, "VideoX-Fun model YAML (latent_upsampler_kwargs, vae_kwargs, scheduler_kwargs)");
   s.path("pretrained_model_name_or_path", nullptr, "folder holding the Wan2.2 VAE (vae_kwargs.vae_subpath, default Wan2.2_VAE.pth)");
   s.path("vae_path", nullptr, "VAE weights (.pth or .safetensors); replaces the pretrained VAE, loaded strictly");
+  s.choice("vae_type", {"auto", "wan2.2", "wan2.1"}, "auto",
+           "which VAE: auto (the weights decide); the upsampler trains on Wan2.2 VAE latents, so wan2.1 is refused");
   s.path("latent_upsampler_path", nullptr, "warm start: upsampler weights or latent_upsampler/ folder; mismatched keys skipped");
   s.list("trainable_modules", OptType::String, json::array({"."}), "parameter-name substrings to train");
   s.list("trainable_modules_low_learning_rate", OptType::String, json::array(), "substrings trained at learning_rate / 2");

@@ -1,7 +1,7 @@
 #include "train/upsampler_setup.h"
 
 #include "core/error.h"
-#include "models/wan_vae_config.h"
+#include "models/wan_vae.h"
 #include "core/fs.h"
 #include "dataset/buckets.h"
 #include "data/demo_data.h"
@@ -162,8 +162,24 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   else
     s.degradation_range = std::make_pair(range[0], range[1]);
 
-  // VAE.
+  // VAE: its latent channels are the upsampler's (docs/design/wan21-vae.md §7).
+  if (cfg.str("vae_type") != "auto") s.vae_config["vae_type"] = cfg.str("vae_type");
   s.vae_file = resolve_vae_file(cfg, s.vae_config);
+  if (!s.vae_file.empty() && fs::exists(s.vae_file)) {
+    try {
+      const auto vc = models::WanVae::resolve_config(s.vae_file, s.vae_config);
+      if (vc.z_dim != s.model.in_channels)
+        cfg.error(cfg.is_set("vae_path") ? "vae_path" : "config_path",
+                  "the " + std::string(models::vae_type_name(vc.type)) + " VAE (" + fs::basename(s.vae_file) + ") has " +
+                      std::to_string(vc.z_dim) + " latent channels, the upsampler's in_channels is " +
+                      std::to_string(s.model.in_channels) + (vc.wan21() ? " (upsampler training runs on Wan2.2 VAE latents)" : ""));
+      else if (vc.wan21())
+        cfg.error("vae_path", "upsampler training runs on Wan2.2 VAE latents (48 channels); this is a Wan2.1 VAE");
+      if (cfg.str("vae_type") == "auto") cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
+    } catch (const Error& e) {
+      cfg.error(cfg.is_set("vae_path") ? "vae_path" : "vae_type", e.what());
+    }
+  }
   if (cfg.is_set("latent_upsampler_path")) {
     s.warm_start = cfg.str("latent_upsampler_path");
     if (!fs::exists(*s.warm_start)) cfg.error("latent_upsampler_path", "not found: " + *s.warm_start);

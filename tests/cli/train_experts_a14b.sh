@@ -12,7 +12,7 @@ write_tiny_dit "$tmp/dit48.yaml"
 sed 's/_dim: 48/_dim: 16/' "$tmp/dit48.yaml" > "$tmp/t2v.yaml"
 sed 's/in_dim: 48/in_dim: 36/; s/out_dim: 48/out_dim: 16/' "$tmp/dit48.yaml" > "$tmp/i2v.yaml"; echo "model_type: i2v" >> "$tmp/i2v.yaml"
 train=(--text_embeddings_dir "$tmp/text" --demo_data auto --video_sample_size 64 --learning_rate 1e-3
-       --dataloader_num_workers 0 --boundary_ratio 0.5 --max_train_steps 5 --checkpointing_steps 100)
+       --dataloader_num_workers 0 --max_train_steps 5 --checkpointing_steps 100)
 losses() { grep '"type":"step"' "$1" | grep -o '"step":[0-9]*\|"expert":"[a-z]*"\|"loss":[^,]*\|"frames":[0-9]*'; }
 
 # 1. The mismatches are config errors naming both numbers, before anything trains.
@@ -30,7 +30,7 @@ grep -q 'vae_type wan2.2, but encoder.conv1.weight is \[4,3,3,3,3\]: a Wan2.1 VA
 
 # 2. t2v with fixed windows (stride 1, every clip whole: the windows cannot differ): on the fly,
 # latent cache and encode-latents train to the same losses.
-fixed=(--seed 3 --video_sample_n_frames 65 --video_sample_stride 1)
+fixed=(--seed 3 --video_sample_n_frames 65 --video_sample_stride 1 --boundary_ratio 0.5)
 "$engine" train-experts "${train[@]}" "${fixed[@]}" --transformer_config "$tmp/t2v.yaml" --vae_path "$vae" \
   --train_data_meta "$tmp/data/metadata.json" --output_dir "$tmp/fly" >/dev/null 2>"$tmp/fly.err" || fail "on the fly: $(tail -3 "$tmp/fly.err")"
 grep '"type":"started"' "$tmp/fly/events.jsonl" >/dev/null || fail "no started"
@@ -52,9 +52,21 @@ grep -q 'every row brings its latent file: no VAE' "$tmp/f.err" || fail "the lat
 diff <(losses "$tmp/fly/events.jsonl") <(losses "$tmp/cached/events.jsonl") >/dev/null || fail "cached losses differ from on the fly"
 diff <(losses "$tmp/fly/events.jsonl") <(losses "$tmp/files/events.jsonl") >/dev/null || fail "encode-latents losses differ from on the fly"
 
+# The released layout: configs/wan2.2/model_t2v_a14b.yaml over a model folder holding
+# Wan2.1_VAE.pth (vae_type AutoencoderKLWan) and the two experts (here the tiny ones just trained).
+mkdir -p "$tmp/A14B"
+cp "$data/vae21/vae21_dev_weights.pth" "$tmp/A14B/Wan2.1_VAE.pth"
+cp -r "$tmp/fly/checkpoint-5/high_noise_transformer" "$tmp/A14B/high_noise_model"
+cp -r "$tmp/fly/checkpoint-5/low_noise_transformer" "$tmp/A14B/low_noise_model"
+"$engine" train-experts "${train[@]}" --seed 3 --video_sample_n_frames 65 --video_sample_stride 1 --config_path "$data/../../configs/wan2.2/model_t2v_a14b.yaml" \
+  --pretrained_model_name_or_path "$tmp/A14B" --train_data_meta "$tmp/data/metadata.json" --output_dir "$tmp/rel" \
+  >/dev/null 2>"$tmp/rel.err" || fail "model_t2v_a14b.yaml: $(tail -3 "$tmp/rel.err")"
+grep -q 'loading the VAE from .*A14B/Wan2.1_VAE.pth' "$tmp/rel.err" || fail "the model YAML's vae_subpath was not used"
+grep -q '^boundary_ratio: 0.875' "$tmp/rel/run.yaml" || fail "boundary from the model YAML: $(grep boundary "$tmp/rel/run.yaml")"
+
 # 3. i2v with drawn windows (stride 2, 9 frames): the cache and encode-latents --i2v (the same
 # seed draws the same window per row) train to the same losses.
-drawn=(--seed 5 --video_sample_n_frames 9 --video_sample_stride 2)
+drawn=(--seed 5 --video_sample_n_frames 9 --video_sample_stride 2 --boundary_ratio 0.5)
 "$engine" train-experts "${train[@]}" "${drawn[@]}" --transformer_config "$tmp/i2v.yaml" --vae_path "$vae" \
   --latent_cache_dir "$tmp/cache_i2v" --train_data_meta "$tmp/data/metadata.json" --output_dir "$tmp/i2v_c" >/dev/null 2>"$tmp/ic.err" \
   || fail "i2v cached: $(tail -3 "$tmp/ic.err")"
@@ -72,7 +84,8 @@ slow=(--metadata "$tmp/data/metadata.json" --vae "$vae" --seed 7 --video_sample_
       --video_sample_stride 1 --threads 1)
 "$engine" encode-latents "${slow[@]}" --out "$tmp/r" >"$tmp/r1.out" 2>/dev/null &
 pid=$!
-wait_for "the first encoded row" 300 has_event progress "$tmp/r1.out"
+row_done() { grep -q '"done":[1-9]' "$1"; }
+wait_for "the first encoded row" 300 row_done "$tmp/r1.out"
 kill -TERM $pid; wait $pid; rc=$?
 [ $rc -eq 130 ] || fail "SIGTERM exited $rc"
 grep -q '"status":"cancelled"' "$tmp/r1.out" || fail "not cancelled: $(tail -1 "$tmp/r1.out")"
@@ -81,7 +94,7 @@ n1=$(ls "$tmp/r/latents" | grep -c '^row.*\.safetensors$')
 [ "$n1" -ge 1 ] && [ "$n1" -lt 14 ] || fail "$n1 files after SIGTERM"
 "$engine" encode-latents "${slow[@]}" --out "$tmp/r" >"$tmp/r2.out" 2>/dev/null &
 pid=$!
-wait_for "a row of the second run" 300 has_event progress "$tmp/r2.out"
+wait_for "a row of the second run" 300 row_done "$tmp/r2.out"
 kill -9 $pid; wait $pid 2>/dev/null
 "$engine" encode-latents "${slow[@]}" --out "$tmp/r" >"$tmp/r3.out" 2>"$tmp/r3.err" || fail "resume: $(tail -3 "$tmp/r3.err")"
 grep -q "[1-9][0-9]* already there" "$tmp/r3.err" || fail "the resumed run kept nothing: $(tail -1 "$tmp/r3.err")"

@@ -5,14 +5,11 @@
 // `cancel` line stops after the current row (exit 130); a re-run keeps what is already written.
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstdio>
-#include <memory>
 
 #include "cli/args.h"
 #include "cli/vae_cli.h"
 #include "cli/verb.h"
-#include "contract/events.h"
 #include "contract/option_values.h"
 #include "core/error.h"
 #include "runtime/cancel.h"
@@ -71,19 +68,10 @@ int run_encode_latents(const std::vector<std::string>& argv) {
   runtime::install_cancel_handlers();
   auto& events = runtime::EventStream::global();
   runtime::Heartbeat heartbeat;  // alive while a 508 MB VAE loads or a long clip encodes
-  std::unique_ptr<runtime::ProgressBar> bar;  // the row count is known once the rows are checked
-  const auto t0 = std::chrono::steady_clock::now();
+  runtime::ProgressReporter progress("encode-latents");
   train::LatentEncodeReport r;
-  auto progress = [&](int64_t done, int64_t total) {
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double per_s = secs > 0 ? static_cast<double>(done) / secs : 0;
-    const double eta = per_s > 0 ? static_cast<double>(total - done) / per_s : 0;
-    events.emit(contract::ProgressEvent{"encode-latents", done, total, per_s, eta});
-    if (!bar) bar = std::make_unique<runtime::ProgressBar>("encode-latents", static_cast<size_t>(total));
-    bar->update(static_cast<size_t>(done));
-  };
   try {
-    r = train::encode_latent_rows(o, progress, [] { return runtime::cancel_requested(); });
+    r = train::encode_latent_rows(o, [&](int64_t d, int64_t t) { progress(d, t); }, [] { return runtime::cancel_requested(); });
   } catch (const std::exception& e) {
     events.error(e.what());
     events.finished("failed", 0);

@@ -6,12 +6,10 @@
 // stops after the current caption (exit 130); a re-run skips what is already written.
 #include <spdlog/spdlog.h>
 
-#include <chrono>
 #include <cstdio>
 
 #include "cli/args.h"
 #include "cli/verb.h"
-#include "contract/events.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/sha256.h"
@@ -67,20 +65,10 @@ int run_encode_text(const std::vector<std::string>& argv) {
   runtime::install_cancel_handlers();
   auto& events = runtime::EventStream::global();
   runtime::Heartbeat heartbeat;  // a supervisor's watchdog sees it alive while an 11 GB checkpoint loads
-  runtime::ProgressBar bar("encode-text", jobs.size());
-  const auto t0 = std::chrono::steady_clock::now();
-  int64_t first_done = -1;
-  auto progress = [&](int64_t done, int64_t total) {
-    if (first_done < 0) first_done = done;  // files already there cost nothing: the rate counts new ones
-    const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    const double per_s = secs > 0 && done > first_done ? static_cast<double>(done - first_done) / secs : 0;
-    const double eta = per_s > 0 ? static_cast<double>(total - done) / per_s : 0;
-    events.emit(contract::ProgressEvent{"encode-text", done, total, per_s, eta});
-    bar.update(static_cast<size_t>(done));
-  };
+  runtime::ProgressReporter progress("encode-text");
   train::EncodeReport r;
   try {
-    r = train::encode_captions(jobs, o, progress, [] { return runtime::cancel_requested(); });
+    r = train::encode_captions(jobs, o, [&](int64_t d, int64_t t) { progress(d, t); }, [] { return runtime::cancel_requested(); });
   } catch (const std::exception& e) {
     events.error(e.what());
     events.finished("failed", 0);

@@ -25,8 +25,11 @@ const char* format_name(ws::io::WeightsFormat f) {
 // A Wan VAE's detected type and widths (docs/design/wan21-vae.md §7); null for anything else.
 nlohmann::json vae_summary(const ws::io::StateDict& sd, const std::map<std::string, std::string>& metadata,
                            const std::string& path) {
-  if (!sd.count("encoder.conv1.weight") && !sd.count("encoder.conv_in.weight") && !sd.count("model.encoder.conv1.weight"))
-    return nullptr;
+  bool vae_like = false;
+  for (const char* k : {"encoder.conv1.weight", "encoder.conv_in.weight", "model.encoder.conv1.weight",
+                        "module.encoder.conv1.weight"})
+    vae_like = vae_like || sd.count(k);
+  if (!vae_like) return nullptr;
   try {
     auto cfg = ws::models::resolve_vae_config(ws::models::official_vae_keys(sd, path), metadata, nlohmann::json::object(), path);
     nlohmann::json j = cfg.to_json();
