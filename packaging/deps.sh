@@ -1,5 +1,7 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Wan Studio builds and runs with; skips what is present.
+#   packaging/deps.sh           what the build, the demo and the tests need
+#   packaging/deps.sh --bench   also PyTorch, for the side-by-side benchmarks (packaging/bench_reference.py)
 set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config
@@ -11,6 +13,7 @@ pkgs=(
   libsentencepiece-dev sentencepiece
   python3
 )
+[ "${1:-}" = "--bench" ] && pkgs+=(python3-torch)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

@@ -5,6 +5,7 @@
 // line per case on stdout and returns 0 when every case passed, 1 otherwise (also when no
 // case was found).
 #pragma once
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -21,6 +22,13 @@ struct ParityKind {
 void register_parity_kind(const std::string& name, const std::string& summary, ParityKindFn fn);
 std::vector<ParityKind> parity_kinds();  // sorted by name
 const ParityKind* find_parity_kind(const std::string& name);
+
+// The case loop every kind shares: each DIR/*.json (sorted) whose object has a `case` key is run
+// by `run`, which returns its one output line ("PASS …" / "FAIL …") and never throws for bad
+// input (a throw becomes `FAIL <file> <reason>`). Prints the lines and "<n> of <m> <what> cases
+// passed" on stderr; returns 0 when every case passed, 1 otherwise or when there is none.
+int for_each_case(const std::string& dir, const std::string& what,
+                  const std::function<std::string(const std::string& json_path)>& run);
 
 struct ParityKindRegistrar {
   ParityKindRegistrar(const char* name, const char* summary, ParityKindFn fn) {

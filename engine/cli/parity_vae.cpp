@@ -224,29 +224,7 @@ VaeParityCase check_vae_parity_case(const std::string& json_path, models::VaeTyp
 }
 
 int parity_vae(const std::string& dir, models::VaeType kind) {
-  if (!fs::is_dir(dir)) throw Error(dir + ": not a folder");
-  std::vector<std::string> jsons;
-  for (const auto& e : fsys::directory_iterator(dir))
-    if (e.is_regular_file() && e.path().extension() == ".json") jsons.push_back(e.path().string());
-  std::sort(jsons.begin(), jsons.end());
-  int cases = 0, failed = 0;
-  for (const auto& path : jsons) {
-    VaeParityCase c = check_vae_parity_case(path, kind);
-    if (c.skipped) {
-      std::fprintf(stderr, "note: %s\n", c.reason.c_str());
-      continue;
-    }
-    ++cases;
-    if (!c.pass) ++failed;
-    std::printf("%s\n", c.line().c_str());
-    std::fflush(stdout);
-  }
-  if (cases == 0) {
-    std::fprintf(stderr, "error: %s: no VAE parity case (*.json with a 'case' key)\n", dir.c_str());
-    return 1;
-  }
-  std::fprintf(stderr, "%d of %d VAE cases passed\n", cases - failed, cases);
-  return failed ? 1 : 0;
+  return for_each_case(dir, "VAE", [kind](const std::string& path) { return check_vae_parity_case(path, kind).line(); });
 }
 
 namespace {

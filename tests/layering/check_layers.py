@@ -26,10 +26,11 @@ ENGINE = {
     "engine/text": ["core"],
     "engine/io": ["core", "contract"],
     "engine/models": ["io", "core", "contract"],
+    "engine/sampling": ["models", "io", "core", "contract"],
     "engine/data": ["dataset", "video", "io", "core", "contract"],
     "engine/parallel": ["core"],
-    "engine/train": ["models", "data", "dataset", "video", "io", "parallel", "runtime", "text", "core", "contract"],
-    "engine/cli": ["train", "models", "data", "dataset", "video", "io", "parallel", "runtime", "text", "core", "contract"],
+    "engine/train": ["models", "sampling", "data", "dataset", "video", "io", "parallel", "runtime", "text", "core", "contract"],
+    "engine/cli": ["train", "models", "sampling", "data", "dataset", "video", "io", "parallel", "runtime", "text", "core", "contract"],
 }
 STUDIO = {
     "contract": [],

@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Times the reference PyTorch Wan VAE on the same clip `wanstudio-engine bench vae-encode|vae-decode`
+times, for side-by-side figures (alternate the two; compare medians). The reference code is not part
+of this project: pass the folder of a Wan-Video/Wan2.2 checkout (wan/modules/vae2_1.py, vae2_2.py).
+
+  packaging/bench_reference.py --repo ~/src/Wan2.2 --kind vae-decode --vae-type wan2.1 --frames 17 --size 256,256 --threads 2
+
+Prints one JSON line like the engine's bench: ms_per_clip, ms_per_clip_median, peak_rss_mb.
+Needs python3-torch (`packaging/deps.sh --bench`); einops when installed, else the stand-in below."""
+import argparse
+import importlib.util
+import json
+import resource
+import statistics
+import sys
+import time
+import types
+
+
+def einops_stand_in():
+    # The VAE modules use rearrange for two reshapes only (frames in and out of the batch axis);
+    # when einops is not installed (Debian 12 has no package), this stand-in does exactly those.
+    def rearrange(x, pattern, **sizes):
+        p = pattern.replace(" ", "")
+        if p == "bcthw->(bt)chw":
+            b, c, t, h, w = x.shape
+            return x.permute(0, 2, 1, 3, 4).reshape(b * t, c, h, w)
+        if p == "(bt)chw->bcthw":
+            t = sizes["t"]
+            bt, c, h, w = x.shape
+            return x.reshape(bt // t, t, c, h, w).permute(0, 2, 1, 3, 4)
+        raise NotImplementedError("einops stand-in: " + pattern)
+
+    mod = types.ModuleType("einops")
+    mod.rearrange = rearrange
+    return mod
+
+
+def main():
+    ap = argparse.ArgumentParser()
+    ap.add_argument("--repo", required=True, help="a Wan-Video/Wan2.2 checkout")
+    ap.add_argument("--kind", choices=["vae-encode", "vae-decode"], required=True)
+    ap.add_argument("--vae-type", choices=["wan2.1", "wan2.2"], default="wan2.2")
+    ap.add_argument("--frames", type=int, default=5)
+    ap.add_argument("--size", default="128,128", help="H,W")
+    ap.add_argument("--reps", type=int, default=3)
+    ap.add_argument("--warmup", type=int, default=1)
+    ap.add_argument("--threads", type=int, default=2)
+    a = ap.parse_args()
+    import torch
+
+    torch.set_num_threads(a.threads)
+    import torch.nn.functional as F
+    if not hasattr(F, "scaled_dot_product_attention"):
+        # torch 1.13 (Debian 12) predates it: the plain softmax attention the VAE's single head needs.
+        def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False):
+            w = torch.softmax((q @ k.transpose(-2, -1)) / (q.shape[-1] ** 0.5), dim=-1)
+            return w @ v
+
+        F.scaled_dot_product_attention = sdpa
+    try:
+        import einops  # noqa: F401
+    except ImportError:
+        sys.modules["einops"] = einops_stand_in()
+    name = "vae2_1" if a.vae_type == "wan2.1" else "vae2_2"
+    spec = importlib.util.spec_from_file_location(name, f"{a.repo}/wan/modules/{name}.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    torch.manual_seed(0)
+    if a.vae_type == "wan2.1":
+        model = m.WanVAE_(dim=96, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=2, attn_scales=[],
+                          temperal_downsample=[False, True, True], dropout=0.0)
+        z_dim, f = 16, 8
+    else:
+        model = m.WanVAE_(dim=160, dec_dim=256, z_dim=48, dim_mult=[1, 2, 4, 4], num_res_blocks=2, attn_scales=[],
+                          temperal_downsample=[False, True, True], dropout=0.0)
+        z_dim, f = 48, 16
+    model.eval().requires_grad_(False)
+    scale = [torch.zeros(z_dim), torch.ones(z_dim)]
+    h, w = (int(v) for v in a.size.split(","))
+    torch.manual_seed(1)
+    if a.kind == "vae-encode":
+        x = torch.rand(1, 3, a.frames, h, w) * 2 - 1
+        run = lambda: model.encode(x, scale)
+    else:
+        z = torch.randn(1, z_dim, 1 + (a.frames - 1) // 4, h // f, w // f)
+        run = lambda: model.decode(z, scale).clamp_(-1, 1)
+    times = []
+    with torch.no_grad():
+        for i in range(a.warmup + a.reps):
+            t0 = time.perf_counter()
+            run()
+            ms = (time.perf_counter() - t0) * 1000
+            if i >= a.warmup:
+                times.append(ms)
+            print(f"reference {a.kind}: {'rep' if i >= a.warmup else 'warmup'} {ms:.1f} ms", file=sys.stderr)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"bench": a.kind, "reference": f"{a.repo}/wan/modules/{name}.py", "vae_type": a.vae_type,
+                      "frames": a.frames, "height": h, "width": w, "threads": a.threads, "ms_per_clip": times,
+                      "ms_per_clip_median": statistics.median(times), "peak_rss_mb": rss}))
+
+
+if __name__ == "__main__":
+    main()
