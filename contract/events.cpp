@@ -240,4 +240,24 @@ ProgressEvent ProgressEvent::from_json(const json& f) {
           number_field(f, "per_s", kNaN), number_field(f, "eta_s", kNaN)};
 }
 
+json SampleStepEvent::to_json() const {
+  return {{"index", index}, {"step", step}, {"of", of}, {"expert", expert}, {"t", t}, {"eta_s", eta_s}};
+}
+
+SampleStepEvent SampleStepEvent::from_json(const json& f) {
+  return {integer_field(f, "index", 0), integer_field(f, "step", 0), integer_field(f, "of", 0),
+          string_field(f, "expert"),    integer_field(f, "t", 0),    number_field(f, "eta_s", kNaN)};
+}
+
+json SampleEvent::to_json() const {
+  json j{{"index", index}, {"latents", latents}, {"sidecar", sidecar}, {"seconds", seconds}};
+  if (!video.empty()) j["video"] = video;
+  return j;
+}
+
+SampleEvent SampleEvent::from_json(const json& f) {
+  return {integer_field(f, "index", 0), string_field(f, "latents"), string_field(f, "video"), string_field(f, "sidecar"),
+          number_field(f, "seconds", kNaN)};
+}
+
 }  // namespace ws::contract

@@ -26,6 +26,8 @@ inline constexpr const char* kLog = "log";
 inline constexpr const char* kError = "error";
 inline constexpr const char* kFinished = "finished";
 inline constexpr const char* kProgress = "progress";
+inline constexpr const char* kSampleStep = "sample_step";
+inline constexpr const char* kSample = "sample";
 }  // namespace event_type
 
 // One line: type, time, and every field (type and time included).
@@ -147,6 +149,27 @@ struct ProgressEvent {
   double per_s = 0, eta_s = 0;  // items per second so far, seconds left
   json to_json() const;
   static ProgressEvent from_json(const json& fields);
+};
+
+// `sample`: one denoising step of video `index` (docs/design/sampling.md §12.1).
+struct SampleStepEvent {
+  static constexpr const char* kType = event_type::kSampleStep;
+  int64_t index = 0, step = 0, of = 0;  // step is 1-based
+  std::string expert;                   // "high" | "low" | "model"
+  int64_t t = 0;                        // the timestep the model saw
+  double eta_s = 0;                     // seconds left for this video
+  json to_json() const;
+  static SampleStepEvent from_json(const json& fields);
+};
+
+// `sample`: video `index` is written (`video` empty when no VAE matched the latents).
+struct SampleEvent {
+  static constexpr const char* kType = event_type::kSample;
+  int64_t index = 0;
+  std::string latents, video, sidecar;
+  double seconds = 0;
+  json to_json() const;
+  static SampleEvent from_json(const json& fields);
 };
 
 // The line of a typed event.
