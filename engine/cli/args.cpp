@@ -17,10 +17,10 @@ bool parse_bool(const std::string& text, const std::string& what) {
 std::pair<int64_t, int64_t> parse_size(const std::string& text) {
   auto num = [&](const std::string& s) -> int64_t {
     if (s.empty() || s.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("bad size '" + text + "': expected WxH or H,W");
+      throw UsageError("bad size '" + text + "': expected WxH (or W*H) or H,W");
     return std::stoll(s);
   };
-  auto x = text.find('x');
+  auto x = text.find_first_of("x*");  // W*H is the official Wan notation
   if (x != std::string::npos) return {num(text.substr(x + 1)), num(text.substr(0, x))};
   auto c = text.find(',');
   if (c != std::string::npos) return {num(text.substr(0, c)), num(text.substr(c + 1))};

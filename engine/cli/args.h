@@ -52,7 +52,7 @@ class Args {
   const ArgSpec* find(const std::string& name) const;
 };
 
-// Sizes as "WxH" or "H,W" -> {H, W}; throws ws::UsageError.
+// Sizes as "WxH", "W*H" or "H,W" -> {H, W}; throws ws::UsageError.
 std::pair<int64_t, int64_t> parse_size(const std::string& text);
 // The contract's boolean words (contract/option_values.h); throws ws::UsageError naming `what`.
 bool parse_bool(const std::string& text, const std::string& what);

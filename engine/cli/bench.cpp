@@ -1,5 +1,7 @@
 #include "cli/bench.h"
 
+#include <cmath>
+
 #include <ATen/Parallel.h>
 
 #include <algorithm>
@@ -74,6 +76,16 @@ nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra,
   std::printf("%s\n", extra.dump().c_str());
   std::fflush(stdout);
   return extra;
+}
+
+std::vector<int64_t> bench_token_grid(int64_t tokens) {
+  int64_t f = 1;
+  while (tokens / f > 1024 * 1024 || tokens % f) ++f;
+  const int64_t per = tokens / f;
+  int64_t h = static_cast<int64_t>(std::sqrt(static_cast<double>(per)));
+  while (per % h) --h;
+  if (per / h > 1024) throw UsageError("--tokens " + std::to_string(tokens) + ": no grid fits the RoPE table");
+  return {f, 2 * h, 2 * (per / h)};
 }
 
 }  // namespace ws::cli

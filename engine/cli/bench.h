@@ -37,6 +37,9 @@ std::vector<double> bench_time(const std::string& label, int64_t warmup, int64_t
 nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit = "clip");
 
 double bench_now_ms();
+// A DiT latent grid {F, H, W} of `tokens` = F·(H/2)·(W/2) with near-square frames (RoPE positions
+// below 1024 per axis); ws::UsageError when none fits.
+std::vector<int64_t> bench_token_grid(int64_t tokens);
 void bench_progress(const std::string& label, int64_t rep, int64_t reps, double ms, bool warmup);
 
 template <class F>

@@ -4,7 +4,6 @@
 // block on a machine without room for the whole model.
 #include <torch/torch.h>
 
-#include <cmath>
 #include <thread>
 
 #include "core/error.h"
@@ -16,17 +15,6 @@
 
 namespace ws::cli {
 namespace {
-
-// A latent grid of F·(H/2)·(W/2) = tokens with a near-square frame (RoPE positions < 1024 per axis).
-std::vector<int64_t> grid_for(int64_t tokens) {
-  int64_t f = 1;
-  while (tokens / f > 1024 * 1024 || tokens % f) ++f;
-  const int64_t per = tokens / f;
-  int64_t h = static_cast<int64_t>(std::sqrt(static_cast<double>(per)));
-  while (per % h) --h;
-  if (per / h > 1024) throw UsageError("--tokens " + std::to_string(tokens) + ": no grid fits the RoPE table");
-  return {f, 2 * h, 2 * (per / h)};
-}
 
 int bench_dit_train(const std::vector<std::string>& argv) {
   Args a("bench dit-train", "bench dit-train --config C [options]",
@@ -54,7 +42,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   if (tokens < 1 || batch < 1 || steps < 1 || text < 1 || text > cfg.text_len)
     throw UsageError("--tokens, --batch and --steps must be positive; --text_tokens 1..text_len");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
-  const auto g = grid_for(tokens);
+  const auto g = bench_token_grid(tokens);
 
   torch::manual_seed(0);
   models::WanModel model(cfg);

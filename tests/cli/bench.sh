@@ -14,9 +14,10 @@ declare -A args=(
   [vae-encode]="--dim 4 --dec_dim 6 --frames 5 --size 32,32 --reps 1 --warmup 0 --threads 1"
   [vae-decode]="--dim 4 --dec_dim 6 --frames 5 --size 32,32 --reps 1 --warmup 0 --threads 1"
   [t5-encode]="--config $(cd "$(dirname "$0")/../.." && pwd)/configs/tiny/umt5.yaml --tokens 16 --batch 2 --steps 1 --warmup 0 --threads 1"
+  [sample-step]="--config $tmp/dit.yaml --tokens 16 --steps 2 --reps 1 --threads 1"
 )
 declare -A unit=([dit-train]=step [loader]=batch [upsampler-forward]=step [upsampler-train]=step
-                 [vae-encode]=clip [vae-decode]=clip [t5-encode]=batch)
+                 [vae-encode]=clip [vae-decode]=clip [t5-encode]=batch [sample-step]=step)
 # The kinds the worker lists must be exactly the ones checked here: a new kind needs a line above.
 listed=$("$engine" bench --help | awk '/^kinds:/{k=1; next} k && NF {print $1}' | sort | tr '\n' ' ')
 expected=$(printf '%s\n' "${!args[@]}" | sort | tr '\n' ' ')

@@ -19,6 +19,7 @@
 #include "data/clip_tensor.h"
 #include "io/model_yaml.h"
 #include "io/safetensors.h"
+#include "io/state_dict.h"
 #include "models/dit_conditioning.h"
 #include "models/wan_dit.h"
 #include "runtime/cancel.h"
@@ -129,11 +130,10 @@ train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c
   if (s.sampler.boundary && !(*s.sampler.boundary > 0 && *s.sampler.boundary < 1))
     throw UsageError("--boundary_ratio must lie in (0, 1)");
   s.fps = a.integer("fps", s.fps);
-  if (a.has("base_seed") || a.has("seed")) {
-    s.seed = static_cast<uint64_t>(a.integer(a.has("base_seed") ? "base_seed" : "seed", 0));
-  } else {
-    s.seed = std::random_device{}() & 0x7fffffff;  // recorded in the outputs
-  }
+  const int64_t seed = a.has("base_seed") || a.has("seed") ? a.integer(a.has("base_seed") ? "base_seed" : "seed", -1) : -1;
+  if (seed < -1) throw UsageError("--base_seed must be -1 (random) or a seed >= 0");
+  // -1, as in generate.py: a random seed, recorded in the outputs.
+  s.seed = seed >= 0 ? static_cast<uint64_t>(seed) : (std::random_device{}() & 0x7fffffff);
   s.task = task;
   return s;
 }
@@ -229,7 +229,14 @@ int run_sample(const std::vector<std::string>& argv) {
     const models::WanConfig& cfg = ex.models.low->config();
     const bool two = static_cast<bool>(ex.models.high);
     train::SampleSettings s = resolve_settings(a, cfg, two);
-    train::sample_latent_shape(s, cfg.out_dim);  // size and frames checked before any work
+    const auto shape = train::sample_latent_shape(s, cfg.out_dim);  // size and frames checked before any work
+    if (two) {
+      int64_t high = 0;
+      for (int64_t t : sampling::flow_schedule(s.sampler.solver, s.sampler.steps, s.sampler.shift).timesteps)
+        high += sampling::choose_expert(s.sampler, true, t).high;
+      if (high == 0 || high == s.sampler.steps)
+        events.log("warning", std::string("this schedule gives the ") + (high ? "low" : "high") + "-noise expert no step");
+    }
     std::unique_ptr<models::WanVae> vae;
     if (a.has("vae_path")) {
       json vc = json::object();
@@ -244,13 +251,19 @@ int run_sample(const std::vector<std::string>& argv) {
     train::SampleConditioning cond;
     json prompt = json::object(), negative = json::object();
     cond.context = prompt_context(a, a.str("prompt"), a.str("prompt_embedding"), cfg, &prompt);
-    const std::string neg_text = a.has("negative_prompt") ? a.str("negative_prompt") : std::string(text::kWanNegativePrompt);
+    // An empty negative prompt means Wan's default, as in the reference pipelines.
+    const std::string neg_text = a.str("negative_prompt").empty() ? std::string(text::kWanNegativePrompt) : a.str("negative_prompt");
     cond.context_null = prompt_context(a, neg_text, a.str("negative_prompt_embedding"), cfg, &negative);
     record["prompt"] = prompt;
     record["negative_prompt"] = negative;
     if (cfg.model_type == "i2v" || (cfg.model_type == "ti2v" && a.has("image"))) {
       if (!a.has("image")) throw UsageError("i2v experts need --image");
       cond.image_latent = image_latent(a, s, cfg, vae.get());
+      auto want = shape;
+      if (cfg.model_type == "ti2v") want[1] = 1;  // the image alone
+      if (cond.image_latent.sizes().vec() != want)
+        throw Error(a.str("image") + ": the image latent is " + io::shape_str(cond.image_latent.sizes().vec()) +
+                    ", the video needs " + io::shape_str(want));
       record["image"] = a.str("image");
     }
     std::string base = a.has("save_file") ? a.str("save_file") : "sample_" + std::to_string(s.seed) + ".mp4";
