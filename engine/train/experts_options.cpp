@@ -92,6 +92,23 @@ io::OptionSchema experts_option_schema() {
          "row j gets eval_timesteps[j mod len]");
   s.integer("eval_max_samples_per_t", 60, "rows kept per timestep").min("eval_max_samples_per_t", 1).max("eval_max_samples_per_t", 1000000);
   s.integer("eval_seed", nullptr, "seed of the eval noise (default seed)");
+
+  s.group("Validation");
+  s.list("validation_prompts", OptType::String, json::array(),
+         "prompts rendered with both experts at validation (none: no videos); embeddings as for captions");
+  s.list("validation_prompt_embeddings", OptType::Path, json::array(), "prompts as embedding files instead of texts");
+  s.string("validation_negative_prompt", "", "negative prompt (empty: Wan's default)");
+  s.integer("validation_steps", 500, "render after every N global steps, and after the last")
+      .min("validation_steps", 1).max("validation_steps", 1000000000);
+  s.boolean("validation_at_start", true, "also render before the first update (the baseline)");
+  s.choice("validation_mode", {"preview", "full"}, "preview", "preview: 12 steps, 256x256, 17 frames; full: the preset's");
+  s.string("validation_size", nullptr, "video size WxH (default: the mode's)");
+  s.integer("validation_frames", nullptr, "frames, 4k+1 (default: the mode's)").shape("validation_frames", contract::frames_rule());
+  s.integer("validation_sample_steps", nullptr, "denoising steps (default: the mode's)").min("validation_sample_steps", 1).max("validation_sample_steps", 1000);
+  s.choice("validation_sample_solver", {"unipc", "dpm++"}, "unipc", "solver");
+  s.real("validation_sample_shift", nullptr, "schedule shift (default: the model YAML's, else the preset's)");
+  s.list("validation_guide_scale", OptType::Float, json::array(), "guidance: one scale, or low and high (default: the preset's)");
+  s.integer("validation_seed", nullptr, "prompt i renders from noise seed validation_seed + i (default seed)");
   return s;
 }
 

@@ -8,6 +8,7 @@
 
 #include "io/yaml_config.h"
 #include "models/wan_dit_config.h"
+#include "train/experts_validation.h"
 #include "train/expert_routing.h"
 #include "train/run_options.h"
 #include "train/text_encoding.h"
@@ -46,6 +47,7 @@ struct ExpertsSetup {
   std::optional<std::string> resume_dir;
   std::optional<std::string> eval_meta;
   int64_t eval_seed = 42;
+  ExpertsValidationOptions validation;  // videos at validation (docs/design/sampling.md §12.3)
   std::vector<std::string> warnings;  // logged once the run directory is open
 };
 

@@ -29,6 +29,7 @@
 #include "train/expert_routing.h"
 #include "train/expert_step.h"
 #include "train/experts_checkpoint.h"
+#include "train/experts_report.h"
 #include "train/experts_options.h"
 #include "train/resume_checks.h"
 #include "train/experts_setup.h"
@@ -59,7 +60,7 @@ class Trainer final : public TrainerHooks {
   json started_fields() const override;
   std::optional<StepReport> train_step() override;
   void checkpoint(bool final_save) override;
-  void validate(int64_t) override { evaluate(); }
+  void validate(int64_t step) override;
   void complete() override;
   void log_scalars(io::TfEventsWriter& tb, const StepReport& r, const StepRate& rate) override;
 
@@ -90,6 +91,9 @@ class Trainer final : public TrainerHooks {
   std::unique_ptr<data::ClipLoader> loader_;
   std::unique_ptr<ExpertLatentSource> latents_;
   std::vector<EvalItem> eval_;
+  std::unique_ptr<ExpertsValidation> videos_;  // rank 0, with validation prompts
+  bool start_rendered_ = false;
+  void render_videos(int64_t step);
   int64_t last_eval_step_ = -1;
   data::LoaderCursor last_cursor_;
   int64_t epoch_ = 0, resume_step_ = 0, max_steps_ = 0, num_epochs_ = 0;
@@ -99,13 +103,28 @@ class Trainer final : public TrainerHooks {
 void Trainer::prepare(TrainingRun& run) {
   run_ = &run;
   device_ = run.device();
-  run.set_validation_steps(setup_.eval_steps);
+  // Eval and validation videos keep their own cadences (validate() sorts them out).
+  run.set_validation_steps(setup_.validation.active() ? 1 : setup_.eval_steps);
   if (setup_.text_encoder) encode_captions_first();
   build_loader();
   options_sha_ = sha256_hex(setup_.maths.dump());
   build_models();
   resume();
   build_eval();
+  if (setup_.validation.active() && run_->is_rank_zero())
+    videos_ = std::make_unique<ExpertsValidation>(setup_.validation, setup_.text_dir, setup_.high.config.text_len,
+                                                  setup_.high.config.text_dim);
+}
+
+void Trainer::validate(int64_t step) {
+  if (step % setup_.eval_steps == 0) evaluate();
+  if (setup_.validation.active() && step % setup_.validation.every == 0) render_videos(step);
+}
+
+void Trainer::render_videos(int64_t step) {
+  if (!videos_ || !run_->run_dir()) return;
+  videos_->render(step, high_->model(), low_->model(), vae_.get(), run_->run_dir()->path(),
+                  [this](bool h) { activate(h); });
 }
 
 // Captions without an embedding are encoded once, before the first step (rank 0; the others
@@ -116,6 +135,8 @@ void Trainer::encode_captions_first() {
     if (setup_.eval_meta) metas.push_back(*setup_.eval_meta);
     encode_missing_captions(metas, setup_.data.dir, setup_.text_dir, *setup_.text_encoder, setup_.high.config.text_dim,
                             [] { return runtime::cancel_requested(); });
+    if (setup_.validation.active())  // the validation prompts and their negative prompt too
+      encode_validation_prompts(setup_.validation, setup_.text_dir, *setup_.text_encoder, setup_.high.config.text_dim);
   }
   if (parallel::DataParallel* dp = run_->data_parallel()) dp->barrier();
 }
@@ -133,6 +154,7 @@ json Trainer::started_fields() const {
 
 void Trainer::complete() {
   evaluate();
+  render_videos(global_step());  // after the last step (once, if the cadence just rendered it)
   const int64_t step = global_step();
   spdlog::info("done: {} steps, high {} ({:.1f} %), low {}", step, high_->global_step(),
                step ? 100.0 * static_cast<double>(high_->global_step()) / static_cast<double>(step) : 0.0, low_->global_step());
@@ -383,44 +405,29 @@ StepReport Trainer::report(bool high, double loss, const ClipResult& clip, doubl
   r.grad_norm = clip.grad_norm;
   r.grad_clip = clip.max_norm;
   r.samples = samples;
-  json clips = json::array();
-  for (const auto& c : batch.clips)
-    clips.push_back({{"row", c.meta_index}, {"file", c.file}, {"start", c.frames.empty() ? 0 : c.frames.front()}});
   json& x = r.extra;
   x["max_abs_grad"] = max_abs_grad;
   x["steps_high"] = high_->global_step();
   x["steps_low"] = low_->global_step();
   x["share_high"] = static_cast<double>(high_->global_step()) / static_cast<double>(step);
   x["timesteps"] = ts;
-  x["epoch"] = batch.plan.epoch;
-  x["size"] = batch.latents.defined() ? json(nullptr) : json{batch.size.H, batch.size.W};
-  x["frames"] = batch.x_hr.defined() ? batch.x_hr.size(2) : 4 * (batch.latents.size(2) - 1) + 1;
-  x["clips"] = clips;
+  add_batch_fields(x, batch);
   x["data_wait_s"] = loader_->wait_seconds();
   if (latents_->cached()) x["cache_hits"] = latents_->hits(), x["cache_misses"] = latents_->misses();
-  if (batch.latents.defined()) x["latent_size"] = batch.latents.sizes().slice(2).vec();  // F, h, w of the files
   if (cond_ != ImageConditioning::None) x["conditioning"] = cond_ == ImageConditioning::I2V ? "i2v" : "ti2v";
   if (!first_frame.empty()) x["image_conditioned"] = first_frame;
   return r;
 }
 
 void Trainer::log_scalars(io::TfEventsWriter& tb, const StepReport& r, const StepRate& rate) {
-  // Per-expert series at that expert's own step, so they never go backwards (docs/design/dual-expert-training.md §11).
-  const std::string p = r.expert + "/";
-  tb.add_scalars({{p + "loss", static_cast<float>(r.loss)},
-                  {p + "lr", static_cast<float>(r.lr)},
-                  {p + "grad_norm", static_cast<float>(r.grad_norm)},
-                  {p + "max_abs_grad", static_cast<float>(r.extra.at("max_abs_grad").get<double>())}},
-                 r.expert_step);
-  tb.add_scalars({{"train/loss", static_cast<float>(r.loss)},
-                  {"train/routed_high", r.expert == "high" ? 1.0f : 0.0f},
-                  {"train/share_high", static_cast<float>(r.extra.at("share_high").get<double>())},
-                  {"perf/samples_per_s", static_cast<float>(rate.samples_per_s)},
-                  {"perf/step_time_s", static_cast<float>(rate.step_seconds)}},
-                 global_step());
+  log_expert_scalars(tb, r, rate, global_step());
 }
 
 std::optional<StepReport> Trainer::train_step() {
+  if (!start_rendered_) {  // the baseline, before the first update of a fresh run
+    start_rendered_ = true;
+    if (setup_.validation.at_start && global_step() == 0) render_videos(0);
+  }
   const int64_t A = setup_.run.gradient_accumulation_steps;
   const uint64_t seed = setup_.run.seed;
   const int64_t gs = global_step();
