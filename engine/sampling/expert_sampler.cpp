@@ -32,8 +32,10 @@ torch::Tensor sample_latents(SamplerModels& models, const SamplerInputs& in, con
   auto solver = make_solver(o.solver, schedule.sigmas);
   const int64_t F = in.noise.size(1), H = in.noise.size(2), W = in.noise.size(3);
   const bool ti2v = in.first_frame.defined();
-  // The latent and the solver live where the models are (fp32); only the active expert matters.
-  const auto dev = models.low->parameters().front().device();
+  // The latent and the solver live where the first step's model is (fp32). With low_vram the
+  // experts take turns on the GPU, so each call's inputs go to the model's own device.
+  const auto device_of = [](models::WanModel& m) { return m->parameters().front().device(); };
+  const auto dev = device_of(choose_expert(o, two, schedule.timesteps.front()).high ? models.high : models.low);
   torch::Tensor x = in.noise.to(dev, torch::kFloat);
   const torch::Tensor first = ti2v ? in.first_frame.to(dev, torch::kFloat) : torch::Tensor();
   const torch::Tensor y = in.y.defined() ? in.y.to(dev, torch::kFloat) : torch::Tensor();
@@ -45,11 +47,14 @@ torch::Tensor sample_latents(SamplerModels& models, const SamplerInputs& in, con
     const ExpertChoice e = choose_expert(o, two, t);
     models::WanModel& model = e.high ? models.high : models.low;
     // ti2v: the image frame's tokens are clean (t = 0); the others share t.
+    const auto mdev = device_of(model);
+    auto on = [&](const torch::Tensor& v) { return v.defined() ? v.to(mdev) : v; };
     const torch::Tensor tt = (ti2v ? models::first_frame_token_timesteps(static_cast<double>(t), F, H, W)
                                    : torch::full({1}, static_cast<float>(t)))
-                                 .to(dev);
-    const torch::Tensor vc = model->forward(x, tt, ctx, 0, y).to(torch::kFloat);
-    const torch::Tensor vu = model->forward(x, tt, ctx_null, 0, y).to(torch::kFloat);
+                                 .to(mdev);
+    const torch::Tensor xm = on(x), ym = on(y);
+    const torch::Tensor vc = model->forward(xm, tt, on(ctx), 0, ym).to(dev, torch::kFloat);
+    const torch::Tensor vu = model->forward(xm, tt, on(ctx_null), 0, ym).to(dev, torch::kFloat);
     const torch::Tensor v = vu + e.guide * (vc - vu);
     x = solver->step(i, v, x);
     if (ti2v) x = models::with_clean_first_frame(x, first);

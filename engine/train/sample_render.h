@@ -25,7 +25,7 @@ struct SampleSettings {
 
 // "t2v-A14B", "i2v-A14B", "ti2v-5B" (docs/design/sampling.md §9); ws::Error listing them otherwise.
 SampleSettings sample_preset(const std::string& task);
-// The cheap preview (§12.3): 12 steps, 256×256, 17 frames; shift, guidance and boundary kept.
+// The cheap preview (§12.4): 12 steps, 256×256, 17 frames; shift, guidance and boundary kept.
 void apply_preview(SampleSettings& s);
 
 // Latent [C, F, h, w] of a video for experts with `latent_channels` (16: the Wan2.1 VAE's
