@@ -9,6 +9,9 @@ namespace ws {
 
 std::optional<ValidationSample> ValidationSample::fromEvent(const RunEvent& ev, const QString& runDir) {
   if (ev.type != QLatin1String(contract::event_type::kValidation) || ev.dropped) return std::nullopt;
+  // An expert run's validation renders one video per prompt (`latents`, `video`): not an
+  // upsampler comparison, which this sample describes.
+  if (ev.raw.contains("latents") && !ev.raw.contains("upsampled")) return std::nullopt;
   const auto e = contract::ValidationEvent::from_json(ev.raw);
   ValidationSample s;
   s.step = e.step;
