@@ -141,7 +141,7 @@ train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c
 // A prompt's embedding: its file, or the text looked up in (and, with an encoder, added to) the
 // embeddings folder by the SHA-256 of its bytes.
 torch::Tensor prompt_context(const Args& a, const std::string& text, const std::string& file, const models::WanConfig& c,
-                             json* record) {
+                             const std::string& label, json* record) {
   if (!file.empty()) {
     (*record)["file"] = file;
     (*record)["sha256"] = sha256_file(file);
@@ -160,7 +160,7 @@ torch::Tensor prompt_context(const Args& a, const std::string& text, const std::
     o.encoder_path = a.str("text_encoder_path");
     o.tokenizer_path = a.str("tokenizer_path");
     o.text_len = c.text_len;
-    train::encode_captions({{text, path, "the prompt"}}, o, {}, {}, c.text_dim);
+    train::encode_captions({{text, path, label}}, o, {}, {}, c.text_dim);
   }
   return train::load_text_embedding(path, c.text_len, c.text_dim);
 }
@@ -250,10 +250,10 @@ int run_sample(const std::vector<std::string>& argv) {
     record["experts"] = ex.record;
     train::SampleConditioning cond;
     json prompt = json::object(), negative = json::object();
-    cond.context = prompt_context(a, a.str("prompt"), a.str("prompt_embedding"), cfg, &prompt);
+    cond.context = prompt_context(a, a.str("prompt"), a.str("prompt_embedding"), cfg, "the prompt", &prompt);
     // An empty negative prompt means Wan's default, as in the reference pipelines.
     const std::string neg_text = a.str("negative_prompt").empty() ? std::string(text::kWanNegativePrompt) : a.str("negative_prompt");
-    cond.context_null = prompt_context(a, neg_text, a.str("negative_prompt_embedding"), cfg, &negative);
+    cond.context_null = prompt_context(a, neg_text, a.str("negative_prompt_embedding"), cfg, "the negative prompt", &negative);
     record["prompt"] = prompt;
     record["negative_prompt"] = negative;
     if (cfg.model_type == "i2v" || (cfg.model_type == "ti2v" && a.has("image"))) {
