@@ -386,19 +386,7 @@ void Trainer::validate(int64_t step) {
     const std::string& path = setup_.validation_paths[i];
     try {
       ValidationResult r = run_validation(path, static_cast<int64_t>(i), step, *vae_, model, vs, run_->run_dir()->path());
-      contract::ValidationEvent ev;
-      ev.step = step;
-      ev.index = static_cast<int64_t>(i);
-      ev.source = path;
-      ev.lowres = r.lowres;
-      ev.upsampled = r.upsampled;
-      ev.highres = r.highres;
-      ev.psnr = r.psnr;
-      ev.psnr_lowres = r.psnr_lowres;
-      ev.latent_mse = r.latent_mse;
-      ev.frames = r.frames;
-      ev.size = r.size;
-      ev.size_lr = r.size_lr;
+      const contract::ValidationEvent ev = validation_event(r, step, static_cast<int64_t>(i), path);
       runtime::EventStream::global().emit(ev);
       if (tb)
         tb->add_scalars({{"val/psnr_" + std::to_string(i), static_cast<float>(r.psnr)},

@@ -91,4 +91,21 @@ ValidationResult run_validation(const std::string&, int64_t, int64_t, models::Wa
 
 #endif
 
+contract::ValidationEvent validation_event(const ValidationResult& r, int64_t step, int64_t index, const std::string& source) {
+  contract::ValidationEvent ev;
+  ev.step = step;
+  ev.index = index;
+  ev.source = source;
+  ev.lowres = r.lowres;
+  ev.upsampled = r.upsampled;
+  ev.highres = r.highres;
+  ev.psnr = r.psnr;
+  ev.psnr_lowres = r.psnr_lowres;
+  ev.latent_mse = r.latent_mse;
+  ev.frames = r.frames;
+  ev.size = r.size;
+  ev.size_lr = r.size_lr;
+  return ev;
+}
+
 }  // namespace ws::train

@@ -5,6 +5,7 @@
 #include <cstdint>
 #include <string>
 
+#include "contract/events.h"
 #include "models/latent_upsampler.h"
 #include "models/wan_vae.h"
 
@@ -30,5 +31,8 @@ double clip_psnr(const torch::Tensor& a, const torch::Tensor& b);
 ValidationResult run_validation(const std::string& video, int64_t index, int64_t step, models::WanVae& vae,
                                 models::LatentUpsampler& model, const ValidationSettings& settings,
                                 const std::string& run_dir);
+
+// The `validation` event of a result (what train-upsampler and `upsample` both emit).
+contract::ValidationEvent validation_event(const ValidationResult& r, int64_t step, int64_t index, const std::string& source);
 
 }  // namespace ws::train

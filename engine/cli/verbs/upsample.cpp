@@ -64,19 +64,7 @@ int run_upsample(const std::vector<std::string>& argv) {
   fs::make_dirs(a.str("out"));
   train::ValidationResult r =
       train::run_validation(a.str("video"), index, step, *vae, model, vs, a.str("out"));
-  contract::ValidationEvent ev;
-  ev.step = step;
-  ev.index = index;
-  ev.source = a.str("video");
-  ev.lowres = r.lowres;
-  ev.upsampled = r.upsampled;
-  ev.highres = r.highres;
-  ev.psnr = r.psnr;
-  ev.psnr_lowres = r.psnr_lowres;
-  ev.latent_mse = r.latent_mse;
-  ev.frames = r.frames;
-  ev.size = r.size;
-  ev.size_lr = r.size_lr;
+  const contract::ValidationEvent ev = train::validation_event(r, step, index, a.str("video"));
   runtime::EventStream::global().emit(ev);
   spdlog::info("upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB (against the high-res decode)", r.psnr, r.psnr_lowres);
   return 0;
