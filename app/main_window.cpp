@@ -21,6 +21,7 @@
 #include "jobs/worker_job.h"
 #include "item_models/runs_model.h"
 #include "pages/dataset_page.h"
+#include "pages/compare_page.h"
 #include "pages/run_page.h"
 
 namespace ws {
@@ -40,6 +41,8 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   datasetPage_ = new DatasetPage(pages_);
   pages_->addTab(runPage_, tr("Run"));
   pages_->addTab(datasetPage_, tr("Dataset"));
+  comparePage_ = new ComparePage(runs_, pages_);
+  pages_->addTab(comparePage_, tr("Compare"));
   setCentralWidget(pages_);
 
   runsDock_ = new RunsDock(runs_, this);

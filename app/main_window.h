@@ -8,6 +8,7 @@ class QTabWidget;
 
 namespace ws {
 
+class ComparePage;
 class DatasetPage;
 class JobManager;
 class RunPage;
@@ -31,6 +32,7 @@ class MainWindow : public QMainWindow {
   RunsDock* runsDock() const { return runsDock_; }
   RunPage* runPage() const { return runPage_; }
   DatasetPage* datasetPage() const { return datasetPage_; }
+  ComparePage* comparePage() const { return comparePage_; }
   // Shows `metadataPath` on the Dataset page; false (with a message box) when it cannot be read.
   // Errors go to a dialog when `askUser`, else to stderr and the page's status line.
   bool openDataset(const QString& metadataPath, bool askUser = true);
@@ -54,6 +56,7 @@ class MainWindow : public QMainWindow {
   QTabWidget* pages_;
   RunPage* runPage_;
   DatasetPage* datasetPage_;
+  ComparePage* comparePage_;
   bool closing_ = false;
 };
 

@@ -150,9 +150,14 @@ CheckpointEvent CheckpointEvent::from_json(const json& f) {
 }
 
 json ValidationEvent::to_json() const {
-  return {{"step", step},         {"index", index},           {"source", source},         {"lowres", lowres},
+  json j = {{"step", step},         {"index", index},           {"source", source},         {"lowres", lowres},
           {"upsampled", upsampled}, {"highres", highres},     {"psnr", psnr},             {"psnr_lowres", psnr_lowres},
           {"latent_mse", latent_mse}, {"frames", frames},     {"size", size},             {"size_lr", size_lr}};
+  for (auto [key, v] : {std::pair<const char*, double>{"psnr_ceiling", psnr_ceiling},
+                        {"psnr_source", psnr_source},
+                        {"psnr_lowres_source", psnr_lowres_source}})
+    if (std::isfinite(v)) j[key] = v;
+  return j;
 }
 
 ValidationEvent ValidationEvent::from_json(const json& f) {
@@ -166,6 +171,9 @@ ValidationEvent ValidationEvent::from_json(const json& f) {
   e.psnr = number_field(f, "psnr", kNaN);
   e.psnr_lowres = number_field(f, "psnr_lowres", kNaN);
   e.latent_mse = number_field(f, "latent_mse", kNaN);
+  e.psnr_ceiling = number_field(f, "psnr_ceiling", kNaN);
+  e.psnr_source = number_field(f, "psnr_source", kNaN);
+  e.psnr_lowres_source = number_field(f, "psnr_lowres_source", kNaN);
   e.frames = integer_field(f, "frames", 0);
   e.size = integer_field(f, "size", 0);
   e.size_lr = integer_field(f, "size_lr", 0);

@@ -7,6 +7,7 @@
 #include <nlohmann/json.hpp>
 
 #include <cstdint>
+#include <limits>
 #include <optional>
 #include <string>
 #include <string_view>
@@ -89,6 +90,11 @@ struct ValidationEvent {
   int64_t step = 0, index = 0;
   std::string source, lowres, upsampled, highres;
   double psnr = 0, psnr_lowres = 0, latent_mse = 0;
+  // Against the source clip (NaN when absent, as in runs made before they existed): the
+  // ceiling is the high-res decode's own PSNR, which no upsampled latent can be expected to beat.
+  double psnr_ceiling = std::numeric_limits<double>::quiet_NaN();
+  double psnr_source = std::numeric_limits<double>::quiet_NaN();
+  double psnr_lowres_source = std::numeric_limits<double>::quiet_NaN();
   int64_t frames = 0, size = 0, size_lr = 0;
   json to_json() const;
   static ValidationEvent from_json(const json& fields);

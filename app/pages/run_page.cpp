@@ -35,6 +35,7 @@
 #include "pages/config_view.h"
 #include "pages/event_log_view.h"
 #include "pages/training_charts.h"
+#include "pages/expert_validation_view.h"
 #include "pages/validation_view.h"
 #include "runfolder/run_paths.h"
 
@@ -131,8 +132,17 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   workerOutput_->setPlaceholderText(tr("The worker's own log (stderr) appears here while this studio runs it. "
                                        "It is also in logs/engine.log of the run."));
   tabs_->addTab(log_, tr("Events"));
-  validation_ = new ValidationView(events_, tabs_);
-  tabs_->addTab(validation_, tr("Validation"));
+  // One Validation tab: the upsampler's comparisons or the experts' prompt × step grid.
+  validationStack_ = new QStackedWidget(tabs_);
+  validation_ = new ValidationView(events_, validationStack_);
+  expertValidation_ = new ExpertValidationView(events_, validationStack_);
+  validationStack_->addWidget(validation_);
+  validationStack_->addWidget(expertValidation_);
+  connect(events_, &RunEvents::summaryChanged, this, [this] {
+    validationStack_->setCurrentWidget(events_->summary().job == QLatin1String("experts")
+                                           ? static_cast<QWidget*>(expertValidation_) : validation_);
+  });
+  tabs_->addTab(validationStack_, tr("Validation"));
   tabs_->addTab(config_, tr("Config"));
   tabs_->addTab(workerOutput_, tr("Worker Output"));
 
@@ -174,6 +184,8 @@ void RunPage::showRun(const QString& runDir) {
   events_->clear();
   status_ = RunStatus();
   validation_->setRunDir(runDir_);
+  expertValidation_->setRunDir(runDir_);
+  validationStack_->setCurrentWidget(validation_);
   if (runDir_.isEmpty()) {
     tail_->setFile({});
     clock_.stop();

@@ -24,6 +24,7 @@ namespace ws {
 class ConfigView;
 class EventLogView;
 class EventsFileTail;
+class ExpertValidationView;
 class JobManager;
 class LossChart;
 class RunEvents;
@@ -54,6 +55,7 @@ class RunPage : public QWidget {
   EventLogView* eventLog() const { return log_; }
   ConfigView* configView() const { return config_; }
   ValidationView* validationView() const { return validation_; }
+  ExpertValidationView* expertValidationView() const { return expertValidation_; }
   QTabWidget* tabs() const { return tabs_; }
   QLabel* stateLabel() const { return state_; }
   QLabel* statsLabel() const { return stats_; }
@@ -101,6 +103,8 @@ class RunPage : public QWidget {
   EventLogView* log_;
   ConfigView* config_;
   ValidationView* validation_;
+  ExpertValidationView* expertValidation_;
+  QStackedWidget* validationStack_;
   QPlainTextEdit* workerOutput_;
 };
 

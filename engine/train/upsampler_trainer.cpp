@@ -391,7 +391,9 @@ void Trainer::validate(int64_t step) {
       if (tb)
         tb->add_scalars({{"val/psnr_" + std::to_string(i), static_cast<float>(r.psnr)},
                           {"val/psnr_lowres_" + std::to_string(i), static_cast<float>(r.psnr_lowres)},
-                          {"val/latent_mse_" + std::to_string(i), static_cast<float>(r.latent_mse)}},
+                          {"val/latent_mse_" + std::to_string(i), static_cast<float>(r.latent_mse)},
+                          {"val/psnr_source_" + std::to_string(i), static_cast<float>(r.psnr_source)},
+                          {"val/psnr_ceiling_" + std::to_string(i), static_cast<float>(r.psnr_ceiling)}},
                          step);
     } catch (const std::exception& e) {
       spdlog::warn("validation of {} failed: {}", path, e.what());

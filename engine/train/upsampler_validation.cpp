@@ -65,7 +65,12 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
   torch::Tensor d_up = vae.decode(z_up)[0];
   torch::Tensor d_lr = vae.decode(z_lr)[0];
   r.psnr = clip_psnr(d_up, d_hr);
-  r.psnr_lowres = clip_psnr(resize_square(d_lr, edge), d_hr);
+  const torch::Tensor d_bilinear = resize_square(d_lr, edge);
+  r.psnr_lowres = clip_psnr(d_bilinear, d_hr);
+  const torch::Tensor source = x.to(d_hr.device(), torch::kFloat);
+  r.psnr_ceiling = clip_psnr(d_hr, source);
+  r.psnr_source = clip_psnr(d_up, source);
+  r.psnr_lowres_source = clip_psnr(d_bilinear, source);
   r.frames = num;
   r.size = edge;
   r.size_lr = edge_lr;
@@ -102,6 +107,9 @@ contract::ValidationEvent validation_event(const ValidationResult& r, int64_t st
   ev.psnr = r.psnr;
   ev.psnr_lowres = r.psnr_lowres;
   ev.latent_mse = r.latent_mse;
+  ev.psnr_ceiling = r.psnr_ceiling;
+  ev.psnr_source = r.psnr_source;
+  ev.psnr_lowres_source = r.psnr_lowres_source;
   ev.frames = r.frames;
   ev.size = r.size;
   ev.size_lr = r.size_lr;

@@ -1,6 +1,7 @@
 // Validation videos (docs/design/upsampler-training.md §11): the first 4k+1 frames of a video, squared to
 // S' = floor(S/A)·A, encoded at high and low resolution, the low-res latent upsampled, and
-// the three decodes written as MP4s with PSNR against the high-res decode.
+// the three decodes written as MP4s with PSNR against the high-res decode, and against the
+// source clip (where the high-res decode's own PSNR is the ceiling).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,6 +21,9 @@ struct ValidationSettings {
 struct ValidationResult {
   std::string lowres, upsampled, highres;  // run-relative paths
   double psnr = 0, psnr_lowres = 0, latent_mse = 0;
+  // Against the source clip squared to the sample size: the high-res decode (the ceiling:
+  // the VAE's own loss), the upsampled decode and the bilinear baseline.
+  double psnr_ceiling = 0, psnr_source = 0, psnr_lowres_source = 0;
   int64_t frames = 0, size = 0, size_lr = 0;
 };
 

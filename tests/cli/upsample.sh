@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # `upsample` reproduces what a run's validation wrote: the same checkpoint (its EMA weights) on the
-# same clip gives the same PSNRs and the three decodes; a checkpoint without EMA refuses --ema.
+# same clip gives the same PSNRs (the ceiling against the source too) and the three decodes, between a
+# started and a completed finished event; a checkpoint without EMA refuses --ema.
 source "$(dirname "$0")/lib/common.sh"
 vae="$data/vae/vae_dev_weights.safetensors"
 
@@ -23,9 +24,16 @@ done
 python3 - "$val" "$got" <<'PY' || fail "upsample's PSNRs differ from the validation's: $val vs $got"
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-for k in ("psnr", "psnr_lowres", "latent_mse", "frames", "size", "size_lr"):
+for k in ("psnr", "psnr_lowres", "latent_mse", "frames", "size", "size_lr", "psnr_ceiling", "psnr_source", "psnr_lowres_source"):
     assert abs(a[k] - b[k]) <= 1e-9 * max(1.0, abs(a[k])), (k, a[k], b[k])
+# Three different decodes against the source. (The high-res decode is a ceiling only for a VAE that
+# reconstructs well: the test VAE's random weights do not, so no order is asserted here.)
+for k in ("psnr_ceiling", "psnr_source", "psnr_lowres_source"):
+    assert 0 < b[k] < 100, (k, b)
+assert len({b["psnr_ceiling"], b["psnr_source"], b["psnr_lowres_source"]}) == 3, b
 PY
+head -1 "$tmp/up.out" | grep -q '"type":"started".*"job":"upsample"\|"job":"upsample".*"type":"started"' || fail "no started event first"
+tail -1 "$tmp/up.out" | grep -q '"status":"completed"' || fail "no completed finished event last"
 # The raw weights differ from the EMA ones: another result.
 "$engine" upsample --checkpoint "$tmp/run/checkpoint-3" --vae "$vae" --video "$clip" --out "$tmp/raw" \
   --video_sample_size 128 --video_sample_n_frames 5 --threads 1 >"$tmp/raw.out" 2>/dev/null || fail "upsample raw"
@@ -33,4 +41,5 @@ PY
 out=$("$engine" upsample --checkpoint "$tmp/run/checkpoint-3/latent_upsampler" --ema --vae "$vae" --video "$clip" \
       --out "$tmp/bad" 2>&1) && fail "--ema without EMA weights accepted"
 grep -q 'no latent_upsampler_ema' <<<"$out" || fail "ema message: $out"
+[ -e "$tmp/bad/sample" ] && fail "a failed upsample left files"
 echo ok

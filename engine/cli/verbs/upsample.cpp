@@ -2,6 +2,8 @@
 // any video (train/upsampler_validation.h): the clip squared to the sample size, encoded at high
 // and low resolution, the low-res latent upsampled, the three decodes as MP4s and the PSNRs.
 //   upsample --checkpoint RUN/checkpoint-N [--ema] --vae W --video clip.mp4 --out DIR
+// Events: started (job upsample), validation, finished; SIGTERM or `cancel` before the
+// videos are written exits 130 (each MP4 is written under a temporary name, then renamed).
 #include <spdlog/spdlog.h>
 
 #include <cstdio>
@@ -14,6 +16,7 @@
 #include "core/fs.h"
 #include "models/latent_upsampler.h"
 #include "models/wan_vae.h"
+#include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "train/upsampler_validation.h"
 
@@ -41,32 +44,56 @@ int run_upsample(const std::vector<std::string>& argv) {
   for (const char* k : {"checkpoint", "vae", "video", "out"})
     if (!a.has(k)) throw UsageError(std::string("--") + k + " is required");
   vae_cli_threads(a.integer("threads", 0));
-  std::string model_dir = a.str("checkpoint");
-  const std::string sub = a.boolean("ema") ? "latent_upsampler_ema" : "latent_upsampler";
-  if (fs::is_dir(fs::join(model_dir, sub))) model_dir = fs::join(model_dir, sub);
-  else if (a.boolean("ema")) throw Error(a.str("checkpoint") + ": no latent_upsampler_ema/ (was the run trained with use_ema?)");
-  int64_t step = 0;
-  const std::string base = fs::basename(a.str("checkpoint"));
-  if (base.rfind("checkpoint-", 0) == 0) step = std::atoll(base.c_str() + 11);
-  step = a.integer("step", step);
-  std::vector<std::string> warnings;
-  models::LatentUpsampler model = models::load_latent_upsampler(model_dir, &warnings);
-  for (const auto& w : warnings) spdlog::warn("{}", w);
-  auto vae = models::WanVae::load(a.str("vae"));
-  if (vae->z_dim() != model->config().in_channels)
-    throw Error(a.str("vae") + ": the VAE has " + std::to_string(vae->z_dim()) + " latent channels, the upsampler " +
-                std::to_string(model->config().in_channels));
-  train::ValidationSettings vs;
-  vs.sample_size = a.integer("video_sample_size", 640);
-  vs.n_frames = a.integer("video_sample_n_frames", 81);
-  vs.fps = a.real("fps", 24.0);
-  const int64_t index = a.integer("index", 0);
-  fs::make_dirs(a.str("out"));
-  train::ValidationResult r =
-      train::run_validation(a.str("video"), index, step, *vae, model, vs, a.str("out"));
-  const contract::ValidationEvent ev = train::validation_event(r, step, index, a.str("video"));
-  runtime::EventStream::global().emit(ev);
-  spdlog::info("upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB (against the high-res decode)", r.psnr, r.psnr_lowres);
+  runtime::install_cancel_handlers();
+  auto& events = runtime::EventStream::global();
+  try {
+    std::string model_dir = a.str("checkpoint");
+    const std::string sub = a.boolean("ema") ? "latent_upsampler_ema" : "latent_upsampler";
+    if (fs::is_dir(fs::join(model_dir, sub))) model_dir = fs::join(model_dir, sub);
+    else if (a.boolean("ema")) throw Error(a.str("checkpoint") + ": no latent_upsampler_ema/ (was the run trained with use_ema?)");
+    int64_t step = 0;
+    const std::string base = fs::basename(a.str("checkpoint"));
+    if (base.rfind("checkpoint-", 0) == 0) step = std::atoll(base.c_str() + 11);
+    step = a.integer("step", step);
+    train::ValidationSettings vs;
+    vs.sample_size = a.integer("video_sample_size", 640);
+    vs.n_frames = a.integer("video_sample_n_frames", 81);
+    vs.fps = a.real("fps", 24.0);
+    const int64_t index = a.integer("index", 0);
+    if (vs.sample_size < 16) throw UsageError("--video_sample_size must be at least 16");
+    if (vs.n_frames < 1) throw UsageError("--video_sample_n_frames must be at least 1");
+    contract::StartedEvent st;
+    st.job = "upsample";
+    st.config = {{"checkpoint", a.str("checkpoint")}, {"ema", a.boolean("ema")}, {"vae", a.str("vae")},
+                 {"video", a.str("video")},           {"video_sample_size", vs.sample_size},
+                 {"video_sample_n_frames", vs.n_frames}, {"step", step}, {"index", index}};
+    events.emit(st);
+    std::vector<std::string> warnings;
+    models::LatentUpsampler model = models::load_latent_upsampler(model_dir, &warnings);
+    for (const auto& w : warnings) spdlog::warn("{}", w);
+    auto vae = models::WanVae::load(a.str("vae"));
+    if (vae->z_dim() != model->config().in_channels)
+      throw Error(a.str("vae") + ": the VAE has " + std::to_string(vae->z_dim()) + " latent channels, the upsampler " +
+                  std::to_string(model->config().in_channels));
+    if (runtime::cancel_requested()) {
+      events.finished("cancelled", 0);
+      return 130;
+    }
+    fs::make_dirs(a.str("out"));
+    train::ValidationResult r = train::run_validation(a.str("video"), index, step, *vae, model, vs, a.str("out"));
+    const contract::ValidationEvent ev = train::validation_event(r, step, index, a.str("video"));
+    events.emit(ev);
+    spdlog::info("against the high-res decode: upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB", r.psnr, r.psnr_lowres);
+    spdlog::info("against the source: upsampled {:.2f} dB, bilinear {:.2f} dB, ceiling (the high-res decode) {:.2f} dB",
+                 r.psnr_source, r.psnr_lowres_source, r.psnr_ceiling);
+    events.finished("completed", step);
+  } catch (const UsageError&) {
+    throw;
+  } catch (const std::exception& e) {
+    events.error(e.what());
+    events.finished("failed", 0);
+    throw;
+  }
   return 0;
 }
 

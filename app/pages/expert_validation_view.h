@@ -1,0 +1,54 @@
+// The Validation tab of an expert run: a grid of its validation videos, one row per step and
+// one column per prompt; the selected cells (up to four) play side by side on one clock, so
+// a prompt can be followed down the steps or the prompts of one step compared.
+#pragma once
+
+#include <QVector>
+#include <QWidget>
+
+#include "runfolder/expert_sample.h"
+
+class QLabel;
+class QTableWidget;
+
+namespace ws {
+
+class RunEvents;
+class VideoCompareView;
+
+class ExpertValidationView : public QWidget {
+  Q_OBJECT
+ public:
+  static constexpr int kMaxShown = 4;
+
+  explicit ExpertValidationView(RunEvents* events, QWidget* parent = nullptr);
+
+  void setRunDir(const QString& runDir);
+  const QVector<ExpertSample>& samples() const { return samples_; }
+  QTableWidget* grid() const { return grid_; }
+  VideoCompareView* player() const { return player_; }
+  QList<qint64> steps() const { return steps_; }  // the grid's rows
+  int promptCount() const { return prompts_; }    // the grid's columns
+  // Selects the cells of (step row, prompt column) pairs and plays them.
+  void selectCells(const QList<QPair<int, int>>& cells);
+
+ protected:
+  void showEvent(QShowEvent* event) override;
+
+ private:
+  void refresh();
+  void onSelection();
+  int sampleAt(int row, int column) const;  // index into samples_, -1 if none
+
+  RunEvents* events_;
+  QString runDir_;
+  QVector<ExpertSample> samples_;
+  QList<qint64> steps_;
+  int prompts_ = 0;
+  QTableWidget* grid_;
+  QLabel* hint_;
+  VideoCompareView* player_;
+  QList<int> shown_;
+};
+
+}  // namespace ws
