@@ -74,6 +74,16 @@ AppOptions AppOptions::parse(const QStringList& args) {
     } else if (takeValue(args, i, QStringLiteral("--tab"), &value, &error)) {
       if (!error.isEmpty()) return fail(error);
       o.runTab = value;
+    } else if (takeValue(args, i, QStringLiteral("--compare"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      // Two checkpoint folders: the value and the next argument.
+      if (i + 1 >= args.size() || args.at(i + 1).startsWith(QLatin1String("--")))
+        return fail(QStringLiteral("--compare needs two checkpoint folders: --compare RUN_A/checkpoint-N RUN_B/checkpoint-M"));
+      o.compareA = value;
+      o.compareB = args.at(++i);
+    } else if (takeValue(args, i, QStringLiteral("--compare-input"), &value, &error)) {
+      if (!error.isEmpty()) return fail(error);
+      o.compareInput = value;
     } else if (takeValue(args, i, QStringLiteral("--screenshot"), &value, &error)) {
       if (!error.isEmpty()) return fail(error);
       o.screenshot = value;
@@ -122,6 +132,7 @@ QString AppOptions::helpText() {
   return QStringLiteral(
       "usage: wanstudio [WORKSPACE] [--workspace DIR] [--configs DIR] [--heartbeat-timeout S]\n"
       "                 [--open RUN_DIR] [--dataset META.json] [--tab NAME] [--screenshot FILE.png]\n"
+      "                 [--compare CKPT_A CKPT_B --compare-input PROMPT|CLIP]\n"
       "       wanstudio [--heartbeat-timeout S] --batch RUN.yaml [WORKER FLAGS...]\n"
       "\n"
       "Wan Studio: trains the Wan 2.2 latent upsampler and the dual DiT experts.\n"
@@ -143,7 +154,11 @@ QString AppOptions::helpText() {
       "  --dataset META.json         show this metadata.json on the Dataset page at start\n"
       "  --tab NAME                  the run page tab to show (events, validation, config,\n"
       "                              or a chart: loss, learning rate, grad norm, clips/s)\n"
+      "  --compare CKPT_A CKPT_B     render two checkpoints (RUN/checkpoint-N, one run or two)\n"
+      "                              on the Compare page at start, on --compare-input: a\n"
+      "                              prompt for expert runs, a clip for upsampler runs\n"
       "  --screenshot FILE           render the window to FILE (PNG) once loaded and quit;\n"
+      "                              with --compare, once both renders and the chart are done;\n"
       "                              works without a display: QT_QPA_PLATFORM=offscreen\n"
       "  --screenshot-size WxH       window size for --screenshot (default 1320x820)\n"
       "  --screenshot-delay-ms N     wait N ms for loading first (default 2500)\n"

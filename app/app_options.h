@@ -20,6 +20,9 @@ struct AppOptions {
   QString openRun;        // Mode::Gui: a run folder to show at start
   QString openDataset;    // Mode::Gui: a metadata.json to show on the Dataset page at start
   QString runTab;         // Mode::Gui: the run page tab to show ("events", "validation", ...)
+  // Mode::Gui: two checkpoint folders (RUN/checkpoint-N) rendered on the Compare page at start,
+  // with a prompt (expert runs) or a clip (upsampler runs).
+  QString compareA, compareB, compareInput;
   QString screenshot;     // Mode::Gui: render the window to this PNG once loaded, then quit
   QSize screenshotSize{1320, 820};
   int screenshotDelayMs = 2500;

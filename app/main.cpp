@@ -14,6 +14,7 @@
 #include "jobs/preset_locator.h"
 #include "jobs/unix_signal_notifier.h"
 #include "main_window.h"
+#include "pages/compare_page.h"
 #include "pages/run_page.h"
 
 namespace {
@@ -78,14 +79,29 @@ int main(int argc, char** argv) {
   if (!o.openDataset.isEmpty()) window.openDataset(QFileInfo(o.openDataset).absoluteFilePath(), false);
   if (!o.runTab.isEmpty() && !window.runPage()->showTab(o.runTab))
     std::fprintf(stderr, "warning: no run page tab named %s\n", o.runTab.toUtf8().constData());
-  if (!o.screenshot.isEmpty()) {
-    window.resize(o.screenshotSize);  // not the size saved last time
+  auto screenshot = [&window, &app, &o] {
+    const bool ok = window.grab().save(o.screenshot, "PNG");
+    if (!ok) std::fprintf(stderr, "error: cannot write %s\n", o.screenshot.toUtf8().constData());
+    app.exit(ok ? 0 : 1);
+  };
+  if (!o.screenshot.isEmpty()) window.resize(o.screenshotSize);  // not the size saved last time
+  if (!o.compareA.isEmpty()) {
+    QString error;
+    if (!window.compareCheckpoints(o.compareA, o.compareB, o.compareInput, &error)) {
+      std::fprintf(stderr, "error: %s\n", error.toUtf8().constData());
+      return 1;
+    }
+    if (!o.screenshot.isEmpty()) {
+      // Once both renders and their chart are done (a failed render: at once).
+      QObject::connect(window.comparePage(), &ws::ComparePage::metricsReady, &window,
+                       [&] { QTimer::singleShot(o.screenshotDelayMs, &window, screenshot); });
+      QObject::connect(window.comparePage(), &ws::ComparePage::renderFinished, &window, [&](bool ok) {
+        if (!ok) QTimer::singleShot(0, &window, screenshot);
+      });
+    }
+  } else if (!o.screenshot.isEmpty()) {
     // After loading: events read, charts drawn, first video frames decoded.
-    QTimer::singleShot(o.screenshotDelayMs, &window, [&window, &app, &o] {
-      const bool ok = window.grab().save(o.screenshot, "PNG");
-      if (!ok) std::fprintf(stderr, "error: cannot write %s\n", o.screenshot.toUtf8().constData());
-      app.exit(ok ? 0 : 1);
-    });
+    QTimer::singleShot(o.screenshotDelayMs, &window, screenshot);
   }
   if (o.quitAfterMs >= 0) QTimer::singleShot(o.quitAfterMs, &window, &QWidget::close);
   return app.exec();

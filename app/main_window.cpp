@@ -21,6 +21,8 @@
 #include "jobs/worker_job.h"
 #include "item_models/runs_model.h"
 #include "pages/dataset_page.h"
+#include <QLineEdit>
+
 #include "pages/compare_page.h"
 #include "pages/run_page.h"
 
@@ -110,6 +112,33 @@ void MainWindow::setWorkspace(const QString& dir) {
     openRun(runs_->runDir(newest));
   }
   updateStatusBar();
+}
+
+bool MainWindow::compareCheckpoints(const QString& checkpointA, const QString& checkpointB, const QString& input,
+                                    QString* error) {
+  const QString checkpoints[] = {checkpointA, checkpointB};
+  for (int i = 0; i < 2; ++i) {
+    const QFileInfo fi(checkpoints[i]);
+    const QString name = fi.fileName();
+    bool ok = false;
+    const qint64 step = name.startsWith(QLatin1String("checkpoint-")) ? name.mid(11).toLongLong(&ok) : -1;
+    if (!ok || !fi.isDir()) {
+      *error = tr("%1: not a checkpoint folder (RUN/checkpoint-N)").arg(checkpoints[i]);
+      return false;
+    }
+    const QString run = fi.absolutePath();
+    runs_->addRun(run);
+    runs_->refresh();
+    if (!comparePage_->choose(i, run, step)) {
+      *error = tr("%1: not an expert or upsampler run with checkpoint-%2").arg(run).arg(step);
+      return false;
+    }
+  }
+  if (comparePage_->job() == QLatin1String("upsampler")) comparePage_->videoEdit()->setText(input);
+  else comparePage_->promptEdit()->setText(input);
+  pages_->setCurrentWidget(comparePage_);
+  comparePage_->render();
+  return true;
 }
 
 void MainWindow::openRun(const QString& runDir) {

@@ -37,6 +37,9 @@ class MainWindow : public QMainWindow {
   // Errors go to a dialog when `askUser`, else to stderr and the page's status line.
   bool openDataset(const QString& metadataPath, bool askUser = true);
   QTabWidget* pages() const { return pages_; }
+  // Shows the Compare page with two checkpoint folders (RUN/checkpoint-N) and renders them on
+  // `input` (a prompt, or a clip for upsampler runs). False with *error when one cannot be used.
+  bool compareCheckpoints(const QString& checkpointA, const QString& checkpointB, const QString& input, QString* error);
 
  protected:
   void closeEvent(QCloseEvent* event) override;

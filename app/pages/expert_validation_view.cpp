@@ -101,7 +101,7 @@ void ExpertValidationView::refresh() {
         item->setFlags(Qt::NoItemFlags);
       } else {
         const ExpertSample& s = samples_[i];
-        item->setText(s.video.isEmpty() ? tr("latents only") : tr("%1 s").arg(s.seconds, 0, 'f', 1));
+        item->setText(s.video.isEmpty() ? tr("latents only") : tr("%1 s").arg(s.seconds, 0, 'g', 2));
         item->setToolTip(QStringLiteral("%1\n%2").arg(s.prompt, s.video.isEmpty() ? s.latents : s.video));
         item->setTextAlignment(Qt::AlignCenter);
         if (s.video.isEmpty()) item->setFlags(Qt::ItemIsEnabled);

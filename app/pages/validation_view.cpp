@@ -22,8 +22,13 @@ QString db(double v) { return std::isfinite(v) ? QStringLiteral("%1 dB").arg(v, 
 ValidationView::ValidationView(RunEvents* events, QWidget* parent) : QWidget(parent), events_(events) {
   list_ = new QTreeWidget(this);
   list_->setObjectName(QStringLiteral("validationList"));
-  list_->setColumnCount(5);
-  list_->setHeaderLabels({tr("Step"), tr("Index"), tr("PSNR"), tr("PSNR low-res"), tr("Latent MSE")});
+  list_->setColumnCount(6);
+  list_->setHeaderLabels({tr("Step"), tr("Index"), tr("PSNR"), tr("PSNR low-res"), tr("Ceiling"), tr("Latent MSE")});
+  list_->headerItem()->setToolTip(2, tr("The upsampled decode against the high-res decode"));
+  list_->headerItem()->setToolTip(3, tr("The low-res decode, resized bilinearly, against the high-res decode: the baseline to beat"));
+  list_->headerItem()->setToolTip(4, tr("The high-res decode against the source clip: the VAE's own loss, which an upsampled "
+                                        "latent is not expected to beat (against the source, upsampled and bilinear are "
+                                        "in the tooltip of each row)"));
   list_->setRootIsDecorated(false);
   list_->setAlternatingRowColors(true);
   list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -79,9 +84,14 @@ void ValidationView::refresh() {
   list_->clear();
   for (const ValidationSample& s : samples_) {
     auto* item = new QTreeWidgetItem({QString::number(s.step), QString::number(s.index), db(s.psnr), db(s.psnrLowres),
+                                      db(s.psnrCeiling),
                                       std::isfinite(s.latentMse) ? QString::number(s.latentMse, 'g', 4) : QStringLiteral("–")});
-    for (int c = 0; c < 5; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
+    for (int c = 0; c < 6; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
     item->setToolTip(0, s.upsampled);
+    if (std::isfinite(s.psnrCeiling))
+      for (int c = 2; c < 5; ++c)
+        item->setToolTip(c, tr("Against the source clip: upsampled %1, bilinear %2, ceiling %3")
+                                .arg(db(s.psnrSource), db(s.psnrLowresSource), db(s.psnrCeiling)));
     list_->addTopLevelItem(item);
   }
   for (int row : selected)
@@ -117,8 +127,13 @@ void ValidationView::onSelection() {
     videos << VideoCompareView::Video{tr("low-res"), s.lowres, tr("PSNR %1").arg(db(s.psnrLowres))}
            << VideoCompareView::Video{tr("upsampled"), s.upsampled, tr("PSNR %1").arg(db(s.psnr))};
     if (!s.highres.isEmpty()) videos << VideoCompareView::Video{tr("high-res"), s.highres, tr("reference")};
-    player_->setInfo(tr("<b>%1</b> — PSNR %2 (low-res %3), latent MSE %4")
-                         .arg(s.label(), db(s.psnr), db(s.psnrLowres), score(s.latentMse, 5)));
+    QString info = tr("<b>%1</b> — against the high-res decode: upsampled %2, bilinear %3; latent MSE %4")
+                       .arg(s.label(), db(s.psnr), db(s.psnrLowres), score(s.latentMse, 5));
+    if (std::isfinite(s.psnrCeiling))
+      info += tr("<br>against the source: upsampled %1, bilinear %2, <b>ceiling %3</b> (the high-res decode: "
+                 "what the VAE itself loses)")
+                  .arg(db(s.psnrSource), db(s.psnrLowresSource), db(s.psnrCeiling));
+    player_->setInfo(info);
   } else if (rows.size() == 2) {
     QStringList parts;
     for (int r : rows) {

@@ -31,6 +31,9 @@ std::optional<ValidationSample> ValidationSample::fromEvent(const RunEvent& ev, 
   s.psnr = e.psnr;
   s.psnrLowres = e.psnr_lowres;
   s.latentMse = e.latent_mse;
+  s.psnrCeiling = e.psnr_ceiling;
+  s.psnrSource = e.psnr_source;
+  s.psnrLowresSource = e.psnr_lowres_source;
   return s;
 }
 

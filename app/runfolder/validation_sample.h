@@ -18,6 +18,11 @@ struct ValidationSample {
   double psnr = std::numeric_limits<double>::quiet_NaN();
   double psnrLowres = std::numeric_limits<double>::quiet_NaN();
   double latentMse = std::numeric_limits<double>::quiet_NaN();
+  // Against the source clip (NaN in runs made before they existed): the high-res decode (the
+  // ceiling), the upsampled decode and the bilinear baseline.
+  double psnrCeiling = std::numeric_limits<double>::quiet_NaN();
+  double psnrSource = std::numeric_limits<double>::quiet_NaN();
+  double psnrLowresSource = std::numeric_limits<double>::quiet_NaN();
 
   // Paths in the event are run-relative; missing ones fall back to the sample/ file names
   // of the run directory contract (sample/step{N}_val{i}_*.mp4). nullopt for other events.

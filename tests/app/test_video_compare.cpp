@@ -295,7 +295,8 @@ class TestVideoCompare : public QObject {
         "{\"type\":\"started\",\"time\":1,\"job\":\"upsampler\",\"config\":{},\"world_size\":1,\"resume_step\":0,\"max_train_steps\":20}\n"
         "{\"type\":\"validation\",\"time\":2,\"step\":10,\"index\":0,\"lowres\":\"sample/step10_val0_lowres.mp4\","
         "\"upsampled\":\"sample/step10_val0_upsampled.mp4\",\"highres\":\"sample/step10_val0_highres.mp4\","
-        "\"psnr\":31.25,\"psnr_lowres\":27.5,\"latent_mse\":0.0123}\n");
+        "\"psnr\":31.25,\"psnr_lowres\":27.5,\"latent_mse\":0.0123,\"psnr_ceiling\":24.5,\"psnr_source\":23.75,"
+        "\"psnr_lowres_source\":22.5}\n");
     ValidationView view(&events);
     view.resize(1000, 500);
     view.setRunDir(dir_.path());
@@ -303,11 +304,15 @@ class TestVideoCompare : public QObject {
     QCOMPARE(view.list()->topLevelItemCount(), 1);
     QCOMPARE(view.list()->topLevelItem(0)->text(2), QStringLiteral("31.25 dB"));
     QCOMPARE(view.list()->topLevelItem(0)->text(3), QStringLiteral("27.50 dB"));
+    // The ceiling (the high-res decode against the source), with the other two against the source.
+    QCOMPARE(view.list()->topLevelItem(0)->text(4), QStringLiteral("24.50 dB"));
+    QVERIFY(view.list()->topLevelItem(0)->toolTip(2).contains(QStringLiteral("upsampled 23.75 dB, bilinear 22.50 dB")));
     // A new event appends (no paths: the run-directory names are used).
     events.appendData("{\"type\":\"validation\",\"time\":3,\"step\":20,\"index\":0,\"psnr\":33.5,\"psnr_lowres\":27.5}\n");
     QCOMPARE(view.list()->topLevelItemCount(), 2);
     QCOMPARE(view.samples()[1].upsampled, QDir::cleanPath(dir_.filePath("sample/step20_val0_upsampled.mp4")));
     QVERIFY(view.samples()[1].highres.isEmpty());  // no such file
+    QCOMPARE(view.list()->topLevelItem(1)->text(4), QStringLiteral("–"));  // a run made before the ceiling
 
     view.selectSamples({0});
     QCOMPARE(view.player()->videos().size(), 3);
