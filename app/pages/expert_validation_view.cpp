@@ -8,6 +8,7 @@
 
 #include <algorithm>
 
+#include "pages/list_and_player.h"
 #include "runfolder/run_events.h"
 #include "video_compare_view.h"
 
@@ -20,25 +21,12 @@ ExpertValidationView::ExpertValidationView(RunEvents* events, QWidget* parent) :
   grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   grid_->setMinimumWidth(220);
   grid_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  hint_ = new QLabel(tr("One row per validation step, one column per prompt. Select up to %1 cells to play "
-                        "them side by side: down a column to see a prompt change with training.").arg(kMaxShown),
-                     this);
-  hint_->setObjectName(QStringLiteral("hint"));
-  hint_->setWordWrap(true);
-  auto* left = new QWidget(this);
-  auto* leftLayout = new QVBoxLayout(left);
-  leftLayout->setContentsMargins(0, 0, 0, 0);
-  leftLayout->addWidget(grid_, 1);
-  leftLayout->addWidget(hint_);
-  player_ = new VideoCompareView(this);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(left);
-  split->addWidget(player_);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 4);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(split);
+  player_ = layoutListAndPlayer(this,
+                                grid_,
+                                tr("One row per validation step, one column per prompt. Select up to %1 cells to play "
+                                   "them side by side: down a column to see a prompt change with training.")
+                                    .arg(kMaxShown),
+                                &hint_);
 
   connect(grid_, &QTableWidget::itemSelectionChanged, this, &ExpertValidationView::onSelection);
   connect(events_, &RunEvents::rowsAppended, this, &ExpertValidationView::refresh);

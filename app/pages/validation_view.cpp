@@ -8,6 +8,7 @@
 
 #include <cmath>
 
+#include "pages/list_and_player.h"
 #include "runfolder/run_events.h"
 #include "video_compare_view.h"
 
@@ -35,23 +36,8 @@ ValidationView::ValidationView(RunEvents* events, QWidget* parent) : QWidget(par
   list_->setSortingEnabled(false);
   list_->setMinimumWidth(250);
   list_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  hint_ = new QLabel(tr("Select one validation to play its videos; select two to compare their upsampled videos."), this);
-  hint_->setObjectName(QStringLiteral("hint"));
-  hint_->setWordWrap(true);
-  auto* left = new QWidget(this);
-  auto* leftLayout = new QVBoxLayout(left);
-  leftLayout->setContentsMargins(0, 0, 0, 0);
-  leftLayout->addWidget(list_, 1);
-  leftLayout->addWidget(hint_);
-  player_ = new VideoCompareView(this);
-  auto* split = new QSplitter(Qt::Horizontal, this);
-  split->addWidget(left);
-  split->addWidget(player_);
-  split->setStretchFactor(0, 1);
-  split->setStretchFactor(1, 4);
-  auto* layout = new QVBoxLayout(this);
-  layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(split);
+  player_ = layoutListAndPlayer(
+      this, list_, tr("Select one validation to play its videos; select two to compare their upsampled videos."), &hint_);
 
   connect(list_, &QTreeWidget::itemSelectionChanged, this, &ValidationView::onSelection);
   connect(events_, &RunEvents::rowsAppended, this, &ValidationView::refresh);
