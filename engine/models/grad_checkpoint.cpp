@@ -1,6 +1,10 @@
 #include "models/grad_checkpoint.h"
 
+#include <ATen/core/Generator.h>
+#include <ATen/CPUGeneratorImpl.h>
+
 #include <atomic>
+#include <mutex>
 
 namespace ws::models {
 namespace {
@@ -13,11 +17,21 @@ struct BodyHolder : torch::CustomClassHolder {
   CheckpointBody body;
 };
 
+// The generator a body on `device` draws from (dropout): its state is replayed in the recompute.
+at::Generator generator_for(const torch::Device& device) {
+  return device.is_cuda() ? at::globalContext().defaultGenerator(device) : at::detail::getDefaultCPUGenerator();
+}
+
 struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, c10::intrusive_ptr<BodyHolder> holder,
                                const torch::Tensor& x, torch::TensorList params) {
     const CheckpointBody* body = &holder->body;
     ctx->saved_data["body"] = c10::IValue::make_capsule(holder);
+    {
+      at::Generator gen = generator_for(x.device());
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      ctx->saved_data["rng"] = gen.get_state();
+    }
     std::vector<torch::Tensor> saved{x};
     saved.insert(saved.end(), params.begin(), params.end());
     ctx->save_for_backward(saved);
@@ -33,24 +47,39 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
     torch::Tensor x = saved[0].detach().requires_grad_(saved[0].requires_grad());
     std::vector<torch::Tensor> params(saved.begin() + 1, saved.end());
 
+    // The recompute draws what the forward drew (LoRA dropout), then the generator moves on
+    // from where it was.
     torch::Tensor y;
     {
+      at::Generator gen = generator_for(x.device());
+      torch::Tensor now;
+      {
+        std::lock_guard<std::mutex> lock(gen.mutex());
+        now = gen.get_state();
+        gen.set_state(ctx->saved_data["rng"].toTensor());
+      }
       torch::AutoGradMode grad_on(true);
       y = (*body)(x);
+      std::lock_guard<std::mutex> lock(gen.mutex());
+      gen.set_state(now);
     }
     g_recomputes.fetch_add(1, std::memory_order_relaxed);
     // Differentiate w.r.t. the input (when it needs grad) and every parameter.
+    // (A frozen base: e0 and the context need no gradient, only the LoRA adapters do.)
     std::vector<torch::Tensor> wrt;
     if (x.requires_grad()) wrt.push_back(x);
-    for (auto& p : params) wrt.push_back(p);
-    auto grads = torch::autograd::grad({y}, wrt, {grad_out[0]}, /*retain_graph=*/false,
-                                       /*create_graph=*/false, /*allow_unused=*/true);
+    for (auto& p : params)
+      if (p.requires_grad()) wrt.push_back(p);
+    std::vector<torch::Tensor> grads;
+    if (!wrt.empty())
+      grads = torch::autograd::grad({y}, wrt, {grad_out[0]}, /*retain_graph=*/false,
+                                    /*create_graph=*/false, /*allow_unused=*/true);
 
     torch::autograd::variable_list out;
     out.push_back(torch::Tensor());  // body pointer: not a tensor
     size_t k = 0;
     out.push_back(x.requires_grad() ? grads[k++] : torch::Tensor());
-    for (size_t i = 0; i < params.size(); ++i) out.push_back(grads[k++]);
+    for (const auto& p : params) out.push_back(p.requires_grad() ? grads[k++] : torch::Tensor());
     return out;
   }
 };

@@ -1,7 +1,7 @@
 // Activation recomputation ("gradient checkpointing"). LibTorch has no ready helper: the
 // wrapped function runs without building a graph in forward, and is run again with grad
 // enabled inside backward to get the gradients of its input and of `params`.
-// The function must be deterministic (no dropout/RNG), which holds for every model here.
+// The recompute replays the generator state of the forward, so dropout draws the same masks.
 #pragma once
 #include <torch/torch.h>
 

@@ -29,17 +29,24 @@ WanMlpImpl::WanMlpImpl(int64_t in, int64_t hidden, int64_t out) {
   l2 = register_module("2", torch::nn::Linear(hidden, out));
 }
 
-torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x, torch::ScalarType compute) {
-  const auto xc = x.to(compute);
+static torch::Tensor base_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& xc, torch::ScalarType compute) {
   if (q.defined()) return fp8_linear(xc, lin->weight, lin->bias, q);
   if (compute == lin->weight.scalar_type()) return lin(xc);
   // The casts are autograd ops: gradients arrive at the master weights in their own dtype.
   return torch::nn::functional::linear(xc, lin->weight.to(compute), lin->bias.to(compute));
 }
 
+torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x, torch::ScalarType compute,
+                           const LoraAdapter& lora, bool training) {
+  const auto xc = x.to(compute);
+  auto y = base_linear(lin, q, xc, compute);
+  if (lora.defined()) y = y + lora.delta(x, training, compute);
+  return y;
+}
+
 torch::Tensor WanMlpImpl::forward(const torch::Tensor& x, bool gelu) {
-  auto h = apply_linear(l0, fp8[0], x, compute);
-  return apply_linear(l2, fp8[1], gelu ? torch::gelu(h, "tanh") : torch::silu(h), compute);
+  auto h = apply_linear(l0, fp8[0], x, compute, lora[0], is_training());
+  return apply_linear(l2, fp8[1], gelu ? torch::gelu(h, "tanh") : torch::silu(h), compute, lora[1], is_training());
 }
 
 WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps)
@@ -59,8 +66,9 @@ WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm,
 
 torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles) {
   const int64_t Lq = x.size(0), Lk = kv.size(0), D = x.size(1), n = heads_, d = D / n;
-  auto qx = apply_linear(q, fp8[0], x, compute), kx = apply_linear(k, fp8[1], kv, compute),
-       vx = apply_linear(v, fp8[2], kv, compute);
+  const bool tr = is_training();
+  auto qx = apply_linear(q, fp8[0], x, compute, lora[0], tr), kx = apply_linear(k, fp8[1], kv, compute, lora[1], tr),
+       vx = apply_linear(v, fp8[2], kv, compute, lora[2], tr);
   if (norm_q.defined()) {
     qx = wan_rms_norm(qx, norm_q, eps_);
     kx = wan_rms_norm(kx, norm_k, eps_);
@@ -74,7 +82,7 @@ torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Ten
   // Norms and RoPE run in fp32/double; attention itself in the compute dtype.
   auto out = wan_attention(qx.transpose(0, 1).to(compute), kx.transpose(0, 1).to(compute),
                            vx.view({Lk, n, d}).transpose(0, 1).to(compute), 1.0 / std::sqrt(static_cast<double>(d)));
-  return apply_linear(o, fp8[3], out.transpose(0, 1).reshape({Lq, D}), compute);
+  return apply_linear(o, fp8[3], out.transpose(0, 1).reshape({Lq, D}), compute, lora[3], tr);
 }
 
 WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) {
@@ -190,6 +198,13 @@ torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& 
   if (!checkpointing_ || !is_training()) return block.forward(x, e0, context, angles);
   // e0 and the context carry gradients to the embeddings: route them like parameters.
   auto params = trainable_parameters(block);
+  // Attached LoRA adapters are not the block's parameters, but train through it.
+  for (const LoraAdapter* a : {&block.self_attn->lora[0], &block.self_attn->lora[1], &block.self_attn->lora[2],
+                               &block.self_attn->lora[3], &block.cross_attn->lora[0], &block.cross_attn->lora[1],
+                               &block.cross_attn->lora[2], &block.cross_attn->lora[3], &block.ffn->lora[0], &block.ffn->lora[1]})
+    if (a->defined())
+      for (const auto& t : {a->down, a->up})
+        if (t.requires_grad()) params.push_back(t);
   params.push_back(e0);
   params.push_back(context);
   auto* raw = &block;

@@ -11,6 +11,7 @@
 
 #include "io/state_dict.h"
 #include "models/fp8.h"
+#include "models/wan_lora.h"
 #include "models/wan_dit_config.h"
 
 namespace ws::models {
@@ -24,6 +25,7 @@ class WanMlpImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, bool gelu);  // gelu: GELU(tanh), else SiLU
   torch::nn::Linear l0{nullptr}, l2{nullptr};
   Fp8Weight fp8[2];  // fp8 copies of l0, l2 (blocks' ffn only); undefined: the weights themselves
+  LoraAdapter lora[2];  // adapters on l0, l2 (blocks' ffn only; WanLora::attach)
   torch::ScalarType compute = torch::kFloat;  // matmul dtype (blocks' ffn only)
 };
 TORCH_MODULE(WanMlp);
@@ -37,6 +39,7 @@ class WanAttentionImpl : public torch::nn::Module {
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   torch::Tensor norm_q, norm_k;  // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
   Fp8Weight fp8[4];  // fp8 copies of q, k, v, o; undefined: the weights themselves
+  LoraAdapter lora[4];  // adapters on q, k, v, o (WanLora::attach)
   torch::ScalarType compute = torch::kFloat;  // matmul and attention dtype
 
  private:
@@ -126,9 +129,10 @@ class WanModelImpl : public torch::nn::Module {
 };
 TORCH_MODULE(WanModel);
 
-// A Linear in `compute` dtype, through its fp8 copy when it has one. The output is in `compute`.
+// A Linear in `compute` dtype, through its fp8 copy when it has one, plus its LoRA adapter's term
+// when one is attached (dropout only while `training`). The output is in `compute`.
 torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x,
-                           torch::ScalarType compute = torch::kFloat);
+                           torch::ScalarType compute = torch::kFloat, const LoraAdapter& lora = {}, bool training = false);
 
 // Diffusers (`WanTransformer3DModel`) key names -> official ones (docs/design/wan-dit.md §2). Keys already official
 // pass through; returns the input unchanged when it has no diffusers key.

@@ -7,13 +7,27 @@ namespace ws::train {
 
 ExpertStep::ExpertStep(models::WanModel model, ExpertStepOptions opts)
     : model_(std::move(model)), opts_(std::move(opts)), last_lr_(opts_.learning_rate) {
-  opts_.schedule.validate();
   AdamWGroup group;
   for (const auto& kv : model_->named_parameters()) {
     if (!kv.value().requires_grad()) continue;
     group.names.push_back(kv.key());
     group.params.push_back(kv.value());
   }
+  make_optimizer(std::move(group));
+}
+
+ExpertStep::ExpertStep(models::WanModel model, ExpertStepOptions opts, models::WanLora lora)
+    : model_(std::move(model)), lora_(std::move(lora)), opts_(std::move(opts)), last_lr_(opts_.learning_rate) {
+  AdamWGroup group;
+  for (auto& [name, t] : lora_->named_parameters()) {
+    group.names.push_back(name);
+    group.params.push_back(t);
+  }
+  make_optimizer(std::move(group));
+}
+
+void ExpertStep::make_optimizer(AdamWGroup group) {
+  opts_.schedule.validate();
   params_ = group.params;
   optimizer_ = std::make_unique<AdamW>(std::vector<AdamWGroup>{group}, opts_.adam);
 }
@@ -63,6 +77,7 @@ void ExpertStep::begin_accumulation() {
 void ExpertStep::to(const torch::Device& device) {
   if (device == model_->device()) return;
   model_->to(device);
+  if (lora_) lora_->to(device);
   optimizer_->to(device);
   if (model_->fp8()) model_->refresh_fp8();
 }

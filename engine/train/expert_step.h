@@ -59,6 +59,9 @@ struct ExpertStepRecord {
 class ExpertStep {
  public:
   ExpertStep(models::WanModel model, ExpertStepOptions opts);
+  // LoRA (docs/design/lora.md): the adapters, attached to `model`, are what the optimizer updates;
+  // the model's own parameters are frozen by the caller.
+  ExpertStep(models::WanModel model, ExpertStepOptions opts, models::WanLora lora);
 
   // x_t = (1 − σ)·x0 + σ·ε in fp32, element-wise (three rounded ops, as the reference).
   static torch::Tensor noisy_latent(const torch::Tensor& x0, const torch::Tensor& noise, float sigma);
@@ -97,9 +100,13 @@ class ExpertStep {
   models::WanModel& model() { return model_; }
   AdamW& optimizer() { return *optimizer_; }
   const std::vector<torch::Tensor>& parameters() const { return params_; }
+  // The adapters of a LoRA expert; nullptr when the expert trains its own weights.
+  const models::WanLora* lora() const { return lora_ ? &*lora_ : nullptr; }
 
  private:
+  void make_optimizer(AdamWGroup group);
   models::WanModel model_;
+  std::optional<models::WanLora> lora_;
   ExpertStepOptions opts_;
   std::vector<torch::Tensor> params_;
   std::unique_ptr<AdamW> optimizer_;

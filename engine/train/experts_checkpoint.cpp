@@ -1,5 +1,7 @@
 #include "train/experts_checkpoint.h"
 
+#include <map>
+
 #include "train/upsampler_checkpoint.h"
 
 #include "core/error.h"
@@ -54,7 +56,7 @@ ExpertsState ExpertsState::from_json(const json& j, const std::string& source) {
     s.shift = j.at("shift").get<double>();
     s.options_sha256 = j.value("options_sha256", std::string());
     s.options = j.value("options", json::object());
-    for (const char* k : {"lr", "dtypes", "fp8", "sources"})
+    for (const char* k : {"lr", "dtypes", "fp8", "sources", "lora"})
       if (j.contains(k)) s.extra[k] = j[k];
   } catch (const json::exception& e) {
     throw Error(source + ": " + e.what());
@@ -68,13 +70,23 @@ json expert_config_json(const models::WanConfig& cfg) {
   return c;
 }
 
-void write_experts_checkpoint(const std::string& dir, ExpertStep& high, ExpertStep& low, const ExpertsState& state) {
+std::string lora_file_name(bool high, models::LoraFormat format) {
+  return std::string(high ? "high" : "low") + "_noise_lora" + (format == models::LoraFormat::Peft ? "_diffusers" : "") +
+         ".safetensors";
+}
+
+void write_experts_checkpoint(const std::string& dir, ExpertStep& high, ExpertStep& low, const ExpertsState& state,
+                              const CheckpointBases& bases) {
   const std::string ts = fs::join(dir, "trainer_state");
   fs::make_dirs(ts);
-  io::write_model_dir(fs::join(dir, "high_noise_transformer"), expert_config_json(high.model()->config()),
-                      io::module_state_dict(*high.model()));
-  io::write_model_dir(fs::join(dir, "low_noise_transformer"), expert_config_json(low.model()->config()),
-                      io::module_state_dict(*low.model()));
+  for (ExpertStep* e : {&high, &low}) {
+    const bool h = e == &high;
+    if (e->lora())
+      for (auto f : {models::LoraFormat::Musubi, models::LoraFormat::Peft}) e->lora()->save(fs::join(dir, lora_file_name(h, f)), f);
+    if (!e->lora() || (h ? bases.high : bases.low))
+      io::write_model_dir(fs::join(dir, h ? "high_noise_transformer" : "low_noise_transformer"),
+                          expert_config_json(e->model()->config()), io::module_state_dict(*e->model()));
+  }
   io::write_safetensors(fs::join(ts, "optimizer_high.safetensors"), high.optimizer().state_dict());
   io::write_safetensors(fs::join(ts, "optimizer_low.safetensors"), low.optimizer().state_dict());
   fs::write_file_atomic(fs::join(ts, "state.json"), state.to_json().dump(2) + "\n");
@@ -86,13 +98,18 @@ LoadedExperts read_experts_checkpoint(const std::string& dir) {
   const std::string state_path = fs::join(ts, "state.json");
   const json j = read_trainer_state_json(dir);
   c.state = ExpertsState::from_json(j, state_path);
-  for (const char* name : {"high_noise_transformer", "low_noise_transformer"}) {
-    const std::string sub = fs::join(dir, name);
-    if (!fs::is_dir(sub)) throw Error(dir + ": " + name + "/ is missing");
+  for (const bool high : {true, false}) {
+    const std::string name = high ? "high_noise_transformer" : "low_noise_transformer";
+    const std::string sub = fs::join(dir, name), lora = fs::join(dir, lora_file_name(high));
+    if (fs::exists(lora)) (high ? c.high_lora : c.low_lora) = io::read_safetensors(lora);
+    if (!fs::is_dir(sub)) {
+      if (!fs::exists(lora)) throw Error(dir + ": " + name + "/ is missing");
+      continue;
+    }
     io::ModelDir md = io::read_model_dir(sub);
-    const bool high = std::string(name) == "high_noise_transformer";
     (high ? c.high_config : c.low_config) = md.config;
     (high ? c.high_weights : c.low_weights) = std::move(md.weights);
+    (high ? c.has_weights_high : c.has_weights_low) = true;
   }
   for (const char* name : {"optimizer_high.safetensors", "optimizer_low.safetensors"}) {
     const std::string p = fs::join(ts, name);
@@ -104,10 +121,38 @@ LoadedExperts read_experts_checkpoint(const std::string& dir) {
 
 void restore_expert(ExpertStep& e, bool h, const LoadedExperts& ck, const std::string& dir) {
   const std::string name = h ? "high_noise_transformer" : "low_noise_transformer";
-  nlohmann::json a = models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
-  nlohmann::json b = e.model()->config().to_json();
-  if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
-  io::load_state_dict(*e.model(), h ? ck.high_weights : ck.low_weights, io::LoadMode::Strict, dir + "/" + name);
+  const io::StateDict& lora_sd = h ? ck.high_lora : ck.low_lora;
+  if (e.lora()) {
+    // The base is the run's own (its weights file, or the seed's fresh experts); the adapters
+    // come back in place, so the optimizer and the model keep reading the same tensors.
+    if (lora_sd.empty()) throw Error(dir + ": no " + lora_file_name(h) + " for this LoRA run (a full fine-tuning checkpoint?)");
+    const std::string src = dir + "/" + lora_file_name(h);
+    const models::WanLora saved = models::WanLora::from_state_dict(lora_sd, src);
+    const auto& have = e.lora()->entries();
+    std::map<std::string, const models::WanLora::Entry*> got;
+    for (const auto& g : saved.entries()) got[g.path] = &g;
+    if (have.size() != got.size())
+      throw Error(src + ": " + std::to_string(got.size()) + " adapters, this run has " + std::to_string(have.size()));
+    torch::NoGradGuard ng;
+    for (const auto& h : have) {
+      auto it = got.find(h.path);
+      if (it == got.end()) throw Error(src + ": no adapter on " + h.path + ", which this run adapts");
+      const auto& g = *it->second;
+      if (!h.down.sizes().equals(g.down.sizes()) || !h.up.sizes().equals(g.up.sizes()) || h.alpha != g.alpha)
+        throw Error(src + ": the adapter on " + h.path + " has rank " + std::to_string(g.down.size(0)) + " and alpha " +
+                    std::to_string(g.alpha) + ", this run's rank " + std::to_string(h.down.size(0)) + " and alpha " +
+                    std::to_string(h.alpha));
+      h.down.copy_(g.down);
+      h.up.copy_(g.up);
+    }
+  } else {
+    if (!lora_sd.empty() || !(h ? ck.has_weights_high : ck.has_weights_low))
+      throw Error(dir + ": a LoRA checkpoint; resume it with lora: true");
+    nlohmann::json a = models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
+    nlohmann::json b = e.model()->config().to_json();
+    if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
+    io::load_state_dict(*e.model(), h ? ck.high_weights : ck.low_weights, io::LoadMode::Strict, dir + "/" + name);
+  }
   e.model()->refresh_fp8();
   e.optimizer().load_state_dict(h ? ck.high_optimizer : ck.low_optimizer,
                                 dir + "/trainer_state/optimizer_" + (h ? "high" : "low") + ".safetensors");

@@ -85,6 +85,21 @@ io::OptionSchema experts_option_schema() {
   s.real("abnormal_norm_clip_start", 1000, "expert step after which abnormal gradient norms are damped");
   s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm");
 
+  s.group("LoRA");
+  s.boolean("lora", false, "train LoRA adapters on both experts; the base weights stay frozen");
+  s.integer("lora_rank", 32, "adapter rank r").min("lora_rank", 1).max("lora_rank", 4096);
+  s.integer("lora_rank_high", nullptr, "high-noise expert's rank (default lora_rank)").min("lora_rank_high", 1).max("lora_rank_high", 4096);
+  s.integer("lora_rank_low", nullptr, "low-noise expert's rank (default lora_rank)").min("lora_rank_low", 1).max("lora_rank_low", 4096);
+  s.real("lora_alpha", nullptr, "alpha; the adapter is scaled by alpha/r (default: the rank, scale 1)").min("lora_alpha", 0);
+  s.real("lora_alpha_high", nullptr, "high-noise expert's alpha (default lora_alpha)").min("lora_alpha_high", 0);
+  s.real("lora_alpha_low", nullptr, "low-noise expert's alpha (default lora_alpha)").min("lora_alpha_low", 0);
+  s.real("lora_dropout", 0.0, "dropout on the rank-r activations while training").min("lora_dropout", 0).max("lora_dropout", 0.99);
+  s.real("lora_dropout_high", nullptr, "high-noise expert's dropout (default lora_dropout)").min("lora_dropout_high", 0).max("lora_dropout_high", 0.99);
+  s.real("lora_dropout_low", nullptr, "low-noise expert's dropout (default lora_dropout)").min("lora_dropout_low", 0).max("lora_dropout_low", 0.99);
+  s.list("lora_target_modules", OptType::String, json::array(),
+         "block Linears with adapters: self_attn.q/k/v/o, cross_attn.q/k/v/o, ffn.0, ffn.2 (none: all ten)");
+  s.choice("lora_base_dtype", {"bf16", "fp32"}, "bf16", "storage of the frozen block Linear weights");
+
   s.group("Eval");
   s.path("eval_data_meta", nullptr, "metadata.json of the fixed eval set (none: no eval)");
   s.integer("eval_steps", 500, "eval every N global steps").min("eval_steps", 1).max("eval_steps", 1000000000);

@@ -2,6 +2,8 @@
 
 #include <torch/cuda.h>
 
+#include <algorithm>
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "data/clip_loader.h"
@@ -27,7 +29,9 @@ json experts_maths_options(const io::Config& cfg) {
       "boundary_ratio", "routing_mode", "shift", "timestep_weighting", "seed", "gradient_accumulation_steps",
       "learning_rate", "learning_rate_high", "learning_rate_low", "lr_scheduler", "lr_warmup_steps",
       "lr_warmup_steps_high", "lr_warmup_steps_low", "lr_schedule_basis", "adam_beta1", "adam_beta2",
-      "adam_weight_decay", "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio"};
+      "adam_weight_decay", "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio",
+      "lora", "lora_rank", "lora_rank_high", "lora_rank_low", "lora_alpha", "lora_alpha_high", "lora_alpha_low",
+      "lora_dropout", "lora_dropout_high", "lora_dropout_low", "lora_target_modules", "lora_base_dtype"};
   json j = json::object();
   for (const char* k : keys) j[k] = cfg.value(k);
   return j;
@@ -358,6 +362,25 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   }
   check_output_dir_free(cfg, s.run);
   check_batch_fits(cfg, s.data);
+  // LoRA: one spec per expert; the targets must be block Linears.
+  s.lora.on = cfg.boolean("lora");
+  s.lora.base_bf16 = cfg.str("lora_base_dtype") == "bf16";
+  for (const char* tag : {"high", "low"}) {
+    models::LoraSpec& spec = tag[0] == 'h' ? s.lora.high : s.lora.low;
+    const std::string t(tag);
+    spec.rank = cfg.opt_integer("lora_rank_" + t).value_or(cfg.integer("lora_rank"));
+    spec.alpha = cfg.opt_real("lora_alpha_" + t).value_or(cfg.opt_real("lora_alpha").value_or(0.0));
+    if (spec.alpha <= 0) spec.alpha = static_cast<double>(spec.rank);
+    spec.dropout = cfg.opt_real("lora_dropout_" + t).value_or(cfg.real("lora_dropout"));
+    spec.targets = cfg.strs("lora_target_modules");
+  }
+  for (const auto& target : s.lora.high.targets) {
+    const auto& all = models::wan_lora_block_linears();
+    if (std::find(all.begin(), all.end(), target) == all.end())
+      cfg.error("lora_target_modules", "'" + target + "' is not a block Linear (self_attn.q, ..., cross_attn.o, ffn.0, ffn.2)");
+  }
+  if (s.lora.on && s.fp8 && !s.lora.base_bf16) s.warnings.push_back("lora with fp8: the fp32 base weights stay beside their fp8 copies");
+
   s.maths = experts_maths_options(cfg);
   return s;
 }

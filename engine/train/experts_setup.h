@@ -8,12 +8,20 @@
 
 #include "io/yaml_config.h"
 #include "models/wan_dit_config.h"
+#include "models/wan_lora.h"
 #include "train/experts_validation.h"
 #include "train/expert_routing.h"
 #include "train/run_options.h"
 #include "train/text_encoding.h"
 
 namespace ws::train {
+
+// LoRA training (docs/design/lora.md): an adapter spec per expert, the base frozen.
+struct ExpertsLoraOptions {
+  bool on = false;
+  models::LoraSpec high, low;
+  bool base_bf16 = true;
+};
 
 struct ExpertSource {
   models::WanConfig config;
@@ -40,6 +48,7 @@ struct ExpertsSetup {
   int64_t vae_z_dim = 0;          // the VAE's latent channels (0 without a VAE)
   int64_t vae_spatial_factor = 16;  // 16 (Wan2.2 VAE) or 8 (Wan2.1 VAE): buckets align to twice it
   ExpertSource high, low;
+  ExpertsLoraOptions lora;
   std::string text_dir;
   std::optional<TextEncoderOptions> text_encoder;  // captions to embeddings before the first step
   std::optional<std::string> latent_cache_dir;

@@ -27,6 +27,7 @@
 #include "train/expert_latents.h"
 #include "train/experts_eval.h"
 #include "train/expert_routing.h"
+#include "train/expert_lora.h"
 #include "train/expert_step.h"
 #include "train/experts_checkpoint.h"
 #include "train/experts_report.h"
@@ -252,7 +253,9 @@ void Trainer::build_models() {
     o.schedule.warmup_steps = is_high ? setup_.lr_warmup_steps_high : setup_.lr_warmup_steps_low;
     o.schedule.training_steps = expert_basis ? (is_high ? n_high : n_low) : max_steps_;
     o.schedule.base_lr = expert_lr;
-    return std::make_unique<ExpertStep>(m, o);
+    if (!setup_.lora.on) return std::make_unique<ExpertStep>(m, o);
+    return std::make_unique<ExpertStep>(
+        m, o, make_expert_lora(m, is_high ? setup_.lora.high : setup_.lora.low, setup_.lora.base_bf16, setup_.run.seed, is_high));
   };
   cond_ = image_conditioning(setup_.high.config.model_type);
   latents_ = std::make_unique<ExpertLatentSource>(vae_.get(), setup_.vae_file, cond_, setup_.latent_cache_dir);
@@ -385,10 +388,12 @@ void Trainer::checkpoint(bool) {
   st.extra["fp8"] = setup_.fp8 ? "e4m3" : "none";
   st.extra["sources"] = {{"high", setup_.high.weights ? json(*setup_.high.weights) : json("fresh")},
                          {"low", setup_.low.weights ? json(*setup_.low.weights) : json("fresh")}};
+  if (setup_.lora.on) st.extra["lora"] = lora_record(setup_.lora);
   st.options_sha256 = options_sha_;
   st.options = setup_.maths;
   runtime::CheckpointWriter w = dir->begin_checkpoint(st.global_step);
-  write_experts_checkpoint(w.dir(), *high_, *low_, st);
+  // A LoRA checkpoint names its base by path; fresh experts have none, so they are saved.
+  write_experts_checkpoint(w.dir(), *high_, *low_, st, {!setup_.high.weights, !setup_.low.weights});
   dir->commit_checkpoint(w, setup_.run.checkpoints_total_limit);
 }
 

@@ -1,11 +1,13 @@
 // `wanstudio-engine inspect WEIGHTS`: what a weights file holds, without running a model.
 #include <algorithm>
 #include <cstdio>
+#include <set>
 
 #include <nlohmann/json.hpp>
 
 #include "io/printable.h"
 #include "io/weights.h"
+#include "models/wan_lora.h"
 #include "models/wan_vae_weights.h"
 #include "cli/args.h"
 #include "cli/verb.h"
@@ -36,6 +38,31 @@ nlohmann::json vae_summary(const ws::io::StateDict& sd, const std::map<std::stri
     j["vae_type"] = ws::models::vae_type_name(cfg.type);
     j["spatial_factor"] = cfg.spatial_factor();
     return j;
+  } catch (const std::exception& e) {
+    return nlohmann::json{{"error", e.what()}};
+  }
+}
+
+// A Wan LoRA's format, rank, alpha, targets and blocks (docs/design/lora.md); null otherwise.
+nlohmann::json lora_summary(const ws::io::StateDict& sd, const std::string& path) {
+  ws::models::LoraFormat format{};
+  if (!ws::models::WanLora::looks_like_lora(sd, &format)) return nullptr;
+  try {
+    const auto lora = ws::models::WanLora::from_state_dict(sd, path);
+    std::set<std::string> present;
+    int64_t blocks = 0;
+    for (const auto& e : lora.entries()) {
+      const size_t dot = e.path.find('.', 7);
+      present.insert(e.path.substr(dot + 1));
+      blocks = std::max<int64_t>(blocks, std::stoll(e.path.substr(7, dot - 7)) + 1);
+    }
+    std::vector<std::string> targets;  // in the block's order
+    for (const auto& t : ws::models::wan_lora_block_linears())
+      if (present.count(t)) targets.push_back(t);
+    return {{"format", format == ws::models::LoraFormat::Musubi ? "musubi-tuner / ComfyUI (lora_unet_*, alpha)"
+                                                                : "PEFT / diffusers (lora_A, lora_B)"},
+            {"adapters", lora.entries().size()}, {"rank", lora.rank()}, {"alpha", lora.alpha()},
+            {"targets", targets}, {"blocks", blocks}, {"parameters", lora.parameter_count()}};
   } catch (const std::exception& e) {
     return nlohmann::json{{"error", e.what()}};
   }
@@ -78,6 +105,7 @@ int run_inspect(const std::vector<std::string>& argv) {
     nlohmann::json out = {{"path", path},         {"format", format_name(format)}, {"tensors", tensors},
                           {"parameters", params}, {"bytes", bytes},                {"metadata", metadata}};
     if (auto vae = vae_summary(sd, metadata, path); !vae.is_null()) out["vae"] = vae;
+    if (auto lora = lora_summary(sd, path); !lora.is_null()) out["lora"] = lora;
     // Names from the file may be invalid UTF-8: replace such bytes rather than fail.
     std::printf("%s\n", out.dump(-1, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
     return 0;
@@ -106,6 +134,18 @@ int run_inspect(const std::vector<std::string>& argv) {
                   vae.contains("dec_dim") ? (", dec_dim " + std::to_string(vae["dec_dim"].get<int64_t>())).c_str() : "",
                   static_cast<long long>(vae["z_dim"].get<int64_t>()),
                   static_cast<long long>(vae["spatial_factor"].get<int64_t>()));
+  }
+  if (auto lora = lora_summary(sd, path); !lora.is_null()) {
+    if (lora.contains("error")) {
+      std::printf("LoRA: %s\n", printable(lora["error"].get<std::string>(), 300).c_str());
+    } else {
+      std::string targets;
+      for (const auto& t : lora["targets"]) targets += (targets.empty() ? "" : ", ") + t.get<std::string>();
+      std::printf("LoRA: %s; %lld adapters on %lld blocks (%s), rank %lld, alpha %g\n",
+                  lora["format"].get<std::string>().c_str(), static_cast<long long>(lora["adapters"].get<int64_t>()),
+                  static_cast<long long>(lora["blocks"].get<int64_t>()), targets.c_str(),
+                  static_cast<long long>(lora["rank"].get<int64_t>()), lora["alpha"].get<double>());
+    }
   }
   return 0;
 }

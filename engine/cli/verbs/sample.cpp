@@ -1,5 +1,6 @@
 // `wanstudio-engine sample` (docs/design/sampling.md §12.1): an expert pair (a Wan Studio
-// checkpoint, an official model folder, or two model folders) or one model + a prompt → a video.
+// checkpoint, a LoRA run's checkpoint on its base, an official model folder, or two model folders,
+// each with an optional LoRA) or one model + a prompt → a video.
 // Writes OUT.latents.safetensors, the OUT.json record of every setting and, with a VAE of the
 // latents' channel count, OUT.mp4; each file under a temporary name, renamed when whole.
 // Events: started (job sample), sample_step per step, sample, finished; SIGTERM or `cancel`
@@ -9,6 +10,7 @@
 #include <chrono>
 #include <cstdio>
 #include <random>
+#include <tuple>
 
 #include "cli/args.h"
 #include "cli/verb.h"
@@ -22,6 +24,7 @@
 #include "io/state_dict.h"
 #include "models/dit_conditioning.h"
 #include "models/wan_dit.h"
+#include "models/wan_lora.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/progress.h"
@@ -49,19 +52,43 @@ json weights_identity(const std::string& path) {
   return j;
 }
 
+// The base of a LoRA checkpoint's expert: its own folder (fresh experts), else the path its
+// state.json names as the source.
+std::string lora_checkpoint_base(const std::string& ckpt, bool high) {
+  const std::string own = fs::join(ckpt, high ? "high_noise_transformer" : "low_noise_transformer");
+  if (fs::is_dir(own)) return own;
+  const std::string state = fs::join(ckpt, "trainer_state/state.json");
+  if (fs::exists(state)) {
+    const json j = json::parse(fs::read_file(state), nullptr, false);
+    const char* tag = high ? "high" : "low";
+    if (j.is_object() && j.contains("sources") && j["sources"].contains(tag) && j["sources"][tag].is_string() &&
+        j["sources"][tag].get<std::string>() != "fresh")
+      return j["sources"][tag].get<std::string>();
+  }
+  throw Error(ckpt + ": a LoRA checkpoint that names no base for the " + (high ? "high" : "low") +
+              "-noise expert: give --high_noise_model and --low_noise_model");
+}
+
 Experts load_experts(const Args& a) {
   Experts e;
-  std::string high, low, single;
+  std::string high, low, single, lora_high = a.str("lora_high"), lora_low = a.str("lora_low");
   if (a.has("ckpt_dir")) {
     const std::string d = a.str("ckpt_dir");
     if (!fs::is_dir(d)) throw Error(d + ": not a folder");
+    if (fs::exists(fs::join(d, "high_noise_lora.safetensors")) && fs::exists(fs::join(d, "low_noise_lora.safetensors"))) {
+      // A LoRA run's checkpoint: its adapters on their bases (flags may name other bases).
+      high = a.has("high_noise_model") ? a.str("high_noise_model") : lora_checkpoint_base(d, true);
+      low = a.has("low_noise_model") ? a.str("low_noise_model") : lora_checkpoint_base(d, false);
+      if (lora_high.empty()) lora_high = fs::join(d, "high_noise_lora.safetensors");
+      if (lora_low.empty()) lora_low = fs::join(d, "low_noise_lora.safetensors");
+    }
     // A Wan Studio checkpoint, then the official layout, then one model.
     for (auto [h, l] : {std::pair<const char*, const char*>{"high_noise_transformer", "low_noise_transformer"},
                         {"high_noise_model", "low_noise_model"}}) {
+      if (!high.empty()) break;
       if (fs::is_dir(fs::join(d, h)) && fs::is_dir(fs::join(d, l))) {
         high = fs::join(d, h);
         low = fs::join(d, l);
-        break;
       }
     }
     if (high.empty()) {
@@ -80,7 +107,16 @@ Experts load_experts(const Args& a) {
   } else {
     throw UsageError("no experts: --ckpt_dir, --high_noise_model with --low_noise_model, or --model");
   }
+  // --lora_scale HIGH [LOW]: one value scales both adapters.
+  double scale_high = 1.0, scale_low = 1.0;
+  if (a.has("lora_scale")) {
+    const auto v = a.strs("lora_scale");
+    if (v.empty() || v.size() > 2) throw UsageError("--lora_scale takes one multiplier, or two: HIGH LOW");
+    scale_high = std::stod(v[0]);
+    scale_low = std::stod(v.back());
+  }
   if (!single.empty()) {
+    if (!lora_high.empty()) throw UsageError("one model: give its adapter as --lora_low (the model is the low-noise slot)");
     e.models.low = models::load_wan_model(single);
     e.record = {{"model", weights_identity(single)}};
   } else {
@@ -90,6 +126,20 @@ Experts load_experts(const Args& a) {
     const auto &h = e.models.high->config(), &l = e.models.low->config();
     if (h.in_dim != l.in_dim || h.out_dim != l.out_dim || h.text_dim != l.text_dim || h.model_type != l.model_type)
       throw Error("the high and low experts differ in model_type, in_dim, out_dim or text_dim");
+  }
+  for (auto [file, model, scale, key] : {std::make_tuple(lora_high, &e.models.high, scale_high, "lora_high"),
+                                         std::make_tuple(lora_low, &e.models.low, scale_low, "lora_low")}) {
+    if (file.empty()) continue;
+    const models::WanLora lora = models::WanLora::load(file);
+    try {
+      lora.attach(**model, scale);
+    } catch (const Error& err) {
+      throw Error(file + ": " + err.what());
+    }
+    json id = weights_identity(file);
+    id["scale"] = scale;
+    id["rank"] = lora.rank();
+    e.record[key] = id;
   }
   for (auto* m : {&e.models.high, &e.models.low})
     if (*m) (*m)->eval();
@@ -192,6 +242,9 @@ int run_sample(const std::vector<std::string>& argv) {
   a.value("high_noise_model", "P", "the high-noise expert's model folder");
   a.value("low_noise_model", "P", "the low-noise expert's model folder");
   a.value("model", "P", "a single model folder (TI2V-5B, 1.3B)");
+  a.value("lora_high", "FILE", "LoRA for the high-noise expert (musubi-tuner/ComfyUI or PEFT keys)");
+  a.value("lora_low", "FILE", "LoRA for the low-noise expert (or the single model)");
+  a.list("lora_scale", "M", "adapter multipliers: one for both, or HIGH LOW (default 1)");
   a.value("task", "NAME", "preset: t2v-A14B, i2v-A14B or ti2v-5B (default: from the experts)");
   a.value("config_path", "YAML", "VideoX-Fun model YAML: its boundary and scheduler shift");
   a.value("prompt", "TEXT", "the prompt");

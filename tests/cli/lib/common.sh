@@ -29,3 +29,19 @@ latent_upsampler_kwargs:
   num_blocks_per_stage: 1
 YAML
 }
+
+# Whether two .safetensors files hold the same tensors bit for bit (names, dtypes, shapes, bytes),
+# whatever their metadata says.
+same_tensors() {
+  python3 - "$1" "$2" <<'PY'
+import json, struct, sys
+def tensors(path):
+    with open(path, "rb") as f:
+        n = struct.unpack("<Q", f.read(8))[0]
+        head = json.loads(f.read(n))
+        data = f.read()
+    head.pop("__metadata__", None)
+    return {k: (v["dtype"], v["shape"], data[v["data_offsets"][0]:v["data_offsets"][1]]) for k, v in head.items()}
+sys.exit(0 if tensors(sys.argv[1]) == tensors(sys.argv[2]) else 1)
+PY
+}
