@@ -136,6 +136,76 @@ void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
 
 void DataParallel::barrier() { impl_->pg->barrier()->wait(); }
 
+namespace {
+
+// Runs `op(flat, owner)` on flat buffers of consecutive tensors with one owner and dtype, then
+// copies the buffer back into the tensors when `copy_back(owner)`.
+template <typename Op, typename CopyBack>
+void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners, Op op, CopyBack copy_back) {
+  torch::NoGradGuard no_grad;
+  size_t i = 0;
+  while (i < tensors.size()) {
+    size_t j = i + 1;
+    int64_t n = tensors[i].numel();
+    while (j < tensors.size() && owners[j] == owners[i] && tensors[j].scalar_type() == tensors[i].scalar_type() &&
+           tensors[j].device() == tensors[i].device() && n + tensors[j].numel() <= kBucketElements)
+      n += tensors[j++].numel();
+    std::vector<torch::Tensor> flat;
+    for (size_t k = i; k < j; ++k) flat.push_back(tensors[k].detach().reshape({-1}));
+    torch::Tensor buf = torch::cat(flat);
+    op(buf, owners[i]);
+    if (copy_back(owners[i])) {
+      int64_t off = 0;
+      for (size_t k = i; k < j; ++k) {
+        tensors[k].detach().copy_(buf.narrow(0, off, tensors[k].numel()).view_as(tensors[k]));
+        off += tensors[k].numel();
+      }
+    }
+    i = j;
+  }
+}
+
+}  // namespace
+
+void DataParallel::reduce_to_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners) {
+  for_owner_buckets(
+      tensors, owners,
+      [&](torch::Tensor& buf, int owner) {
+        std::vector<at::Tensor> v{buf};
+        c10d::ReduceOptions o;
+        o.reduceOp = c10d::ReduceOp::SUM;
+        o.rootRank = owner;
+        impl_->pg->reduce(v, o)->wait();
+      },
+      [&](int owner) { return owner == env_.rank; });
+}
+
+void DataParallel::broadcast_from_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners) {
+  for_owner_buckets(
+      tensors, owners,
+      [&](torch::Tensor& buf, int owner) {
+        std::vector<at::Tensor> v{buf};
+        c10d::BroadcastOptions o;
+        o.rootRank = owner;
+        impl_->pg->broadcast(v, o)->wait();
+      },
+      [&](int owner) { return owner != env_.rank; });
+}
+
+double DataParallel::sum(double v) {
+  std::vector<at::Tensor> t{torch::tensor({v}, torch::kDouble)};
+  impl_->pg->allreduce(t)->wait();
+  return t[0].item<double>();
+}
+
+double DataParallel::max(double v) {
+  std::vector<at::Tensor> t{torch::tensor({v}, torch::kDouble)};
+  c10d::AllreduceOptions o;
+  o.reduceOp = c10d::ReduceOp::MAX;
+  impl_->pg->allreduce(t, o)->wait();
+  return t[0].item<double>();
+}
+
 #else  // no Gloo in this build
 
 struct DataParallel::Impl {};
@@ -152,6 +222,10 @@ double DataParallel::mean(double v) { return v; }
 bool DataParallel::any(bool v) { return v; }
 void DataParallel::broadcast(const std::vector<torch::Tensor>&) {}
 void DataParallel::barrier() {}
+void DataParallel::reduce_to_owners(const std::vector<torch::Tensor>&, const std::vector<int>&) {}
+void DataParallel::broadcast_from_owners(const std::vector<torch::Tensor>&, const std::vector<int>&) {}
+double DataParallel::sum(double v) { return v; }
+double DataParallel::max(double v) { return v; }
 
 #endif
 

@@ -42,6 +42,14 @@ class DataParallel {
   bool any(bool v);
   // Rank 0's values into every rank's tensors (the initial weights).
   void broadcast(const std::vector<torch::Tensor>& tensors);
+
+  // ZeRO (train/zero_shard.h): tensor i belongs to rank owners[i]. Σ_ranks into the owner's
+  // tensors (the others' are left as they were), and the owner's values into every rank's.
+  // Consecutive tensors of one owner and dtype travel as one flat buffer.
+  void reduce_to_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners);
+  void broadcast_from_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners);
+  double sum(double v);
+  double max(double v);
   void barrier();
 
  private:

@@ -29,7 +29,33 @@ ExpertStep::ExpertStep(models::WanModel model, ExpertStepOptions opts, models::W
 void ExpertStep::make_optimizer(AdamWGroup group) {
   opts_.schedule.validate();
   params_ = group.params;
+  names_ = group.names;
   optimizer_ = std::make_unique<AdamW>(std::vector<AdamWGroup>{group}, opts_.adam);
+}
+
+void ExpertStep::shard(parallel::DataParallel& dp) {
+  zero_ = std::make_unique<ZeroShard>(dp, names_, params_);
+  optimizer_ = std::make_unique<AdamW>(std::vector<AdamWGroup>{zero_->owned_group()}, opts_.adam);
+  if (model_->device() != torch::Device(torch::kCPU)) optimizer_->to(model_->device());
+}
+
+void ExpertStep::release_gradients() {
+  for (auto& p : params_)
+    if (p.grad().defined()) p.mutable_grad() = torch::Tensor();
+}
+
+void ExpertStep::gather_optimizer_state() {
+  if (zero_) gathered_ = zero_->gather_optimizer_state(*optimizer_);
+}
+
+io::StateDict ExpertStep::optimizer_state() const { return zero_ ? gathered_ : optimizer_->state_dict(); }
+
+int64_t ExpertStep::optimizer_bytes() const {
+  int64_t n = 0;
+  for (const auto& name : optimizer_->groups().front().names)
+    for (const auto& t : {optimizer_->exp_avg(name), optimizer_->exp_avg_sq(name)})
+      if (t.defined()) n += t.numel() * static_cast<int64_t>(t.element_size());
+  return n;
 }
 
 torch::Tensor ExpertStep::noisy_latent(const torch::Tensor& x0, const torch::Tensor& noise, float sigma) {
@@ -71,7 +97,7 @@ torch::Tensor expert_loss(const torch::Tensor& pred, const ExpertStepInput& in) 
 
 void ExpertStep::begin_accumulation() {
   model_->train();
-  optimizer_->zero_grad();
+  release_gradients();
 }
 
 void ExpertStep::to(const torch::Device& device) {
@@ -99,7 +125,12 @@ double ExpertStep::accumulate(const ExpertStepInput& in_any, double weight, torc
   return loss.item<double>();
 }
 
-ClipResult ExpertStep::finish_gradients() { return clip_gradients(params_, opts_.clip, global_step_); }
+ClipResult ExpertStep::finish_gradients() {
+  if (!zero_) return clip_gradients(params_, opts_.clip, global_step_);
+  const double norm = zero_->reduce_gradients();
+  max_abs_ = zero_->max_abs_gradient();
+  return clip_gradients_to_norm(zero_->owned_params(), norm, opts_.clip, global_step_);
+}
 
 ExpertStepRecord ExpertStep::forward_backward(const ExpertStepInput& in) {
   ExpertStepRecord rec;
@@ -112,6 +143,7 @@ ExpertStepRecord ExpertStep::forward_backward(const ExpertStepInput& in) {
 void ExpertStep::update(std::optional<int64_t> schedule_step) {
   last_lr_ = opts_.schedule.lr(schedule_step.value_or(global_step_), opts_.learning_rate);
   optimizer_->step({last_lr_});
+  if (zero_) zero_->gather_weights();
   if (model_->fp8()) model_->refresh_fp8();  // the fp8 copies follow the master weights
   ++global_step_;
 }

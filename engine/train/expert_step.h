@@ -15,6 +15,7 @@
 #include "train/adamw.h"
 #include "train/grad_clip.h"
 #include "train/lr_schedule.h"
+#include "train/zero_shard.h"
 
 namespace ws::train {
 
@@ -84,7 +85,21 @@ class ExpertStep {
   double accumulate(const ExpertStepInput& in, double weight, torch::Tensor* x_t = nullptr);
   ClipResult finish_gradients();
   // Drops the gradients after update() so an idle expert holds none.
-  void release_gradients() { optimizer_->zero_grad(); }
+  void release_gradients();
+
+  // ZeRO stage 2 over the data-parallel ranks (docs/design/zero.md): from now on the optimizer
+  // keeps only this rank's tensors; finish_gradients() reduces onto their owners and update()
+  // gathers the new weights. Call before restoring a checkpoint.
+  void shard(parallel::DataParallel& dp);
+  bool sharded() const { return static_cast<bool>(zero_); }
+  // Collective under ZeRO (every rank calls it before a checkpoint): gathers the whole optimizer
+  // state, which optimizer_state() then returns; without ZeRO the optimizer's own.
+  void gather_optimizer_state();
+  io::StateDict optimizer_state() const;
+  // Bytes of AdamW moments this rank holds.
+  int64_t optimizer_bytes() const;
+  // The largest |gradient| before clipping, over every rank's shard (ZeRO; after finish_gradients).
+  double last_max_abs_gradient() const { return max_abs_; }
 
   // Moves the expert (weights, fp8 copies, Adam moments) to `device`: the trainer keeps only
   // the routed expert on the GPU under low_vram. Bit-exact both ways.
@@ -107,6 +122,10 @@ class ExpertStep {
   void make_optimizer(AdamWGroup group);
   models::WanModel model_;
   std::optional<models::WanLora> lora_;
+  std::vector<std::string> names_;  // of params_
+  std::unique_ptr<ZeroShard> zero_;
+  io::StateDict gathered_;
+  double max_abs_ = 0;
   ExpertStepOptions opts_;
   std::vector<torch::Tensor> params_;
   std::unique_ptr<AdamW> optimizer_;

@@ -87,8 +87,8 @@ void write_experts_checkpoint(const std::string& dir, ExpertStep& high, ExpertSt
       io::write_model_dir(fs::join(dir, h ? "high_noise_transformer" : "low_noise_transformer"),
                           expert_config_json(e->model()->config()), io::module_state_dict(*e->model()));
   }
-  io::write_safetensors(fs::join(ts, "optimizer_high.safetensors"), high.optimizer().state_dict());
-  io::write_safetensors(fs::join(ts, "optimizer_low.safetensors"), low.optimizer().state_dict());
+  io::write_safetensors(fs::join(ts, "optimizer_high.safetensors"), high.optimizer_state());
+  io::write_safetensors(fs::join(ts, "optimizer_low.safetensors"), low.optimizer_state());
   fs::write_file_atomic(fs::join(ts, "state.json"), state.to_json().dump(2) + "\n");
 }
 

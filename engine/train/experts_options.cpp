@@ -66,6 +66,8 @@ io::OptionSchema experts_option_schema() {
   s.boolean("gradient_checkpointing", true, "recompute each block's activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
   s.boolean("low_vram", true, "keep the idle expert on the CPU (GPU builds)");
+  s.choice("zero_stage", {"0", "2"}, "0",
+           "data parallel: 2 shards each expert's gradients and AdamW moments across the ranks (ZeRO stage 2)");
   s.choice("report_to", {"tensorboard", "none"}, "tensorboard", "scalar logging");
 
   s.group("Optimizer");

@@ -111,6 +111,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   s.schedule_on_expert_steps = cfg.str("lr_schedule_basis") == "expert_steps";
   s.bsmntw = cfg.str("timestep_weighting") == "bsmntw";
   s.fp8 = cfg.str("fp8") == "e4m3";
+  s.zero2 = cfg.str("zero_stage") == "2";
   s.eval_timesteps = cfg.integers("eval_timesteps");
   s.eval_max_samples_per_t = cfg.integer("eval_max_samples_per_t");
   s.eval_steps = cfg.integer("eval_steps");

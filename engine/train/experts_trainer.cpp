@@ -77,6 +77,12 @@ class Trainer final : public TrainerHooks {
   StepReport report(bool high, double loss, const ClipResult& clip, double max_abs_grad, const std::vector<double>& ts,
                     const std::vector<bool>& first_frame, const data::Batch& batch, int64_t samples) const;
   void evaluate();
+  int64_t optimizer_bytes() const { return high_->optimizer_bytes() + low_->optimizer_bytes(); }
+  static int64_t trainable_parameters(const ExpertStep& e) {
+    int64_t n = 0;
+    for (const auto& p : e.parameters()) n += p.numel();
+    return n;
+  }
 
   ExpertsSetup setup_;
   TrainingRun* run_ = nullptr;
@@ -150,7 +156,10 @@ json Trainer::started_fields() const {
           {"parameters_high", setup_.high.config.parameter_count()},
           {"parameters_low", setup_.low.config.parameter_count()},
           {"conditioning", setup_.high.config.model_type},
-          {"fp8_bytes_per_expert", high_->model()->fp8_bytes()}};
+          {"fp8_bytes_per_expert", high_->model()->fp8_bytes()},
+          {"optimizer_bytes", optimizer_bytes()},
+          {"trainable_parameters", trainable_parameters(*high_) + trainable_parameters(*low_)},
+          {"zero_stage", high_->sharded() ? 2 : 0}};
 }
 
 void Trainer::complete() {
@@ -266,8 +275,11 @@ void Trainer::build_models() {
     for (auto* e : {high_.get(), low_.get()}) {
       dp->broadcast(e->parameters());
       if (e->model()->fp8()) e->model()->refresh_fp8();
+      if (setup_.zero2) e->shard(*dp);
     }
   }
+  spdlog::info("optimizer state on this rank: {:.1f} MB{}", static_cast<double>(optimizer_bytes()) / 1e6,
+               high_->sharded() ? " (ZeRO-2: this rank's shard of each expert)" : "");
   // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (docs/design/dual-expert-training.md §5).
   swap_experts_ = device_.is_cuda() && setup_.run.low_vram;
   if (device_.is_cuda() && !swap_experts_) {
@@ -364,6 +376,7 @@ void Trainer::evaluate() {
 }
 
 void Trainer::checkpoint(bool) {
+  for (auto* e : {high_.get(), low_.get()}) e->gather_optimizer_state();  // ZeRO: a collective, every rank
   runtime::RunDir* dir = run_->run_dir();
   if (!dir) return;  // rank 0 writes for everyone
   ExpertsState st;
@@ -480,13 +493,14 @@ std::optional<StepReport> Trainer::train_step() {
     return std::nullopt;
   }
   if (parallel::DataParallel* dp = run_->data_parallel()) {
-    dp->average_gradients(e.parameters());
+    if (!e.sharded()) dp->average_gradients(e.parameters());  // ZeRO reduces onto the owners instead
     loss = dp->mean(loss);
   }
   double max_abs = 0;
   for (const auto& p : e.parameters())
     if (p.grad().defined()) max_abs = std::max(max_abs, p.grad().abs().max().item<double>());
   const ClipResult clip = e.finish_gradients();
+  if (e.sharded()) max_abs = e.last_max_abs_gradient();
   // The schedule counts this expert's updates, or every update of the run.
   e.update(setup_.schedule_on_expert_steps ? std::nullopt : std::optional<int64_t>(gs));
   e.release_gradients();  // the idle expert keeps no gradient buffers

@@ -9,18 +9,11 @@ double linear_decay(double m0, double m1, double S, double s) {
   return m0 + (m1 - m0) / S * s;
 }
 
-ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOptions& opts, int64_t global_step) {
-  torch::NoGradGuard no_grad;
-  std::vector<torch::Tensor> grads;
-  for (const auto& p : params)
-    if (p.grad().defined()) grads.push_back(p.grad());
+namespace {
+
+ClipResult clip_with(const std::vector<torch::Tensor>& grads, const torch::Tensor& total, const ClipOptions& opts,
+                     int64_t global_step) {
   ClipResult r;
-  if (grads.empty()) return r;
-  // torch.nn.utils.clip_grad_norm_: the norm of the per-tensor norms, in fp32.
-  std::vector<torch::Tensor> norms;
-  norms.reserve(grads.size());
-  for (const auto& g : grads) norms.push_back(torch::norm(g.detach().to(torch::kFloat), 2));
-  torch::Tensor total = torch::norm(torch::stack(norms), 2);
   r.grad_norm = total.item<double>();
   if (!(opts.max_grad_norm > 0)) return r;
 
@@ -29,7 +22,6 @@ ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOp
                                 static_cast<double>(global_step));
   r.threshold = m;
   torch::Tensor ratio = total / m;
-  torch::Tensor clip = torch::full({}, m, torch::kDouble);
   double ratio_d = ratio.item<double>();
   if (ratio_d > 5.0 && static_cast<double>(global_step) > opts.abnormal_norm_clip_start) {
     r.abnormal = true;
@@ -44,8 +36,34 @@ ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOp
   // `max_norm / (total + 1e-6)` in Python is (total + 1e-6).reciprocal() * max_norm, clamped to 1.
   torch::Tensor coef = torch::clamp_max((total + 1e-6).reciprocal() * r.max_norm, 1.0);
   r.coef = coef.item<double>();
-  for (auto& g : grads) g.mul_(coef.to(g.dtype()));
+  for (auto g : grads) g.mul_(coef.to(g.dtype()));
   return r;
+}
+
+std::vector<torch::Tensor> grads_of(const std::vector<torch::Tensor>& params) {
+  std::vector<torch::Tensor> grads;
+  for (const auto& p : params)
+    if (p.grad().defined()) grads.push_back(p.grad());
+  return grads;
+}
+
+}  // namespace
+
+ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOptions& opts, int64_t global_step) {
+  torch::NoGradGuard no_grad;
+  const std::vector<torch::Tensor> grads = grads_of(params);
+  if (grads.empty()) return {};
+  // torch.nn.utils.clip_grad_norm_: the norm of the per-tensor norms, in fp32.
+  std::vector<torch::Tensor> norms;
+  norms.reserve(grads.size());
+  for (const auto& g : grads) norms.push_back(torch::norm(g.detach().to(torch::kFloat), 2));
+  return clip_with(grads, torch::norm(torch::stack(norms), 2), opts, global_step);
+}
+
+ClipResult clip_gradients_to_norm(const std::vector<torch::Tensor>& params, double total_norm, const ClipOptions& opts,
+                                  int64_t global_step) {
+  torch::NoGradGuard no_grad;
+  return clip_with(grads_of(params), torch::tensor(static_cast<float>(total_norm)), opts, global_step);
 }
 
 }  // namespace ws::train

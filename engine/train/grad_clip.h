@@ -26,5 +26,9 @@ double linear_decay(double m0, double m1, double S, double s);
 
 // Measures the global norm of the parameters' gradients and scales them in place.
 ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOptions& opts, int64_t global_step);
+// The same rule with the global norm measured elsewhere (ZeRO: over every rank's shard); scales
+// the gradients of `params` (this rank's) in place.
+ClipResult clip_gradients_to_norm(const std::vector<torch::Tensor>& params, double total_norm, const ClipOptions& opts,
+                                  int64_t global_step);
 
 }  // namespace ws::train

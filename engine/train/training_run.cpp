@@ -149,7 +149,8 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
       events.log("info", "gradient checkpointing: " + std::to_string(n) + " block activations recomputed in backward");
     if (cancelled || runtime::cancel_requested()) {
       // The contract: the step is done, a checkpoint holds it, exit 130.
-      if (run_ && !run_->has_checkpoint(step) && step > t.resume_step()) t.checkpoint(false);
+      // Rank 0 knows whether the step is saved; every rank takes part (ZeRO gathers state).
+      if (any_rank(run_ && !run_->has_checkpoint(step) && step > t.resume_step())) t.checkpoint(false);
       events.finished("cancelled", step);
       return 130;
     }

@@ -6,6 +6,7 @@
 #include <QProcess>
 
 #include <csignal>
+#include <filesystem>
 
 #include "core/fs.h"
 #include "io/safetensors.h"
@@ -59,6 +60,12 @@ double max_diff(const std::string& a, const std::string& b, bool* same_keys) {
     m = std::max(m, (v.to(torch::kDouble) - it->second.to(torch::kDouble)).abs().max().item<double>());
   }
   return m;
+}
+
+// A copy of a run folder without one of its checkpoints (to resume from the one before).
+void copy_run(const std::string& from, const std::string& to, const std::string& drop) {
+  std::filesystem::copy(from, to, std::filesystem::copy_options::recursive);
+  std::filesystem::remove_all(to + "/" + drop);
 }
 
 QStringList steps_field(const QString& events, const QString& field) {
@@ -122,6 +129,63 @@ class TestDataParallel : public QObject {
     const QString ev = QString::fromStdString(fs::read_file(dir_ + "/e2/events.jsonl"));
     QCOMPARE(ev.count("\"type\":\"started\""), 1);
     QCOMPARE(ev.count("\"type\":\"step\""), 3);
+  }
+
+  // ZeRO stage 2 (docs/design/zero.md): 2 sharded ranks train what one process accumulating two
+  // micro-batches trains, each rank holds about half of the AdamW moments, and the checkpoint
+  // (the ordinary layout) resumes with 1 process or with 2 sharded ranks.
+  void experts_zero2_matches_one_process_and_resumes_with_other_rank_counts() {
+    const QString d = QString::fromStdString(dir_);
+    QStringList common = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
+                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
+                          "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
+                          "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
+                          "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps", "2",
+                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false", "--max_grad_norm", "1.0"};
+    const QStringList one = {"--gradient_accumulation_steps", "2"}, zero = {"--zero_stage", "2"};
+    QString err;
+    const QString single = run_ranks(common + one + QStringList{"--output_dir", d + "/z1"}, 1, port_base() + 10, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    const QString plain = run_ranks(common + QStringList{"--output_dir", d + "/z0"}, 2, port_base() + 11, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    const QString sharded = run_ranks(common + zero + QStringList{"--output_dir", d + "/z2"}, 2, port_base() + 12, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    QVERIFY(sharded.contains("\"zero_stage\":2"));
+    QCOMPARE(steps_field(sharded, "expert"), steps_field(single, "expert"));
+    auto started_number = [](const QString& events, const QString& field) {
+      QRegularExpression re("\"" + field + "\":([0-9]+)");
+      return re.match(events).captured(1).toLongLong();
+    };
+    // Each rank keeps about half of the moments (the shares are balanced by tensor size).
+    const qint64 full = started_number(plain, "optimizer_bytes"), half = started_number(sharded, "optimizer_bytes");
+    QVERIFY2(full > 0 && half > 0.4 * full && half < 0.6 * full, qPrintable(QString("%1 of %2").arg(half).arg(full)));
+    QCOMPARE(started_number(single, "optimizer_bytes"), full);
+    const char* files[] = {"high_noise_transformer/diffusion_pytorch_model.safetensors",
+                           "low_noise_transformer/diffusion_pytorch_model.safetensors",
+                           "trainer_state/optimizer_high.safetensors", "trainer_state/optimizer_low.safetensors"};
+    auto close = [&](const std::string& a, const std::string& b) {
+      for (const char* f : files) {
+        bool keys = false;
+        const double m = max_diff(a + "/" + f, b + "/" + f, &keys);
+        if (!keys || !(m < 1e-5)) return QString("%1/%2: keys %3, max diff %4").arg(QString::fromStdString(b), f).arg(keys).arg(m);
+      }
+      return QString();
+    };
+    QString why = close(dir_ + "/z1/checkpoint-3", dir_ + "/z2/checkpoint-3");
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    why = close(dir_ + "/z1/checkpoint-2", dir_ + "/z2/checkpoint-2");  // the gathered state is the whole state
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    // Saved sharded on 2 ranks, resumed by 1 process; saved by 1 process, resumed sharded on 2.
+    copy_run(dir_ + "/z2", dir_ + "/r1", "checkpoint-3");
+    run_ranks(common + one + QStringList{"--output_dir", d + "/r1", "--resume_from_checkpoint", "latest"}, 1, port_base() + 13, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    why = close(dir_ + "/z1/checkpoint-3", dir_ + "/r1/checkpoint-3");
+    QVERIFY2(why.isEmpty(), qPrintable(why));
+    copy_run(dir_ + "/z1", dir_ + "/r2", "checkpoint-3");
+    run_ranks(common + zero + QStringList{"--output_dir", d + "/r2", "--resume_from_checkpoint", "latest"}, 2, port_base() + 14, this, &err);
+    QVERIFY2(err.isEmpty(), qPrintable(err));
+    why = close(dir_ + "/z1/checkpoint-3", dir_ + "/r2/checkpoint-3");
+    QVERIFY2(why.isEmpty(), qPrintable(why));
   }
 
   void upsampler_two_ranks_equal_one_process_accumulating_two() {
