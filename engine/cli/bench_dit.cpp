@@ -1,9 +1,12 @@
 // `bench dit-train`: whole WanModel optimizer steps through the trainer's own ExpertStep
 // (flow-matching loss, backward, clipping, AdamW) on random latents and text, fresh weights.
 // `--layers` overrides the depth, so a released width (the 1.3B's dim 1536) can be timed per
-// block on a machine without room for the whole model.
+// block on a machine without room for the whole model. `--lora_rank` times LoRA training instead;
+// the report adds the memory per rank of the config's full depth (LoRA, or full fine-tuning with
+// ZeRO-2 over `--zero_ranks`), from the tensors' sizes (docs/design/lora.md, zero.md).
 #include <torch/torch.h>
 
+#include <memory>
 #include <thread>
 
 #include "core/error.h"
@@ -11,10 +14,40 @@
 #include "cli/args.h"
 #include "train/training_device.h"
 #include "cli/bench.h"
+#include "models/wan_lora.h"
+#include "train/expert_lora.h"
 #include "train/expert_step.h"
 
 namespace ws::cli {
 namespace {
+
+// Bytes per rank of one expert at the config's depth: frozen bf16 block Linears plus fp32 adapters
+// with their gradients and moments (LoRA), or fp32 weights with gradients and moments, the moments
+// (and, between steps, the gradients) divided over P ranks (ZeRO-2).
+nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks) {
+  const int64_t D = c.dim, F = c.ffn_dim, L = c.num_layers;
+  const int64_t total = c.parameter_count();
+  const int64_t block_linears = L * (8 * (D * D + D) + (D * F + F) + (F * D + D));
+  nlohmann::json j = {{"layers", L}, {"parameters", total}};
+  if (lora_rank > 0) {
+    const int64_t adapters = L * lora_rank * (8 * (D + D) + 2 * (D + F));
+    const int64_t base = block_linears * 2 + (total - block_linears) * 4;
+    j["lora"] = {{"rank", lora_rank},
+                 {"trainable_parameters", adapters},
+                 {"base_bytes", base},
+                 {"adapter_bytes", adapters * 16},
+                 {"bytes_per_rank", base + adapters * 16}};
+  } else {
+    const int64_t w = total * 4, g = total * 4, m = total * 8;
+    j["full"] = {{"ranks", ranks},
+                 {"weight_bytes", w},
+                 {"gradient_bytes", g},
+                 {"moment_bytes_per_rank", m / ranks},
+                 {"bytes_per_rank_between_steps", w + (g + m) / ranks},
+                 {"bytes_per_rank_backward_peak", w + g + m / ranks}};
+  }
+  return j;
+}
 
 int bench_dit_train(const std::vector<std::string>& argv) {
   Args a("bench dit-train", "bench dit-train --config C [options]",
@@ -30,10 +63,15 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .value("text_tokens", "T", "rows of the text context (default text_len)")
       .flag("gradient_checkpointing", "recompute each block in backward")
       .flag("fp8", "block Linears read fp8 e4m3 copies of their weights (re-quantised after each update)")
-      .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)");
+      .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)")
+      .value("lora_rank", "R", "train LoRA adapters of rank R on every block Linear, the base frozen in bf16")
+      .value("zero_ranks", "P", "full fine-tuning: report the memory per rank with ZeRO-2 over P ranks (default 1)");
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench dit-train needs --config");
   models::WanConfig cfg = models::load_wan_config(a.str("config"));
+  const models::WanConfig full_depth = cfg;
+  const int64_t lora_rank = a.integer("lora_rank", 0), zero_ranks = a.integer("zero_ranks", 1);
+  if (lora_rank < 0 || zero_ranks < 1) throw UsageError("--lora_rank must be ≥ 1 and --zero_ranks ≥ 1");
   if (a.has("layers")) cfg.num_layers = a.integer("layers", cfg.num_layers);
   cfg.validate(a.str("config"));
   const int64_t tokens = a.integer("tokens", 1024), batch = a.integer("batch", 1);
@@ -53,7 +91,13 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   train::ExpertStepOptions o;
   o.learning_rate = 1e-5;
   o.clip.max_grad_norm = 1.0;
-  train::ExpertStep step(model, o);
+  std::unique_ptr<train::ExpertStep> owned;
+  if (lora_rank > 0)
+    owned = std::make_unique<train::ExpertStep>(
+        model, o, train::make_expert_lora(model, models::LoraSpec{lora_rank, static_cast<double>(lora_rank), 0.0, {}}, true, 0, true));
+  else
+    owned = std::make_unique<train::ExpertStep>(model, o);
+  train::ExpertStep& step = *owned;
   step.to(device);
   std::vector<train::ExpertStepInput> in(static_cast<size_t>(batch));
   for (auto& s : in) {
@@ -69,13 +113,16 @@ int bench_dit_train(const std::vector<std::string>& argv) {
     step.finish_gradients();
     step.update();
   });
-  int64_t params = 0;
+  int64_t params = 0, trainable = 0;
   for (const auto& p : model->parameters()) params += p.numel();
+  for (const auto& p : step.parameters()) trainable += p.numel();
   bench_report(ms,
                {{"params", params}, {"threads", threads}, {"tokens", tokens}, {"batch", batch},
                 {"latent", {cfg.in_dim, g[0], g[1], g[2]}}, {"dim", cfg.dim}, {"layers", cfg.num_layers},
                 {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
-                {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()}},
+                {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
+                {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},
+                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks)}},
                "step");
   return 0;
 }

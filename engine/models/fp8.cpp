@@ -119,8 +119,9 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     auto dx = torch::matmul(g, wq);
     // Gradients in the master weight's dtype (fp32 under bf16 compute).
     const auto wd = static_cast<torch::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
-    auto dw = torch::matmul(g2.t(), x2.to(g.scalar_type())).to(wd);
-    auto db = ctx->saved_data["has_bias"].toBool() ? g2.sum(0).to(wd) : torch::Tensor();
+    // A frozen weight (a LoRA base) needs neither.
+    auto dw = ctx->needs_input_grad(1) ? torch::matmul(g2.t(), x2.to(g.scalar_type())).to(wd) : torch::Tensor();
+    auto db = ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2) ? g2.sum(0).to(wd) : torch::Tensor();
     return {dx, dw, db, torch::Tensor(), torch::Tensor()};
   }
 };

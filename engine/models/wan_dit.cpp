@@ -169,6 +169,16 @@ void WanModelImpl::set_fp8(bool on) {
 }
 
 void WanModelImpl::refresh_fp8() {
+  if (fp8_only_) {  // no master weights to quantise: the copies follow the module
+    const torch::Device dev = device();
+    for (auto& m : *blocks) {
+      auto* b = m->as<WanBlockImpl>();
+      for (auto* a : {b->self_attn.get(), b->cross_attn.get()})
+        for (auto& q : a->fp8) q.codes = q.codes.to(dev);
+      for (auto& q : b->ffn->fp8) q.codes = q.codes.to(dev);
+    }
+    return;
+  }
   for (auto& m : *blocks) {
     auto* b = m->as<WanBlockImpl>();
     for (auto* a : {b->self_attn.get(), b->cross_attn.get()}) {
@@ -178,6 +188,18 @@ void WanModelImpl::refresh_fp8() {
     b->ffn->fp8[0] = fp8_ ? fp8_quantize(b->ffn->l0->weight) : Fp8Weight{};
     b->ffn->fp8[1] = fp8_ ? fp8_quantize(b->ffn->l2->weight) : Fp8Weight{};
   }
+}
+
+void WanModelImpl::keep_only_fp8() {
+  if (!fp8_) throw Error("keep_only_fp8: the model has no fp8 copies");
+  torch::NoGradGuard ng;
+  for (auto& m : *blocks) {
+    auto* b = m->as<WanBlockImpl>();
+    for (torch::nn::Linear* l : {&b->self_attn->q, &b->self_attn->k, &b->self_attn->v, &b->self_attn->o, &b->cross_attn->q,
+                                 &b->cross_attn->k, &b->cross_attn->v, &b->cross_attn->o, &b->ffn->l0, &b->ffn->l2})
+      (*l)->weight.set_data(torch::empty({0}, (*l)->weight.options()));
+  }
+  fp8_only_ = true;
 }
 
 int64_t WanModelImpl::fp8_bytes() const {

@@ -102,6 +102,11 @@ class WanModelImpl : public torch::nn::Module {
   // them again from the (master) weights, after each update.
   void set_fp8(bool on);
   void refresh_fp8();
+  // A frozen base under LoRA (docs/design/lora.md): the block Linears keep only their fp8 copies;
+  // their weights become empty placeholders, and refresh_fp8() only moves the copies to the
+  // model's device. Irreversible; the state dict no longer holds those weights.
+  void keep_only_fp8();
+  bool fp8_only() const { return fp8_only_; }
   bool fp8() const { return fp8_; }
   // Bytes held by the fp8 copies.
   int64_t fp8_bytes() const;
@@ -125,6 +130,7 @@ class WanModelImpl : public torch::nn::Module {
   WanConfig cfg_;
   bool checkpointing_ = false;
   bool fp8_ = false;
+  bool fp8_only_ = false;
   torch::ScalarType compute_ = torch::kFloat;
 };
 TORCH_MODULE(WanModel);

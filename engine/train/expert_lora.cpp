@@ -26,7 +26,7 @@ nlohmann::json lora_record(const ExpertsLoraOptions& o) {
 }
 
 models::WanLora make_expert_lora(models::WanModel& model, const models::LoraSpec& spec, bool base_bf16, int64_t seed,
-                                 bool high) {
+                                 bool high, bool fp8_only) {
   for (auto& p : model->parameters()) p.requires_grad_(false);
   if (base_bf16) store_block_linears(*model, torch::kBFloat16);
   if (model->fp8()) model->refresh_fp8();
@@ -35,6 +35,7 @@ models::WanLora make_expert_lora(models::WanModel& model, const models::LoraSpec
   models::WanLora lora = models::WanLora::create(*model, spec);
   lora.to(model->device());
   lora.attach(*model, 1.0, spec.dropout);
+  if (fp8_only && model->fp8()) model->keep_only_fp8();
   return lora;
 }
 

@@ -13,8 +13,10 @@ namespace ws::train {
 
 struct ExpertsLoraOptions;
 
+// `fp8_only`: a model with fp8 copies keeps only them for its block Linears (its weights file
+// stays the base's record; fresh experts keep their weights, which their checkpoints save).
 models::WanLora make_expert_lora(models::WanModel& model, const models::LoraSpec& spec, bool base_bf16, int64_t seed,
-                                 bool high);
+                                 bool high, bool fp8_only = false);
 
 // What state.json records of a LoRA run: each expert's rank, alpha, dropout and targets.
 nlohmann::json lora_record(const ExpertsLoraOptions& options);

@@ -380,7 +380,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     if (std::find(all.begin(), all.end(), target) == all.end())
       cfg.error("lora_target_modules", "'" + target + "' is not a block Linear (self_attn.q, ..., cross_attn.o, ffn.0, ffn.2)");
   }
-  if (s.lora.on && s.fp8 && !s.lora.base_bf16) s.warnings.push_back("lora with fp8: the fp32 base weights stay beside their fp8 copies");
+  if (s.lora.on && s.fp8 && !(s.high.weights && s.low.weights))
+    s.warnings.push_back("lora with fp8 on fresh experts: their weights stay beside the fp8 copies (the checkpoints save them)");
 
   s.maths = experts_maths_options(cfg);
   return s;

@@ -264,7 +264,9 @@ void Trainer::build_models() {
     o.schedule.base_lr = expert_lr;
     if (!setup_.lora.on) return std::make_unique<ExpertStep>(m, o);
     return std::make_unique<ExpertStep>(
-        m, o, make_expert_lora(m, is_high ? setup_.lora.high : setup_.lora.low, setup_.lora.base_bf16, setup_.run.seed, is_high));
+        m, o,
+        make_expert_lora(m, is_high ? setup_.lora.high : setup_.lora.low, setup_.lora.base_bf16, setup_.run.seed, is_high,
+                         /*fp8_only=*/src.weights.has_value()));
   };
   cond_ = image_conditioning(setup_.high.config.model_type);
   latents_ = std::make_unique<ExpertLatentSource>(vae_.get(), setup_.vae_file, cond_, setup_.latent_cache_dir);

@@ -38,4 +38,24 @@ assert isinstance(r.get(f"ms_per_{unit}"), list) and r[f"ms_per_{unit}"], "no pe
 assert r[f"ms_per_{unit}_min"] <= r[f"ms_per_{unit}_median"]
 ' "$kind" "${unit[$kind]}" || fail "bench $kind report: $(tail -1 "$tmp/$kind.out")"
 done
+# dit-train with LoRA trains only the adapters, and the memory per rank follows the options:
+# adapters of rank 4 on the tiny width, full fine-tuning with ZeRO-2 over 4 ranks.
+"$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --lora_rank 4 \
+  >"$tmp/lora.out" 2>/dev/null || fail "bench dit-train --lora_rank"
+"$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --zero_ranks 4 \
+  >"$tmp/zero.out" 2>/dev/null || fail "bench dit-train --zero_ranks"
+python3 - "$tmp/lora.out" "$tmp/zero.out" "$tmp/dit-train.out" <<'PY' || fail "dit-train memory figures"
+import json, sys
+last = lambda p: json.loads(open(p).read().strip().splitlines()[-1])
+lora, zero, plain = last(sys.argv[1]), last(sys.argv[2]), last(sys.argv[3])
+# dim 32, ffn 64, 1 layer: rank 4 × (8·(32+32) + 2·(32+64)) = 2816 adapter parameters.
+assert lora["trainable_params"] == 2816, lora["trainable_params"]
+assert lora["optimizer_bytes"] == 2816 * 8, lora["optimizer_bytes"]
+assert plain["trainable_params"] == plain["params"] and plain["optimizer_bytes"] == plain["params"] * 8
+m = lora["memory_at_full_depth"]["lora"]
+assert m["trainable_parameters"] == 2816 and m["bytes_per_rank"] == m["base_bytes"] + 2816 * 16, m
+f = zero["memory_at_full_depth"]["full"]
+n = zero["memory_at_full_depth"]["parameters"]
+assert f["ranks"] == 4 and f["moment_bytes_per_rank"] == n * 8 // 4 and f["bytes_per_rank_backward_peak"] == n * 4 + n * 4 + n * 2, f
+PY
 echo "bench: ${#args[@]} kinds ok"

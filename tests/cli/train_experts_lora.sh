@@ -54,8 +54,14 @@ for s in 2 3 4 5 6; do
     && fail "step $s did not change the $e adapter"
 done
 
-# 3. Exact resume: 3 steps, then 3 more from checkpoint-3, equal the straight run's files.
-"$engine" train-experts "${lora[@]}" --max_train_steps 3 --checkpointing_steps 3 --output_dir "$tmp/b" >/dev/null 2>&1 || fail "run b"
+# 3. Exact resume: 3 steps, then 3 more from checkpoint-3, equal the straight run's files. Run b also
+# renders validation videos, with the adapters as they are (before training: the base's).
+"$engine" train-experts "${lora[@]}" --max_train_steps 3 --checkpointing_steps 3 --output_dir "$tmp/b" \
+  --validation_prompts "a red circle" --validation_steps 3 --validation_size 64x64 --validation_frames 5 \
+  --validation_sample_steps 2 >/dev/null 2>&1 || fail "run b"
+for s in 0 3; do [ -s "$tmp/b/sample/step${s}_val0.latents.safetensors" ] || fail "no validation latents at step $s"; done
+same_tensors "$tmp/b/sample/step0_val0.latents.safetensors" "$tmp/b/sample/step3_val0.latents.safetensors" \
+  && fail "validation after 3 LoRA steps renders what the base renders"
 "$engine" train-experts "${lora[@]}" --max_train_steps 6 --checkpointing_steps 3 --output_dir "$tmp/b" \
   --resume_from_checkpoint latest >/dev/null 2>"$tmp/b.err" || fail "resume: $(tail -3 "$tmp/b.err")"
 for f in high_noise_lora.safetensors low_noise_lora.safetensors trainer_state/optimizer_high.safetensors \

@@ -237,6 +237,38 @@ class TestLora : public QObject {
     }
   }
 
+  void fp8BaseKeepsOnlyItsCopies() {
+    const Inputs in = inputs();
+    auto ref_model = tiny_model();
+    ref_model->set_fp8(true);
+    auto ref_lora = ws::train::make_expert_lora(ref_model, LoraSpec{4, 4, 0.0, {}}, true, 42, false, false);
+    const auto ref = run(ref_model, in);
+    auto m = tiny_model();
+    m->set_fp8(true);
+    const int64_t copies = m->fp8_bytes();
+    auto lora = ws::train::make_expert_lora(m, LoraSpec{4, 4, 0.0, {}}, true, 42, false, /*fp8_only=*/true);
+    QVERIFY(m->fp8_only());
+    auto& b = *m->blocks[1]->as<ws::models::WanBlockImpl>();
+    QCOMPARE(b.cross_attn->v->weight.numel(), int64_t{0});  // no master weight left
+    QCOMPARE(m->fp8_bytes(), copies);
+    QVERIFY(torch::equal(run(m, in), ref));  // the same fp8 copies compute the same
+    m->refresh_fp8();                        // after an update: the copies stay
+    QVERIFY(torch::equal(run(m, in), ref));
+    ws::train::ExpertStepOptions o;
+    o.learning_rate = 1e-2;
+    ws::train::ExpertStep step(m, o, std::move(lora));
+    ws::train::ExpertStepInput s;
+    torch::manual_seed(2);
+    s.x0 = torch::randn({48, 2, 4, 6});
+    s.noise = torch::randn({48, 2, 4, 6});
+    s.sigma = 0.9f;
+    s.t = 900;
+    s.context = torch::randn({5, 32});
+    s.seq_len = 12;
+    QVERIFY(step.step(s).clip.grad_norm > 0);
+    QVERIFY(!torch::equal(run(m, in), ref));  // the adapters moved
+  }
+
   void filesThatDoNotFitAreErrors() {
     auto m = tiny_model();
     WanLora l = random_lora(m, 4, 4);
