@@ -1,46 +1,27 @@
 #include "pages/expert_validation_view.h"
 
 #include <QHeaderView>
-#include <QLabel>
-#include <QSplitter>
 #include <QTableWidget>
-#include <QVBoxLayout>
 
 #include <algorithm>
 
-#include "pages/list_and_player.h"
 #include "runfolder/run_events.h"
 #include "video_compare_view.h"
 
 namespace ws {
 
-ExpertValidationView::ExpertValidationView(RunEvents* events, QWidget* parent) : QWidget(parent), events_(events) {
+ExpertValidationView::ExpertValidationView(RunEvents* events, QWidget* parent) : ValidationPage(events, parent) {
   grid_ = new QTableWidget(this);
   grid_->setObjectName(QStringLiteral("expertValidationGrid"));
   grid_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   grid_->setMinimumWidth(220);
   grid_->horizontalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  player_ = layoutListAndPlayer(this,
-                                grid_,
-                                tr("One row per validation step, one column per prompt. Select up to %1 cells to play "
-                                   "them side by side: down a column to see a prompt change with training.")
-                                    .arg(kMaxShown),
-                                &hint_);
+  setUp(grid_, tr("One row per validation step, one column per prompt. Select up to %1 cells to play them side "
+                  "by side: down a column to see a prompt change with training.")
+                   .arg(kMaxShown));
 
   connect(grid_, &QTableWidget::itemSelectionChanged, this, &ExpertValidationView::onSelection);
-  connect(events_, &RunEvents::rowsAppended, this, &ExpertValidationView::refresh);
-  connect(events_, &RunEvents::cleared, this, &ExpertValidationView::refresh);
-  connect(events_, &RunEvents::pointsReset, this, &ExpertValidationView::refresh);
-}
-
-void ExpertValidationView::setRunDir(const QString& runDir) {
-  if (runDir == runDir_) return;
-  runDir_ = runDir;
-  shown_.clear();
-  player_->clear();
-  player_->setInfo({});
-  refresh();
 }
 
 int ExpertValidationView::sampleAt(int row, int column) const {

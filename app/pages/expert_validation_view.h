@@ -4,11 +4,10 @@
 #pragma once
 
 #include <QVector>
-#include <QWidget>
 
+#include "pages/validation_page.h"
 #include "runfolder/expert_sample.h"
 
-class QLabel;
 class QTableWidget;
 
 namespace ws {
@@ -16,17 +15,15 @@ namespace ws {
 class RunEvents;
 class VideoCompareView;
 
-class ExpertValidationView : public QWidget {
+class ExpertValidationView : public ValidationPage {
   Q_OBJECT
  public:
   static constexpr int kMaxShown = 4;
 
   explicit ExpertValidationView(RunEvents* events, QWidget* parent = nullptr);
 
-  void setRunDir(const QString& runDir);
   const QVector<ExpertSample>& samples() const { return samples_; }
   QTableWidget* grid() const { return grid_; }
-  VideoCompareView* player() const { return player_; }
   QList<qint64> steps() const { return steps_; }  // the grid's rows
   int promptCount() const { return prompts_; }    // the grid's columns
   // Selects the cells of (step row, prompt column) pairs and plays them.
@@ -36,19 +33,14 @@ class ExpertValidationView : public QWidget {
   void showEvent(QShowEvent* event) override;
 
  private:
-  void refresh();
+  void refresh() override;
   void onSelection();
   int sampleAt(int row, int column) const;  // index into samples_, -1 if none
 
-  RunEvents* events_;
-  QString runDir_;
   QVector<ExpertSample> samples_;
   QList<qint64> steps_;
   int prompts_ = 0;
   QTableWidget* grid_;
-  QLabel* hint_;
-  VideoCompareView* player_;
-  QList<int> shown_;
 };
 
 }  // namespace ws

@@ -1,14 +1,10 @@
 #include "pages/validation_view.h"
 
 #include <QHeaderView>
-#include <QLabel>
-#include <QSplitter>
 #include <QTreeWidget>
-#include <QVBoxLayout>
 
 #include <cmath>
 
-#include "pages/list_and_player.h"
 #include "runfolder/run_events.h"
 #include "video_compare_view.h"
 
@@ -20,7 +16,7 @@ QString db(double v) { return std::isfinite(v) ? QStringLiteral("%1 dB").arg(v, 
 
 }  // namespace
 
-ValidationView::ValidationView(RunEvents* events, QWidget* parent) : QWidget(parent), events_(events) {
+ValidationView::ValidationView(RunEvents* events, QWidget* parent) : ValidationPage(events, parent) {
   list_ = new QTreeWidget(this);
   list_->setObjectName(QStringLiteral("validationList"));
   list_->setColumnCount(6);
@@ -36,22 +32,9 @@ ValidationView::ValidationView(RunEvents* events, QWidget* parent) : QWidget(par
   list_->setSortingEnabled(false);
   list_->setMinimumWidth(250);
   list_->header()->setSectionResizeMode(QHeaderView::ResizeToContents);
-  player_ = layoutListAndPlayer(
-      this, list_, tr("Select one validation to play its videos; select two to compare their upsampled videos."), &hint_);
+  setUp(list_, tr("Select one validation to play its videos; select two to compare their upsampled videos."));
 
   connect(list_, &QTreeWidget::itemSelectionChanged, this, &ValidationView::onSelection);
-  connect(events_, &RunEvents::rowsAppended, this, &ValidationView::refresh);
-  connect(events_, &RunEvents::cleared, this, &ValidationView::refresh);
-  connect(events_, &RunEvents::pointsReset, this, &ValidationView::refresh);
-}
-
-void ValidationView::setRunDir(const QString& runDir) {
-  if (runDir == runDir_) return;
-  runDir_ = runDir;
-  shown_.clear();
-  player_->clear();
-  player_->setInfo({});
-  refresh();
 }
 
 void ValidationView::refresh() {

@@ -4,11 +4,10 @@
 #pragma once
 
 #include <QVector>
-#include <QWidget>
 
+#include "pages/validation_page.h"
 #include "runfolder/validation_sample.h"
 
-class QLabel;
 class QTreeWidget;
 
 namespace ws {
@@ -16,31 +15,24 @@ namespace ws {
 class RunEvents;
 class VideoCompareView;
 
-class ValidationView : public QWidget {
+class ValidationView : public ValidationPage {
   Q_OBJECT
  public:
   ValidationView(RunEvents* events, QWidget* parent = nullptr);
 
-  void setRunDir(const QString& runDir);
   const QVector<ValidationSample>& samples() const { return samples_; }
   QTreeWidget* list() const { return list_; }
-  VideoCompareView* player() const { return player_; }
   void selectSamples(const QList<int>& rows);  // indices into samples()
 
  protected:
   void showEvent(QShowEvent* event) override;
 
  private:
-  void refresh();
+  void refresh() override;
   void onSelection();
 
-  RunEvents* events_;
-  QString runDir_;
   QVector<ValidationSample> samples_;
   QTreeWidget* list_;
-  QLabel* hint_;
-  VideoCompareView* player_;
-  QList<int> shown_;
 };
 
 }  // namespace ws

@@ -62,15 +62,19 @@ void bench_progress(const std::string& label, int64_t rep, int64_t reps, double 
   std::fflush(stderr);
 }
 
-nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit) {
+double bench_median(const std::vector<double>& ms) {
   if (ms.empty()) throw Error("bench: no timed repetition");
   auto sorted = ms;
   std::sort(sorted.begin(), sorted.end());
   const size_t n = sorted.size();
-  const double median = n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+  return n % 2 ? sorted[n / 2] : 0.5 * (sorted[n / 2 - 1] + sorted[n / 2]);
+}
+
+nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit) {
+  const double median = bench_median(ms);
   if (!current_kind().empty()) extra["bench"] = current_kind();
   extra["ms_per_" + unit + "_median"] = median;
-  extra["ms_per_" + unit + "_min"] = sorted.front();
+  extra["ms_per_" + unit + "_min"] = *std::min_element(ms.begin(), ms.end());
   extra["ms_per_" + unit] = ms;
   extra["peak_rss_mb"] = static_cast<double>(runtime::peak_rss_bytes()) / (1024.0 * 1024.0);
   std::printf("%s\n", extra.dump().c_str());

@@ -34,6 +34,8 @@ template <class F>
 std::vector<double> bench_time(const std::string& label, int64_t warmup, int64_t reps, F&& fn);
 // {bench (the kind), ms_per_<unit>_median, ms_per_<unit>_min, ms_per_<unit> (all reps), peak_rss_mb}
 // merged into `extra` and printed as one line on stdout.
+// The median of the timings (the mean of the middle two for an even count), as bench_report reports it.
+double bench_median(const std::vector<double>& ms);
 nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit = "clip");
 
 double bench_now_ms();

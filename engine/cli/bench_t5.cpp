@@ -76,9 +76,7 @@ int bench_t5_encode(const std::vector<std::string>& argv) {
   ids.select(1, tokens - 1).fill_(1);
   const auto mask = torch::ones({batch, tokens}, torch::kInt64);
   auto ms = bench_time("t5-encode", warmup, steps, [&] { (void)enc.forward(ids, mask); });
-  std::vector<double> sorted = ms;
-  std::sort(sorted.begin(), sorted.end());
-  const double median = sorted[sorted.size() / 2];
+  const double median = bench_median(ms);  // the report's own median
   bench_report(ms,
                {{"params", cfg.parameter_count()}, {"threads", threads}, {"tokens", tokens}, {"batch", batch},
                 {"dim", cfg.dim}, {"layers", cfg.num_layers}, {"vocab", cfg.vocab}, {"weights", wdt},

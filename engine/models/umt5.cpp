@@ -227,13 +227,20 @@ torch::Tensor Umt5Encoder::bucket_table(int64_t L) const {
   return torch::tensor(t, torch::kInt64);
 }
 
-torch::Tensor Umt5Encoder::position_bias(int64_t layer, int64_t L) const {
+torch::Tensor Umt5Encoder::pair_buckets(int64_t L, const torch::Device& device) const {
+  const torch::Tensor table = bucket_table(L).to(device);
+  auto ar = torch::arange(L, torch::TensorOptions().dtype(torch::kInt64).device(device));
+  return table.index_select(0, (ar.unsqueeze(0) - ar.unsqueeze(1) + (L - 1)).reshape({-1}));  // [L·L], k − q
+}
+
+torch::Tensor Umt5Encoder::position_bias(int64_t layer, int64_t L, const torch::Tensor& idx) const {
   const std::string key = config_.shared_pos ? "pos_embedding.embedding.weight" : block_key(layer, "pos_embedding.embedding.weight");
   const torch::Tensor& P = w(key);
-  const torch::Tensor table = bucket_table(L).to(P.device());
-  auto ar = torch::arange(L, torch::TensorOptions().dtype(torch::kInt64).device(P.device()));
-  const torch::Tensor idx = table.index_select(0, (ar.unsqueeze(0) - ar.unsqueeze(1) + (L - 1)).reshape({-1}));  // [L·L], k − q
-  return P.index_select(0, idx).view({L, L, config_.num_heads}).permute({2, 0, 1}).to(dtype_);
+  return P.index_select(0, idx.to(P.device())).view({L, L, config_.num_heads}).permute({2, 0, 1}).to(dtype_);
+}
+
+torch::Tensor Umt5Encoder::position_bias(int64_t layer, int64_t L) const {
+  return position_bias(layer, L, pair_buckets(L, w("norm.weight").device()));
 }
 
 torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Tensor& mask_in, Umt5Trace* trace) const {
@@ -257,8 +264,9 @@ torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Ten
   // The reference adds finfo.min to masked keys' bias: exactly zero weight after the softmax.
   const torch::Tensor key_masked = (mask == 0).view({B, 1, 1, L});
   const double lowest = dtype_ == torch::kBFloat16 ? -3.3895313892515355e38 : std::numeric_limits<float>::lowest();
+  const torch::Tensor buckets = pair_buckets(L, dev);  // once per forward, not per layer
   for (int64_t i = 0; i < c.num_layers; ++i) {
-    const torch::Tensor bias = position_bias(i, L);  // [H, L, L]
+    const torch::Tensor bias = position_bias(i, L, buckets);  // [H, L, L]
     if (trace) {
       const std::string pk = c.shared_pos ? "pos_embedding.embedding.weight" : block_key(i, "pos_embedding.embedding.weight");
       keep("inter.pos_bias." + std::to_string(i), w(pk).index_select(0, bucket_table(L).to(dev)).t().to(torch::kFloat));

@@ -76,6 +76,9 @@ class Umt5Encoder {
   torch::Tensor cw(const std::string& key) const;
   torch::Tensor norm(const torch::Tensor& x, const std::string& key) const;
   torch::Tensor bucket_table(int64_t L) const;  // [2L − 1] for r = −(L−1)..L−1
+  // The bucket of every (query, key) pair, [L·L]: the same for every layer of a forward.
+  torch::Tensor pair_buckets(int64_t L, const torch::Device& device) const;
+  torch::Tensor position_bias(int64_t layer, int64_t L, const torch::Tensor& pair_buckets) const;
 
   Umt5Config config_;
   io::StateDict weights_;
