@@ -53,6 +53,19 @@ WanLora random_lora(WanModel& m, int64_t rank, double alpha, std::vector<std::st
   return l;
 }
 
+// One training sample for the tiny model at t = 900 (seed 2).
+ws::train::ExpertStepInput step_input() {
+  torch::manual_seed(2);
+  ws::train::ExpertStepInput in;
+  in.x0 = torch::randn({48, 2, 4, 6});
+  in.noise = torch::randn({48, 2, 4, 6});
+  in.sigma = 0.9f;
+  in.t = 900;
+  in.context = torch::randn({5, 32});
+  in.seq_len = 12;
+  return in;
+}
+
 double max_diff(const torch::Tensor& a, const torch::Tensor& b) { return (a - b).abs().max().item<double>(); }
 
 }  // namespace
@@ -218,15 +231,7 @@ class TestLora : public QObject {
       o.learning_rate = 1e-2;
       ws::train::ExpertStep step(m, o, std::move(lora));
       QCOMPARE(step.parameters().size(), size_t(40));
-      torch::manual_seed(2);
-      ws::train::ExpertStepInput in;
-      in.x0 = torch::randn({48, 2, 4, 6});
-      in.noise = torch::randn({48, 2, 4, 6});
-      in.sigma = 0.9f;
-      in.t = 900;
-      in.context = torch::randn({5, 32});
-      in.seq_len = 12;
-      const auto rec = step.step(in);
+      const auto rec = step.step(step_input());
       QVERIFY2(rec.clip.grad_norm > 0, qPrintable(QStringLiteral("checkpointing %1: grad norm %2").arg(ckpt).arg(rec.clip.grad_norm)));
       double up = 0;
       for (const auto& e : step.lora()->entries()) up = std::max(up, e.up.abs().max().item<double>());
@@ -257,15 +262,7 @@ class TestLora : public QObject {
     ws::train::ExpertStepOptions o;
     o.learning_rate = 1e-2;
     ws::train::ExpertStep step(m, o, std::move(lora));
-    ws::train::ExpertStepInput s;
-    torch::manual_seed(2);
-    s.x0 = torch::randn({48, 2, 4, 6});
-    s.noise = torch::randn({48, 2, 4, 6});
-    s.sigma = 0.9f;
-    s.t = 900;
-    s.context = torch::randn({5, 32});
-    s.seq_len = 12;
-    QVERIFY(step.step(s).clip.grad_norm > 0);
+    QVERIFY(step.step(step_input()).clip.grad_norm > 0);
     QVERIFY(!torch::equal(run(m, in), ref));  // the adapters moved
   }
 
