@@ -22,9 +22,11 @@ namespace ws::cli {
 namespace {
 
 // Bytes per rank of one expert at the config's depth: frozen bf16 block Linears plus fp32 adapters
-// with their gradients and moments (LoRA), or fp32 weights with gradients and moments, the moments
-// (and, between steps, the gradients) divided over P ranks (ZeRO-2).
-nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks) {
+// with their gradients and moments (LoRA), or weights with gradients and moments, the moments
+// (and, between steps, the gradients) divided over P ranks (ZeRO-2). With bf16 weights the block
+// Linears and their gradients take 2 bytes on every rank, and their fp32 masters (with the masters'
+// gradients) are divided over P like the moments.
+nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks, bool bf16_weights) {
   const int64_t D = c.dim, F = c.ffn_dim, L = c.num_layers;
   const int64_t total = c.parameter_count();
   const int64_t block_linears = L * (8 * (D * D + D) + (D * F + F) + (F * D + D));
@@ -38,13 +40,28 @@ nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, in
                  {"adapter_bytes", adapters * 16},
                  {"bytes_per_rank", base + adapters * 16}};
   } else {
-    const int64_t w = total * 4, g = total * 4, m = total * 8;
-    j["full"] = {{"ranks", ranks},
-                 {"weight_bytes", w},
-                 {"gradient_bytes", g},
-                 {"moment_bytes_per_rank", m / ranks},
-                 {"bytes_per_rank_between_steps", w + (g + m) / ranks},
-                 {"bytes_per_rank_backward_peak", w + g + m / ranks}};
+    const int64_t m = total * 8;
+    if (!bf16_weights) {
+      const int64_t w = total * 4, g = total * 4;
+      j["full"] = {{"ranks", ranks},
+                   {"weight_dtype", "fp32"},
+                   {"weight_bytes", w},
+                   {"gradient_bytes", g},
+                   {"moment_bytes_per_rank", m / ranks},
+                   {"bytes_per_rank_between_steps", w + (g + m) / ranks},
+                   {"bytes_per_rank_backward_peak", w + g + m / ranks}};
+    } else {
+      const int64_t w = block_linears * 2 + (total - block_linears) * 4, g = w;
+      const int64_t masters = block_linears * 4;  // and as much again for their gradients
+      j["full"] = {{"ranks", ranks},
+                   {"weight_dtype", "bf16"},
+                   {"weight_bytes", w},
+                   {"gradient_bytes", g},
+                   {"moment_bytes_per_rank", m / ranks},
+                   {"master_bytes_per_rank", masters / ranks},
+                   {"bytes_per_rank_between_steps", w + (masters + m) / ranks},
+                   {"bytes_per_rank_backward_peak", w + g + (2 * masters + m) / ranks}};
+    }
   }
   return j;
 }
@@ -65,13 +82,18 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .flag("fp8", "block Linears read fp8 e4m3 copies of their weights (re-quantised after each update)")
       .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)")
       .value("lora_rank", "R", "train LoRA adapters of rank R on every block Linear, the base frozen in bf16")
-      .value("zero_ranks", "P", "full fine-tuning: report the memory per rank with ZeRO-2 over P ranks (default 1)");
+      .value("zero_ranks", "P", "full fine-tuning: report the memory per rank with ZeRO-2 over P ranks (default 1)")
+      .value("weight_dtype", "D", "full fine-tuning: fp32 (default) or bf16 block Linears trained through fp32 masters");
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench dit-train needs --config");
   models::WanConfig cfg = models::load_wan_config(a.str("config"));
   const models::WanConfig full_depth = cfg;
   const int64_t lora_rank = a.integer("lora_rank", 0), zero_ranks = a.integer("zero_ranks", 1);
   if (lora_rank < 0 || zero_ranks < 1) throw UsageError("--lora_rank must be ≥ 1 and --zero_ranks ≥ 1");
+  const std::string weight_dtype = a.str("weight_dtype", "fp32");
+  if (weight_dtype != "fp32" && weight_dtype != "bf16") throw UsageError("--weight_dtype is fp32 or bf16");
+  const bool bf16_weights = weight_dtype == "bf16";
+  if (bf16_weights && lora_rank > 0) throw UsageError("--weight_dtype bf16 is for full fine-tuning (LoRA's base is bf16 already)");
   if (a.has("layers")) cfg.num_layers = a.integer("layers", cfg.num_layers);
   cfg.validate(a.str("config"));
   const int64_t tokens = a.integer("tokens", 1024), batch = a.integer("batch", 1);
@@ -98,6 +120,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   else
     owned = std::make_unique<train::ExpertStep>(model, o);
   train::ExpertStep& step = *owned;
+  if (bf16_weights) step.keep_master_weights();
   step.to(device);
   std::vector<train::ExpertStepInput> in(static_cast<size_t>(batch));
   for (auto& s : in) {
@@ -110,6 +133,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   auto ms = bench_time("dit-train", warmup, steps, [&] {
     step.begin_accumulation();
     for (auto& s : in) step.accumulate(s, 1.0 / static_cast<double>(batch));
+    step.fold_gradients();
     step.finish_gradients();
     step.update();
   });
@@ -122,7 +146,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
                 {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
                 {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
                 {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},
-                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks)}},
+                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights)}, {"weight_dtype", weight_dtype}},
                "step");
   return 0;
 }

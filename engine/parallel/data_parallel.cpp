@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <chrono>
 #include <cstdlib>
+#include <optional>
 
 #include "core/error.h"
 
@@ -138,10 +139,11 @@ void DataParallel::barrier() { impl_->pg->barrier()->wait(); }
 
 namespace {
 
-// Runs `op(flat, owner)` on flat buffers of consecutive tensors with one owner and dtype, then
-// copies the buffer back into the tensors when `copy_back(owner)`.
-template <typename Op, typename CopyBack>
-void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners, Op op, CopyBack copy_back) {
+// Runs `op(flat, owner)` on flat buffers of consecutive tensors with one owner and dtype (cast to
+// `buffer_dtype` when given), then hands each tensor's slice of the buffer to `back(k, slice, owner)`.
+template <typename Op, typename Back>
+void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners, Op op, Back back,
+                       std::optional<torch::ScalarType> buffer_dtype = std::nullopt) {
   torch::NoGradGuard no_grad;
   size_t i = 0;
   while (i < tensors.size()) {
@@ -153,43 +155,77 @@ void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vec
     std::vector<torch::Tensor> flat;
     for (size_t k = i; k < j; ++k) flat.push_back(tensors[k].detach().reshape({-1}));
     torch::Tensor buf = torch::cat(flat);
+    if (buffer_dtype) buf = buf.to(*buffer_dtype);
     op(buf, owners[i]);
-    if (copy_back(owners[i])) {
-      int64_t off = 0;
-      for (size_t k = i; k < j; ++k) {
-        tensors[k].detach().copy_(buf.narrow(0, off, tensors[k].numel()).view_as(tensors[k]));
-        off += tensors[k].numel();
-      }
+    int64_t off = 0;
+    for (size_t k = i; k < j; ++k) {
+      back(k, buf.narrow(0, off, tensors[k].numel()).view_as(tensors[k]), owners[i]);
+      off += tensors[k].numel();
     }
     i = j;
   }
 }
 
+template <typename Group>
+void reduce_onto(Group& pg, torch::Tensor& buf, int owner) {
+  std::vector<at::Tensor> v{buf};
+  c10d::ReduceOptions o;
+  o.reduceOp = c10d::ReduceOp::SUM;
+  o.rootRank = owner;
+  pg.reduce(v, o)->wait();
+}
+
 }  // namespace
 
 void DataParallel::reduce_to_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners) {
+  auto reduce = [&](torch::Tensor& buf, int owner) { reduce_onto(*impl_->pg, buf, owner); };
+  for_owner_buckets(tensors, owners, reduce, [&](size_t k, const torch::Tensor& sum, int owner) {
+    if (owner == env_.rank) tensors[k].detach().copy_(sum);
+  });
+}
+
+void DataParallel::reduce_to_owners_into(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners,
+                                         const std::vector<torch::Tensor>& into) {
+  auto reduce = [&](torch::Tensor& buf, int owner) { reduce_onto(*impl_->pg, buf, owner); };
   for_owner_buckets(
-      tensors, owners,
-      [&](torch::Tensor& buf, int owner) {
-        std::vector<at::Tensor> v{buf};
-        c10d::ReduceOptions o;
-        o.reduceOp = c10d::ReduceOp::SUM;
-        o.rootRank = owner;
-        impl_->pg->reduce(v, o)->wait();
+      tensors, owners, reduce,
+      [&](size_t k, const torch::Tensor& sum, int owner) {
+        if (owner == env_.rank) into[k].add_(sum);
       },
-      [&](int owner) { return owner == env_.rank; });
+      torch::kFloat);
 }
 
 void DataParallel::broadcast_from_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners) {
-  for_owner_buckets(
-      tensors, owners,
-      [&](torch::Tensor& buf, int owner) {
-        std::vector<at::Tensor> v{buf};
-        c10d::BroadcastOptions o;
-        o.rootRank = owner;
-        impl_->pg->broadcast(v, o)->wait();
-      },
-      [&](int owner) { return owner != env_.rank; });
+  auto bcast = [&](torch::Tensor& buf, int owner) {
+    // Gloo has no bf16: a broadcast moves bits, so bf16 travels as fp16 bits (the same storage).
+    std::vector<at::Tensor> v{buf.scalar_type() == torch::kBFloat16 ? buf.view(torch::kHalf) : buf};
+    c10d::BroadcastOptions o;
+    o.rootRank = owner;
+    impl_->pg->broadcast(v, o)->wait();
+  };
+  for_owner_buckets(tensors, owners, bcast, [&](size_t k, const torch::Tensor& value, int owner) {
+    if (owner != env_.rank) tensors[k].detach().copy_(value);
+  });
+}
+
+void DataParallel::gather_to_root(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners) {
+  torch::NoGradGuard no_grad;
+  // Rank 0 receives in index order and every owner sends in index order, so no send waits on
+  // a receive that comes after one of its own.
+  for (size_t i = 0; i < tensors.size(); ++i) {
+    const int owner = owners[i];
+    if (owner == 0) continue;
+    const int tag = static_cast<int>(i);
+    if (env_.rank == owner) {
+      std::vector<at::Tensor> v{tensors[i].detach().to(torch::kCPU).contiguous()};
+      impl_->pg->send(v, 0, tag)->wait();
+    } else if (env_.rank == 0) {
+      std::vector<at::Tensor> v{torch::empty_like(tensors[i], torch::TensorOptions().device(torch::kCPU))
+                                    .contiguous(torch::MemoryFormat::Contiguous)};
+      impl_->pg->recv(v, owner, tag)->wait();
+      tensors[i].detach().copy_(v[0]);
+    }
+  }
 }
 
 double DataParallel::sum(double v) {
@@ -223,6 +259,9 @@ bool DataParallel::any(bool v) { return v; }
 void DataParallel::broadcast(const std::vector<torch::Tensor>&) {}
 void DataParallel::barrier() {}
 void DataParallel::reduce_to_owners(const std::vector<torch::Tensor>&, const std::vector<int>&) {}
+void DataParallel::reduce_to_owners_into(const std::vector<torch::Tensor>&, const std::vector<int>&,
+                                         const std::vector<torch::Tensor>&) {}
+void DataParallel::gather_to_root(const std::vector<torch::Tensor>&, const std::vector<int>&) {}
 void DataParallel::broadcast_from_owners(const std::vector<torch::Tensor>&, const std::vector<int>&) {}
 double DataParallel::sum(double v) { return v; }
 double DataParallel::max(double v) { return v; }

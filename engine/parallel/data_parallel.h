@@ -47,6 +47,14 @@ class DataParallel {
   // tensors (the others' are left as they were), and the owner's values into every rank's.
   // Consecutive tensors of one owner and dtype travel as one flat buffer.
   void reduce_to_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners);
+  // The same sums formed in fp32 whatever the tensors' dtype (bf16 gradients), added by each
+  // owner into into[i] (an fp32 tensor of tensor i's shape; the others' entries are not read).
+  void reduce_to_owners_into(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners,
+                             const std::vector<torch::Tensor>& into);
+  // Tensor i from its owner into rank 0's tensors[i] (rank 0 passes a buffer of the right shape
+  // and dtype, the owner its values, the other ranks anything); point to point, so no rank but
+  // rank 0 ever holds the whole set (the checkpoint of a sharded run).
+  void gather_to_root(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners);
   void broadcast_from_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners);
   double sum(double v);
   double max(double v);

@@ -78,27 +78,44 @@ class ExpertStep {
   ExpertStepRecord step(const ExpertStepInput& in);
 
   // A batch or several micro-batches in one update (the dual-expert trainer): clear the
-  // gradients, add weight·∂loss for each sample, then measure (and clip) once. forward_backward
-  // is begin_accumulation + accumulate(in, 1) + finish_gradients.
+  // gradients, add weight·∂loss for each sample, fold each micro-batch's gradients, then measure
+  // (and clip) once. forward_backward is begin_accumulation + accumulate(in, 1) +
+  // fold_gradients + finish_gradients.
   void begin_accumulation();
   // Returns the sample's unweighted loss; `x_t` receives the noisy input when given.
   double accumulate(const ExpertStepInput& in, double weight, torch::Tensor* x_t = nullptr);
+  // After each micro-batch: under ZeRO the gradients so far go to their owners (a collective:
+  // every rank calls it as often); bf16 weights' gradients are added to their fp32 masters'.
+  void fold_gradients();
   ClipResult finish_gradients();
   // Drops the gradients after update() so an idle expert holds none.
   void release_gradients();
 
   // ZeRO stage 2 over the data-parallel ranks (docs/design/zero.md): from now on the optimizer
-  // keeps only this rank's tensors; finish_gradients() reduces onto their owners and update()
-  // gathers the new weights. Call before restoring a checkpoint.
+  // keeps only this rank's tensors; fold_gradients() reduces onto their owners and update()
+  // broadcasts the new weights. Call before restoring a checkpoint.
   void shard(parallel::DataParallel& dp);
   bool sharded() const { return static_cast<bool>(zero_); }
+  // `weight_dtype: bf16` (docs/design/zero.md): the block Linears are stored in bf16 for the
+  // forward and backward, and the optimizer updates fp32 master copies of them (under ZeRO only
+  // on the owning rank), from which the bf16 weights are rounded after each update. Call after
+  // shard(), before restoring a checkpoint.
+  void keep_master_weights();
+  bool has_master_weights() const { return !mastered_.empty(); }
+  // What the optimizer updates (the masters where they exist) and whose gradients it reads.
+  std::vector<torch::Tensor> optimizer_tensors() const;
   // Collective under ZeRO (every rank calls it before a checkpoint): gathers the whole optimizer
-  // state, which optimizer_state() then returns; without ZeRO the optimizer's own.
-  void gather_optimizer_state();
+  // state and the fp32 masters onto rank 0, which optimizer_state() and weights_state() then
+  // return; without ZeRO they are the expert's own.
+  void gather_checkpoint_state();
   io::StateDict optimizer_state() const;
-  // Bytes of AdamW moments this rank holds.
+  // The expert's weights by name as the checkpoint saves them: fp32 masters over bf16 copies.
+  io::StateDict weights_state() const;
+  // Restores the weights (the masters exactly) from a state dict in the model's key names.
+  void load_weights(const io::StateDict& sd, const std::string& source);
+  // Bytes of optimizer state this rank holds: AdamW moments and fp32 masters.
   int64_t optimizer_bytes() const;
-  // The largest |gradient| before clipping, over every rank's shard (ZeRO; after finish_gradients).
+  // The largest |gradient| before clipping (over every rank's shard under ZeRO; after finish_gradients).
   double last_max_abs_gradient() const { return max_abs_; }
 
   // Moves the expert (weights, fp8 copies, Adam moments) to `device`: the trainer keeps only
@@ -120,11 +137,16 @@ class ExpertStep {
 
  private:
   void make_optimizer(AdamWGroup group);
+  // The optimizer over this rank's tensors (their masters where they exist), fresh.
+  void rebuild_optimizer();
+  const torch::Tensor& target(size_t i) const { return masters_.empty() || !masters_[i].defined() ? params_[i] : masters_[i]; }
   models::WanModel model_;
   std::optional<models::WanLora> lora_;
   std::vector<std::string> names_;  // of params_
   std::unique_ptr<ZeroShard> zero_;
-  io::StateDict gathered_;
+  std::vector<torch::Tensor> masters_;  // fp32, of the bf16 weights (this rank's under ZeRO)
+  std::vector<bool> mastered_;          // which params_ are stored in bf16 (every rank)
+  io::StateDict gathered_, gathered_masters_;
   double max_abs_ = 0;
   ExpertStepOptions opts_;
   std::vector<torch::Tensor> params_;

@@ -85,7 +85,7 @@ void write_experts_checkpoint(const std::string& dir, ExpertStep& high, ExpertSt
       for (auto f : {models::LoraFormat::Musubi, models::LoraFormat::Peft}) e->lora()->save(fs::join(dir, lora_file_name(h, f)), f);
     if (!e->lora() || (h ? bases.high : bases.low))
       io::write_model_dir(fs::join(dir, h ? "high_noise_transformer" : "low_noise_transformer"),
-                          expert_config_json(e->model()->config()), io::module_state_dict(*e->model()));
+                          expert_config_json(e->model()->config()), e->weights_state());
   }
   io::write_safetensors(fs::join(ts, "optimizer_high.safetensors"), high.optimizer_state());
   io::write_safetensors(fs::join(ts, "optimizer_low.safetensors"), low.optimizer_state());
@@ -151,7 +151,7 @@ void restore_expert(ExpertStep& e, bool h, const LoadedExperts& ck, const std::s
     nlohmann::json a = models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
     nlohmann::json b = e.model()->config().to_json();
     if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
-    io::load_state_dict(*e.model(), h ? ck.high_weights : ck.low_weights, io::LoadMode::Strict, dir + "/" + name);
+    e.load_weights(h ? ck.high_weights : ck.low_weights, dir + "/" + name);
   }
   e.model()->refresh_fp8();
   e.optimizer().load_state_dict(h ? ck.high_optimizer : ck.low_optimizer,

@@ -68,6 +68,9 @@ io::OptionSchema experts_option_schema() {
   s.boolean("low_vram", true, "keep the idle expert on the CPU (GPU builds)");
   s.choice("zero_stage", {"0", "2"}, "0",
            "data parallel: 2 shards each expert's gradients and AdamW moments across the ranks (ZeRO stage 2)");
+  s.choice("weight_dtype", {"fp32", "bf16"}, "fp32",
+           "full fine-tuning: bf16 stores the block Linears in bf16 and trains fp32 master copies, which zero_stage 2 "
+           "shards across the ranks with the moments");
   s.choice("report_to", {"tensorboard", "none"}, "tensorboard", "scalar logging");
 
   s.group("Optimizer");

@@ -31,7 +31,8 @@ json experts_maths_options(const io::Config& cfg) {
       "lr_warmup_steps_high", "lr_warmup_steps_low", "lr_schedule_basis", "adam_beta1", "adam_beta2",
       "adam_weight_decay", "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio",
       "lora", "lora_rank", "lora_rank_high", "lora_rank_low", "lora_alpha", "lora_alpha_high", "lora_alpha_low",
-      "lora_dropout", "lora_dropout_high", "lora_dropout_low", "lora_target_modules", "lora_base_dtype"};
+      "lora_dropout", "lora_dropout_high", "lora_dropout_low", "lora_target_modules", "lora_base_dtype",
+      "weight_dtype"};
   json j = json::object();
   for (const char* k : keys) j[k] = cfg.value(k);
   return j;
@@ -380,6 +381,9 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     if (std::find(all.begin(), all.end(), target) == all.end())
       cfg.error("lora_target_modules", "'" + target + "' is not a block Linear (self_attn.q, ..., cross_attn.o, ffn.0, ffn.2)");
   }
+  s.bf16_weights = cfg.str("weight_dtype") == "bf16";
+  if (s.bf16_weights && s.lora.on)
+    cfg.error("weight_dtype", "bf16 weights with fp32 masters are for full fine-tuning; a LoRA base is stored as lora_base_dtype says");
   if (s.lora.on && s.fp8 && !(s.high.weights && s.low.weights))
     s.warnings.push_back("lora with fp8 on fresh experts: their weights stay beside the fp8 copies (the checkpoints save them)");
 

@@ -40,6 +40,7 @@ struct ExpertsSetup {
   bool bsmntw = false;                   // timestep_weighting: bsmntw
   bool fp8 = false;
   bool zero2 = false;  // zero_stage: 2
+  bool bf16_weights = false;  // weight_dtype: bf16 (fp32 masters, sharded under zero_stage 2)
   std::vector<int64_t> eval_timesteps;
   int64_t eval_max_samples_per_t = 1, eval_steps = 0;
   nlohmann::json maths = nlohmann::json::object();  // experts_maths_options(), hashed into checkpoints

@@ -159,7 +159,8 @@ json Trainer::started_fields() const {
           {"fp8_bytes_per_expert", high_->model()->fp8_bytes()},
           {"optimizer_bytes", optimizer_bytes()},
           {"trainable_parameters", trainable_parameters(*high_) + trainable_parameters(*low_)},
-          {"zero_stage", high_->sharded() ? 2 : 0}};
+          {"zero_stage", high_->sharded() ? 2 : 0},
+          {"weight_dtype", high_->has_master_weights() ? "bf16" : "fp32"}};
 }
 
 void Trainer::complete() {
@@ -280,6 +281,8 @@ void Trainer::build_models() {
       if (setup_.zero2) e->shard(*dp);
     }
   }
+  if (setup_.bf16_weights)
+    for (auto* e : {high_.get(), low_.get()}) e->keep_master_weights();
   spdlog::info("optimizer state on this rank: {:.1f} MB{}", static_cast<double>(optimizer_bytes()) / 1e6,
                high_->sharded() ? " (ZeRO-2: this rank's shard of each expert)" : "");
   // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (docs/design/dual-expert-training.md §5).
@@ -378,7 +381,7 @@ void Trainer::evaluate() {
 }
 
 void Trainer::checkpoint(bool) {
-  for (auto* e : {high_.get(), low_.get()}) e->gather_optimizer_state();  // ZeRO: a collective, every rank
+  for (auto* e : {high_.get(), low_.get()}) e->gather_checkpoint_state();  // ZeRO: a collective, every rank
   runtime::RunDir* dir = run_->run_dir();
   if (!dir) return;  // rank 0 writes for everyone
   ExpertsState st;
@@ -465,10 +468,13 @@ std::optional<StepReport> Trainer::train_step() {
     batch = loader_->next();
     if (batch.plan.epoch != epoch_) {
       epoch_ = batch.plan.epoch;
-      if (epoch_ >= num_epochs_) {
-        ended = true;
-        break;
-      }
+      if (epoch_ >= num_epochs_) ended = true;
+    }
+    // The ranks' last batches fall in different steps: stop together, before the micro-batch's
+    // collective (fold_gradients under ZeRO).
+    if (run_->any_rank(ended)) {
+      e.release_gradients();
+      return std::nullopt;
     }
     const ExpertLatents z = latents_->of(batch);
     const int64_t B = z.z.size(0), F = z.z.size(2);
@@ -488,21 +494,15 @@ std::optional<StepReport> Trainer::train_step() {
       loss += w * e.accumulate(in, w / static_cast<double>(B * A)) / static_cast<double>(B * A);
       ts.push_back(in.t);
     }
+    e.fold_gradients();
     samples += B;
   }
-  if (run_->any_rank(ended)) {  // the ranks' last batches fall in different steps: stop together
-    e.release_gradients();
-    return std::nullopt;
-  }
   if (parallel::DataParallel* dp = run_->data_parallel()) {
-    if (!e.sharded()) dp->average_gradients(e.parameters());  // ZeRO reduces onto the owners instead
+    if (!e.sharded()) dp->average_gradients(e.optimizer_tensors());  // ZeRO reduces onto the owners instead
     loss = dp->mean(loss);
   }
-  double max_abs = 0;
-  for (const auto& p : e.parameters())
-    if (p.grad().defined()) max_abs = std::max(max_abs, p.grad().abs().max().item<double>());
   const ClipResult clip = e.finish_gradients();
-  if (e.sharded()) max_abs = e.last_max_abs_gradient();
+  const double max_abs = e.last_max_abs_gradient();
   // The schedule counts this expert's updates, or every update of the run.
   e.update(setup_.schedule_on_expert_steps ? std::nullopt : std::optional<int64_t>(gs));
   e.release_gradients();  // the idle expert keeps no gradient buffers

@@ -21,24 +21,29 @@ std::vector<int> zero_owners(const std::vector<torch::Tensor>& params, int world
 }
 
 ZeroShard::ZeroShard(parallel::DataParallel& dp, std::vector<std::string> names, std::vector<torch::Tensor> params)
-    : dp_(dp), names_(std::move(names)), params_(std::move(params)), owners_(zero_owners(params_, dp.world())) {}
+    : dp_(dp),
+      names_(std::move(names)),
+      params_(std::move(params)),
+      masters_(params_.size()),
+      mastered_(params_.size(), false),
+      owners_(zero_owners(params_, dp.world())) {}
 
-AdamWGroup ZeroShard::owned_group() const {
-  AdamWGroup g;
-  for (size_t i = 0; i < params_.size(); ++i)
-    if (owners_[i] == dp_.rank()) {
-      g.names.push_back(names_[i]);
-      g.params.push_back(params_[i]);
-    }
-  return g;
+void ZeroShard::set_masters(std::vector<torch::Tensor> masters, std::vector<bool> mastered) {
+  masters_ = std::move(masters);
+  mastered_ = std::move(mastered);
 }
 
-std::vector<torch::Tensor> ZeroShard::owned_params() const { return owned_group().params; }
+std::vector<torch::Tensor> ZeroShard::owned_targets() const {
+  std::vector<torch::Tensor> out;
+  for (size_t i = 0; i < params_.size(); ++i)
+    if (owns(i)) out.push_back(target(i));
+  return out;
+}
 
 int64_t ZeroShard::owned_elements() const {
   int64_t n = 0;
   for (size_t i = 0; i < params_.size(); ++i)
-    if (owners_[i] == dp_.rank()) n += params_[i].numel();
+    if (owns(i)) n += params_[i].numel();
   return n;
 }
 
@@ -48,55 +53,83 @@ int64_t ZeroShard::total_elements() const {
   return n;
 }
 
-double ZeroShard::reduce_gradients() {
+void ZeroShard::reduce_gradients() {
   torch::NoGradGuard ng;
   // Every rank has a gradient for every tensor (same model, same route); one missing on all
   // ranks (an unused tensor) gets zeros so the collectives line up.
-  std::vector<torch::Tensor> grads;
-  for (auto& p : params_) {
-    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
-    grads.push_back(p.grad());
-  }
-  dp_.reduce_to_owners(grads, owners_);
-  double sq = 0;
+  std::vector<torch::Tensor> plain, mastered, into;
+  std::vector<int> plain_owner, mastered_owner;
   for (size_t i = 0; i < params_.size(); ++i) {
-    if (owners_[i] != dp_.rank()) {
-      params_[i].mutable_grad() = torch::Tensor();  // stage 2: only the owner keeps it
-      continue;
+    auto& p = params_[i];
+    if (!p.grad().defined()) p.mutable_grad() = torch::zeros_like(p);
+    if (mastered_[i]) {
+      mastered.push_back(p.grad());
+      mastered_owner.push_back(owners_[i]);
+      torch::Tensor dst;
+      if (owns(i)) {
+        auto& g = masters_[i].mutable_grad();
+        if (!g.defined()) g = torch::zeros_like(masters_[i]);
+        dst = g;
+      }
+      into.push_back(dst);
+    } else {
+      plain.push_back(p.grad());
+      plain_owner.push_back(owners_[i]);
     }
-    auto& g = params_[i].mutable_grad();
-    g.div_(static_cast<double>(dp_.world()));
-    sq += g.to(torch::kDouble).pow(2).sum().item<double>();
   }
-  return std::sqrt(dp_.sum(sq));
-}
-
-double ZeroShard::max_abs_gradient() {
-  double m = 0;
+  // A plain owner's gradient becomes the running sum, which its next backward adds to.
+  if (!plain.empty()) dp_.reduce_to_owners(plain, plain_owner);
+  if (!mastered.empty()) dp_.reduce_to_owners_into(mastered, mastered_owner, into);
   for (size_t i = 0; i < params_.size(); ++i)
-    if (owners_[i] == dp_.rank() && params_[i].grad().defined())
-      m = std::max(m, params_[i].grad().abs().max().item<double>());
-  return dp_.max(m);
+    if (mastered_[i] || !owns(i)) params_[i].mutable_grad() = torch::Tensor();  // stage 2: only the owner keeps it
 }
 
-void ZeroShard::gather_weights() { dp_.broadcast_from_owners(params_, owners_); }
+ZeroShard::Norms ZeroShard::finish_gradients() {
+  torch::NoGradGuard ng;
+  torch::Tensor sq, mx;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    if (!owns(i)) continue;
+    const auto& g = target(i).grad();
+    if (!g.defined()) continue;
+    g.div_(static_cast<double>(dp_.world()));
+    auto s = g.to(torch::kDouble).pow(2).sum();
+    auto m = g.abs().max().to(torch::kDouble);
+    sq = sq.defined() ? sq + s : s;
+    mx = mx.defined() ? torch::maximum(mx, m) : m;
+  }
+  Norms n;
+  n.l2 = std::sqrt(dp_.sum(sq.defined() ? sq.item<double>() : 0.0));
+  n.max_abs = dp_.max(mx.defined() ? mx.item<double>() : 0.0);
+  return n;
+}
 
-io::StateDict ZeroShard::gather_optimizer_state(const AdamW& optimizer) {
-  io::StateDict sd;
-  std::vector<torch::Tensor> moments;
+void ZeroShard::broadcast_weights() { dp_.broadcast_from_owners(params_, owners_); }
+
+void ZeroShard::gather_to_root(const AdamW& optimizer, io::StateDict& optimizer_state, io::StateDict& masters) const {
+  const bool root = dp_.rank() == 0;
+  std::vector<torch::Tensor> tensors;
   std::vector<int> owners;
-  for (size_t i = 0; i < params_.size(); ++i)
-    for (bool second : {false, true}) {
-      torch::Tensor t = second ? optimizer.exp_avg_sq(names_[i]) : optimizer.exp_avg(names_[i]);
-      if (!t.defined()) t = torch::zeros_like(params_[i], torch::kFloat);  // another rank's
-      t = t.to(torch::kCPU, torch::kFloat).contiguous().clone();
-      sd[names_[i] + (second ? ".exp_avg_sq" : ".exp_avg")] = t;
-      moments.push_back(t);
-      owners.push_back(owners_[i]);
-    }
-  dp_.broadcast_from_owners(moments, owners);
-  sd["step"] = torch::tensor({optimizer.step_count()}, torch::kLong);
-  return sd;
+  auto add = [&](size_t i, torch::Tensor local) {
+    if (root && !owns(i)) local = torch::empty(params_[i].sizes(), torch::kFloat);  // received into
+    tensors.push_back(local.defined() ? local.to(torch::kCPU, torch::kFloat).contiguous() : local);
+    owners.push_back(owners_[i]);
+  };
+  for (size_t i = 0; i < params_.size(); ++i) {
+    add(i, owns(i) ? optimizer.exp_avg(names_[i]) : torch::Tensor());
+    add(i, owns(i) ? optimizer.exp_avg_sq(names_[i]) : torch::Tensor());
+    if (mastered_[i]) add(i, owns(i) ? masters_[i].detach() : torch::Tensor());
+  }
+  dp_.gather_to_root(tensors, owners);
+  optimizer_state.clear();
+  masters.clear();
+  if (!root) return;
+  size_t k = 0;
+  for (size_t i = 0; i < params_.size(); ++i) {
+    optimizer_state[names_[i] + ".exp_avg"] = tensors[k++];
+    optimizer_state[names_[i] + ".exp_avg_sq"] = tensors[k++];
+    if (mastered_[i]) masters[names_[i]] = tensors[k++];
+  }
+  optimizer_state["step"] = torch::tensor({optimizer.step_count()}, torch::kLong);
 }
 
 }  // namespace ws::train

@@ -12,6 +12,12 @@
 #include "io/safetensors.h"
 #include "test_paths.h"
 
+// QVERIFY2 in a helper that returns a value.
+#define QVERIFY2_RET(cond, msg, ret)                                                            \
+  do {                                                                                          \
+    if (!QTest::qVerify(static_cast<bool>(cond), #cond, (msg), __FILE__, __LINE__)) return ret; \
+  } while (false)
+
 using namespace ws;
 
 namespace {
@@ -135,57 +141,31 @@ class TestDataParallel : public QObject {
   // micro-batches trains, each rank holds about half of the AdamW moments, and the checkpoint
   // (the ordinary layout) resumes with 1 process or with 2 sharded ranks.
   void experts_zero2_matches_one_process_and_resumes_with_other_rank_counts() {
-    const QString d = QString::fromStdString(dir_);
-    QStringList common = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
-                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
-                          "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
-                          "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
-                          "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps", "2",
-                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false", "--max_grad_norm", "1.0"};
-    const QStringList one = {"--gradient_accumulation_steps", "2"}, zero = {"--zero_stage", "2"};
-    QString err;
-    const QString single = run_ranks(common + one + QStringList{"--output_dir", d + "/z1"}, 1, port_base() + 10, this, &err);
-    QVERIFY2(err.isEmpty(), qPrintable(err));
-    const QString plain = run_ranks(common + QStringList{"--output_dir", d + "/z0"}, 2, port_base() + 11, this, &err);
-    QVERIFY2(err.isEmpty(), qPrintable(err));
-    const QString sharded = run_ranks(common + zero + QStringList{"--output_dir", d + "/z2"}, 2, port_base() + 12, this, &err);
-    QVERIFY2(err.isEmpty(), qPrintable(err));
-    QVERIFY(sharded.contains("\"zero_stage\":2"));
-    QCOMPARE(steps_field(sharded, "expert"), steps_field(single, "expert"));
-    auto started_number = [](const QString& events, const QString& field) {
-      QRegularExpression re("\"" + field + "\":([0-9]+)");
-      return re.match(events).captured(1).toLongLong();
-    };
-    // Each rank keeps about half of the moments (the shares are balanced by tensor size).
-    const qint64 full = started_number(plain, "optimizer_bytes"), half = started_number(sharded, "optimizer_bytes");
-    QVERIFY2(full > 0 && half > 0.4 * full && half < 0.6 * full, qPrintable(QString("%1 of %2").arg(half).arg(full)));
-    QCOMPARE(started_number(single, "optimizer_bytes"), full);
-    const char* files[] = {"high_noise_transformer/diffusion_pytorch_model.safetensors",
-                           "low_noise_transformer/diffusion_pytorch_model.safetensors",
-                           "trainer_state/optimizer_high.safetensors", "trainer_state/optimizer_low.safetensors"};
-    auto close = [&](const std::string& a, const std::string& b) {
-      for (const char* f : files) {
-        bool keys = false;
-        const double m = max_diff(a + "/" + f, b + "/" + f, &keys);
-        if (!keys || !(m < 1e-5)) return QString("%1/%2: keys %3, max diff %4").arg(QString::fromStdString(b), f).arg(keys).arg(m);
-      }
-      return QString();
-    };
-    QString why = close(dir_ + "/z1/checkpoint-3", dir_ + "/z2/checkpoint-3");
-    QVERIFY2(why.isEmpty(), qPrintable(why));
-    why = close(dir_ + "/z1/checkpoint-2", dir_ + "/z2/checkpoint-2");  // the gathered state is the whole state
-    QVERIFY2(why.isEmpty(), qPrintable(why));
-    // Saved sharded on 2 ranks, resumed by 1 process; saved by 1 process, resumed sharded on 2.
-    copy_run(dir_ + "/z2", dir_ + "/r1", "checkpoint-3");
-    run_ranks(common + one + QStringList{"--output_dir", d + "/r1", "--resume_from_checkpoint", "latest"}, 1, port_base() + 13, this, &err);
-    QVERIFY2(err.isEmpty(), qPrintable(err));
-    why = close(dir_ + "/z1/checkpoint-3", dir_ + "/r1/checkpoint-3");
-    QVERIFY2(why.isEmpty(), qPrintable(why));
-    copy_run(dir_ + "/z1", dir_ + "/r2", "checkpoint-3");
-    run_ranks(common + zero + QStringList{"--output_dir", d + "/r2", "--resume_from_checkpoint", "latest"}, 2, port_base() + 14, this, &err);
-    QVERIFY2(err.isEmpty(), qPrintable(err));
-    why = close(dir_ + "/z1/checkpoint-3", dir_ + "/r2/checkpoint-3");
-    QVERIFY2(why.isEmpty(), qPrintable(why));
+    const QString single = zero2_matches_one_process({}, "z", 10);
+    QVERIFY(!QTest::currentTestFailed());
+    QVERIFY(single.contains("\"weight_dtype\":\"fp32\""));
+  }
+
+  // weight_dtype bf16: the block Linears in bf16 on every rank, their fp32 masters only on the
+  // owning rank (optimizer_bytes counts them), the checkpoint saves the masters in fp32, and the
+  // same equalities hold.
+  void experts_zero2_shards_the_fp32_masters_of_bf16_weights() {
+    const QString single = zero2_matches_one_process({"--weight_dtype", "bf16"}, "b", 20);
+    QVERIFY(!QTest::currentTestFailed());
+    QVERIFY(single.contains("\"weight_dtype\":\"bf16\""));
+    // The option acts: from the second step (the fresh head is zero, so the first loss does not
+    // depend on the other weights) the losses are the bf16-rounded weights' (z1 is the fp32 run
+    // of the test before).
+    const QString fp32 = QString::fromStdString(fs::read_file(dir_ + "/z1/events.jsonl"));
+    const QStringList lb = steps_field(single, "loss"), lf = steps_field(fp32, "loss");
+    QCOMPARE(lb.size(), 3);
+    QCOMPARE(lb.value(0), lf.value(0));
+    QVERIFY2(lb.value(2) != lf.value(2), qPrintable(lb.join(' ') + " vs " + lf.join(' ')));
+    // The masters are saved, in fp32 and off the bf16 grid after the updates.
+    const auto sd = io::read_safetensors(dir_ + "/b2/checkpoint-3/low_noise_transformer/diffusion_pytorch_model.safetensors");
+    const torch::Tensor w = sd.at("blocks.0.self_attn.q.weight");
+    QCOMPARE(w.scalar_type(), torch::kFloat);
+    QVERIFY(!torch::equal(w, w.to(torch::kBFloat16).to(torch::kFloat)));
   }
 
   void upsampler_two_ranks_equal_one_process_accumulating_two() {
@@ -257,6 +237,69 @@ class TestDataParallel : public QObject {
  private:
   QTemporaryDir tmp_;
   std::string dir_;
+
+  // One process accumulating 2 micro-batches (<tag>1), 2 plain ranks (<tag>0) and 2 sharded ranks
+  // (<tag>2) with `extra` options; returns the one process's events.
+  QString zero2_matches_one_process(const QStringList& extra, const QString& tag, int port) {
+    const QString d = QString::fromStdString(dir_);
+    const std::string t = tag.toStdString();
+    QStringList common = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
+                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
+                          "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
+                          "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
+                          "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps", "2",
+                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false", "--max_grad_norm", "1.0"};
+    common += extra;
+    const QStringList one = {"--gradient_accumulation_steps", "2"}, zero = {"--zero_stage", "2"};
+    QString err;
+    auto run = [&](const QStringList& args, const std::string& out, int world, int p) {
+      const QString ev = run_ranks(common + args + QStringList{"--output_dir", d + "/" + QString::fromStdString(out)}, world,
+                                   port_base() + port + p, this, &err);
+      if (!err.isEmpty()) QTest::qFail(qPrintable(err), __FILE__, __LINE__);
+      return ev;
+    };
+    const QString single = run(one, t + "1", 1, 0);
+    const QString plain = run({}, t + "0", 2, 1);
+    const QString sharded = run(zero, t + "2", 2, 2);
+    if (QTest::currentTestFailed()) return single;
+    QVERIFY2_RET(sharded.contains("\"zero_stage\":2"), "no zero_stage 2 in the started event", single);
+    QVERIFY2_RET(steps_field(sharded, "expert") == steps_field(single, "expert"), "the routes differ", single);
+    auto started_number = [](const QString& events, const QString& field) {
+      QRegularExpression re("\"" + field + "\":([0-9]+)");
+      return re.match(events).captured(1).toLongLong();
+    };
+    // Each rank keeps about half of the moments (the shares are balanced by tensor size).
+    const qint64 full = started_number(plain, "optimizer_bytes"), half = started_number(sharded, "optimizer_bytes");
+    QVERIFY2_RET(full > 0 && half > 0.4 * full && half < 0.6 * full, qPrintable(QString("%1 of %2").arg(half).arg(full)), single);
+    QVERIFY2_RET(started_number(single, "optimizer_bytes") == full, "one process holds another optimizer size", single);
+    const char* files[] = {"high_noise_transformer/diffusion_pytorch_model.safetensors",
+                           "low_noise_transformer/diffusion_pytorch_model.safetensors",
+                           "trainer_state/optimizer_high.safetensors", "trainer_state/optimizer_low.safetensors"};
+    auto close = [&](const std::string& a, const std::string& b) {
+      for (const char* f : files) {
+        bool keys = false;
+        const double m = max_diff(a + "/" + f, b + "/" + f, &keys);
+        if (!keys || !(m < 1e-5)) return QString("%1/%2: keys %3, max diff %4").arg(QString::fromStdString(b), f).arg(keys).arg(m);
+      }
+      return QString();
+    };
+    const std::string r = dir_ + "/" + t;
+    QString why = close(r + "1/checkpoint-3", r + "2/checkpoint-3");
+    QVERIFY2_RET(why.isEmpty(), qPrintable(why), single);
+    why = close(r + "1/checkpoint-2", r + "2/checkpoint-2");  // the gathered state is the whole state
+    QVERIFY2_RET(why.isEmpty(), qPrintable(why), single);
+    // Saved sharded on 2 ranks, resumed by 1 process; saved by 1 process, resumed sharded on 2.
+    copy_run(r + "2", r + "r1", "checkpoint-3");
+    run(one + QStringList{"--resume_from_checkpoint", "latest"}, t + "r1", 1, 3);
+    why = close(r + "1/checkpoint-3", r + "r1/checkpoint-3");
+    QVERIFY2_RET(why.isEmpty(), qPrintable(why), single);
+    copy_run(r + "1", r + "r2", "checkpoint-3");
+    run(zero + QStringList{"--resume_from_checkpoint", "latest"}, t + "r2", 2, 4);
+    why = close(r + "1/checkpoint-3", r + "r2/checkpoint-3");
+    QVERIFY2_RET(why.isEmpty(), qPrintable(why), single);
+    return single;
+  }
+
 };
 
 QTEST_GUILESS_MAIN(TestDataParallel)
