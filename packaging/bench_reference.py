@@ -18,8 +18,9 @@ import types
 
 
 def einops_stand_in():
-    # The VAE modules use rearrange for two reshapes only (frames in and out of the batch axis);
-    # when einops is not installed (Debian 12 has no package), this stand-in does exactly those.
+    # The VAE modules use rearrange for a few reshapes only (frames in and out of the batch axis,
+    # Wan2.2's 2×2 patchify); when einops is not installed (Debian 12 has no package), this
+    # stand-in does exactly those.
     def rearrange(x, pattern, **sizes):
         p = pattern.replace(" ", "")
         if p == "bcthw->(bt)chw":
@@ -29,11 +30,44 @@ def einops_stand_in():
             t = sizes["t"]
             bt, c, h, w = x.shape
             return x.reshape(bt // t, t, c, h, w).permute(0, 2, 1, 3, 4)
+        if p == "bcf(hq)(wr)->b(crq)fhw":  # the Wan2.2 VAE's patchify
+            q, r = sizes["q"], sizes["r"]
+            b, c, f, hq, wr = x.shape
+            x = x.reshape(b, c, f, hq // q, q, wr // r, r).permute(0, 1, 6, 4, 2, 3, 5)
+            return x.reshape(b, c * r * q, f, hq // q, wr // r)
+        if p == "b(crq)fhw->bcf(hq)(wr)":  # and its inverse
+            q, r = sizes["q"], sizes["r"]
+            b, crq, f, h, w = x.shape
+            x = x.reshape(b, crq // (r * q), r, q, f, h, w).permute(0, 1, 4, 5, 3, 6, 2)
+            return x.reshape(b, crq // (r * q), f, h * q, w * r)
         raise NotImplementedError("einops stand-in: " + pattern)
 
     mod = types.ModuleType("einops")
     mod.rearrange = rearrange
     return mod
+
+
+def load_wan_vae_module(repo, vae_type):
+    """wan/modules/vae2_1.py or vae2_2.py of a Wan2.2 checkout, with stand-ins for what torch 1.13 and
+    Debian lack (scaled_dot_product_attention, einops)."""
+    import torch
+    import torch.nn.functional as F
+    if not hasattr(F, "scaled_dot_product_attention"):
+        # torch 1.13 (Debian 12) predates it: the plain softmax attention the VAE's single head needs.
+        def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False):
+            w = torch.softmax((q @ k.transpose(-2, -1)) / (q.shape[-1] ** 0.5), dim=-1)
+            return w @ v
+
+        F.scaled_dot_product_attention = sdpa
+    try:
+        import einops  # noqa: F401
+    except ImportError:
+        sys.modules["einops"] = einops_stand_in()
+    name = "vae2_1" if vae_type == "wan2.1" else "vae2_2"
+    spec = importlib.util.spec_from_file_location(name, f"{repo}/wan/modules/{name}.py")
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
 
 
 def main():
@@ -50,22 +84,8 @@ def main():
     import torch
 
     torch.set_num_threads(a.threads)
-    import torch.nn.functional as F
-    if not hasattr(F, "scaled_dot_product_attention"):
-        # torch 1.13 (Debian 12) predates it: the plain softmax attention the VAE's single head needs.
-        def sdpa(q, k, v, attn_mask=None, dropout_p=0.0, is_causal=False):
-            w = torch.softmax((q @ k.transpose(-2, -1)) / (q.shape[-1] ** 0.5), dim=-1)
-            return w @ v
-
-        F.scaled_dot_product_attention = sdpa
-    try:
-        import einops  # noqa: F401
-    except ImportError:
-        sys.modules["einops"] = einops_stand_in()
+    m = load_wan_vae_module(a.repo, a.vae_type)
     name = "vae2_1" if a.vae_type == "wan2.1" else "vae2_2"
-    spec = importlib.util.spec_from_file_location(name, f"{a.repo}/wan/modules/{name}.py")
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
     torch.manual_seed(0)
     if a.vae_type == "wan2.1":
         model = m.WanVAE_(dim=96, z_dim=16, dim_mult=[1, 2, 4, 4], num_res_blocks=2, attn_scales=[],

@@ -25,16 +25,20 @@ namespace {
 // with their gradients and moments (LoRA), or weights with gradients and moments, the moments
 // (and, between steps, the gradients) divided over P ranks (ZeRO-2). With bf16 weights the block
 // Linears and their gradients take 2 bytes on every rank, and their fp32 masters (with the masters'
-// gradients) are divided over P like the moments.
-nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks, bool bf16_weights) {
+// gradients) are divided over P like the moments. A LoRA base with fp8 keeps 1-byte weight codes.
+nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks, bool bf16_weights, bool fp8) {
   const int64_t D = c.dim, F = c.ffn_dim, L = c.num_layers;
   const int64_t total = c.parameter_count();
   const int64_t block_linears = L * (8 * (D * D + D) + (D * F + F) + (F * D + D));
   nlohmann::json j = {{"layers", L}, {"parameters", total}};
   if (lora_rank > 0) {
     const int64_t adapters = L * lora_rank * (8 * (D + D) + 2 * (D + F));
-    const int64_t base = block_linears * 2 + (total - block_linears) * 4;
+    // With fp8 the base's block Linear weights are 1-byte codes (their biases stay bf16).
+    const int64_t block_weights = L * (8 * D * D + 2 * D * F);
+    const int64_t base = fp8 ? block_weights + (block_linears - block_weights) * 2 + (total - block_linears) * 4
+                             : block_linears * 2 + (total - block_linears) * 4;
     j["lora"] = {{"rank", lora_rank},
+                 {"base_dtype", fp8 ? "fp8 e4m3 codes" : "bf16"},
                  {"trainable_parameters", adapters},
                  {"base_bytes", base},
                  {"adapter_bytes", adapters * 16},
@@ -146,7 +150,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
                 {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
                 {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
                 {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},
-                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights)}, {"weight_dtype", weight_dtype}},
+                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))}, {"weight_dtype", weight_dtype}},
                "step");
   return 0;
 }

@@ -23,7 +23,8 @@ io::OptionSchema experts_option_schema() {
   s.path("high_noise_model_path", nullptr, "high-noise expert: model folder or weights file (default: the model YAML's subpath)");
   s.path("low_noise_model_path", nullptr, "low-noise expert: model folder or weights file (default: the model YAML's subpath)");
   s.path("transformer_config", nullptr, "config.json or YAML with WanModel keys: build fresh experts (no weights)");
-  s.choice("fp8", {"none", "e4m3"}, "none", "fp8 storage of the GPU copy of block Linear weights (GPU builds only)");
+  s.choice("fp8", {"none", "e4m3"}, "none",
+           "LoRA on pretrained experts: the frozen base's block Linears kept as 1-byte e4m3 codes");
 
   s.group("Data");
   s.path("train_data_meta", nullptr, "metadata.json of the dataset").required("train_data_meta");

@@ -206,11 +206,6 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
                     ", got " + std::to_string(mc.in_dim));
   }
 
-  // fp8 (docs/design/dual-expert-training.md §10): our own e4m3 codes run on any LibTorch; on the CPU they only add a copy.
-  if (cfg.str("fp8") != "none")
-    s.warnings.push_back(std::string("fp8 e4m3: block Linear matmuls read e4m3 copies of their weights (1 byte each), "
-                                     "kept beside the fp32 master weights") +
-                         (torch::cuda::is_available() ? "" : "; on the CPU this only checks the fp8 numerics"));
   if (cfg.str("mixed_precision") == "fp16")
     cfg.error("mixed_precision", "fp16 needs a gradient scaler, which is not ported: use bf16 or no");
 
@@ -384,8 +379,19 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   s.bf16_weights = cfg.str("weight_dtype") == "bf16";
   if (s.bf16_weights && s.lora.on)
     cfg.error("weight_dtype", "bf16 weights with fp32 masters are for full fine-tuning; a LoRA base is stored as lora_base_dtype says");
-  if (s.lora.on && s.fp8 && !(s.high.weights && s.low.weights))
-    s.warnings.push_back("lora with fp8 on fresh experts: their weights stay beside the fp8 copies (the checkpoints save them)");
+  // fp8 (docs/design/dual-expert-training.md §10) only where it saves memory: a frozen pretrained
+  // base keeps its 1-byte codes instead of its weights. A trained weight needs its master beside
+  // the copy, and fresh experts keep theirs for the checkpoint, so there the copies would add memory.
+  if (s.fp8 && !s.lora.on)
+    cfg.error("fp8", "e4m3 copies save memory only for a frozen base: use fp8 with lora: true (full fine-tuning "
+                     "saves memory with weight_dtype: bf16 and zero_stage: 2)");
+  else if (s.fp8 && !(s.high.weights && s.low.weights))
+    cfg.error("fp8", "with lora, fp8 needs both experts' pretrained weights (high_noise_model_path and "
+                     "low_noise_model_path, or pretrained_model_name_or_path): fresh experts keep their weights "
+                     "for the checkpoint, so the copies would add memory");
+  else if (s.fp8)
+    s.warnings.push_back(std::string("fp8 e4m3: the frozen base's block Linears keep only e4m3 codes (1 byte per weight)") +
+                         (torch::cuda::is_available() ? "" : "; on the CPU the matmuls decode them first (slower than fp32)"));
 
   s.maths = experts_maths_options(cfg);
   return s;

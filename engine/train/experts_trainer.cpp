@@ -29,6 +29,7 @@
 #include "train/expert_routing.h"
 #include "train/expert_lora.h"
 #include "train/expert_step.h"
+#include "train/step_times.h"
 #include "train/experts_checkpoint.h"
 #include "train/experts_report.h"
 #include "train/experts_options.h"
@@ -435,7 +436,6 @@ StepReport Trainer::report(bool high, double loss, const ClipResult& clip, doubl
   x["share_high"] = static_cast<double>(high_->global_step()) / static_cast<double>(step);
   x["timesteps"] = ts;
   add_batch_fields(x, batch);
-  x["data_wait_s"] = loader_->wait_seconds();
   if (latents_->cached()) x["cache_hits"] = latents_->hits(), x["cache_misses"] = latents_->misses();
   if (cond_ != ImageConditioning::None) x["conditioning"] = cond_ == ImageConditioning::I2V ? "i2v" : "ti2v";
   if (!first_frame.empty()) x["image_conditioned"] = first_frame;
@@ -464,6 +464,8 @@ std::optional<StepReport> Trainer::train_step() {
   std::vector<bool> first_frame;  // ti2v: which samples were image-conditioned
   data::Batch batch;
   bool ended = false;
+  StepTimes times;
+  const double waited = loader_->wait_seconds();
   for (int64_t micro = 0; micro < A; ++micro) {
     batch = loader_->next();
     if (batch.plan.epoch != epoch_) {
@@ -476,7 +478,12 @@ std::optional<StepReport> Trainer::train_step() {
       e.release_gradients();
       return std::nullopt;
     }
-    const ExpertLatents z = latents_->of(batch);
+    ExpertLatents z;
+    {
+      PhaseTimer t(&times.vae_s, device_);
+      z = latents_->of(batch);
+    }
+    PhaseTimer model_time(&times.model_s, device_);
     const int64_t B = z.z.size(0), F = z.z.size(2);
     const int64_t gm = run_->global_micro(micro);
     StepDraw d = draw_step(setup_.routing, seed, gs, gm, 0, B);
@@ -497,17 +504,25 @@ std::optional<StepReport> Trainer::train_step() {
     e.fold_gradients();
     samples += B;
   }
-  if (parallel::DataParallel* dp = run_->data_parallel()) {
-    if (!e.sharded()) dp->average_gradients(e.optimizer_tensors());  // ZeRO reduces onto the owners instead
-    loss = dp->mean(loss);
+  ClipResult clip;
+  double max_abs = 0;
+  {
+    PhaseTimer t(&times.model_s, device_);
+    if (parallel::DataParallel* dp = run_->data_parallel()) {
+      if (!e.sharded()) dp->average_gradients(e.optimizer_tensors());  // ZeRO reduces onto the owners instead
+      loss = dp->mean(loss);
+    }
+    clip = e.finish_gradients();
+    max_abs = e.last_max_abs_gradient();
+    // The schedule counts this expert's updates, or every update of the run.
+    e.update(setup_.schedule_on_expert_steps ? std::nullopt : std::optional<int64_t>(gs));
+    e.release_gradients();  // the idle expert keeps no gradient buffers
   }
-  const ClipResult clip = e.finish_gradients();
-  const double max_abs = e.last_max_abs_gradient();
-  // The schedule counts this expert's updates, or every update of the run.
-  e.update(setup_.schedule_on_expert_steps ? std::nullopt : std::optional<int64_t>(gs));
-  e.release_gradients();  // the idle expert keeps no gradient buffers
   last_cursor_ = batch.plan.cursor;
-  return report(high, loss, clip, max_abs, ts, first_frame, batch, samples);
+  times.data_wait_s = loader_->wait_seconds() - waited;
+  StepReport r = report(high, loss, clip, max_abs, ts, first_frame, batch, samples);
+  times.add_to(r.extra);
+  return r;
 }
 
 }  // namespace

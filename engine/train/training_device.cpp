@@ -14,6 +14,10 @@ torch::Device training_device(int local_rank) {
   return torch::Device(torch::kCPU);
 }
 
+void synchronize_device(const torch::Device& device) {
+  if (device.is_cuda()) torch::cuda::synchronize(device.index());
+}
+
 std::string no_gpu_warning(const torch::Device& device, const std::vector<std::string>& options) {
   if (device.is_cuda() || options.empty()) return {};
   std::string s = "no GPU (this LibTorch or machine has no CUDA device): ";

@@ -10,6 +10,8 @@
 namespace ws::train {
 
 torch::Device training_device(int local_rank);
+// Waits for the device's queued work (a no-op on the CPU): for timing a phase.
+void synchronize_device(const torch::Device& device);
 
 // One warning naming the GPU-only options that were set but act only on a GPU (empty when
 // none, or when the run has a GPU). `options`: (option, what it would do) pairs that are on.

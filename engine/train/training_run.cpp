@@ -100,6 +100,7 @@ void TrainingRun::emit_step(int64_t step, const StepReport& r, const StepRate& r
   ev.samples_per_s = rate.samples_per_s;
   ev.eta_s = rate.eta_s;
   ev.extra = r.extra;
+  ev.extra["step_s"] = rate.step_seconds;  // this update's wall time (data_wait_s, vae_s, model_s are parts of it)
   runtime::EventStream::global().emit(ev);
 }
 

@@ -30,6 +30,7 @@
 #include "train/upsampler_setup.h"
 #include "parallel/data_parallel.h"
 #include "train/training_device.h"
+#include "train/step_times.h"
 #include "train/upsampler_update.h"
 #include "train/training_verb.h"
 #include "train/upsampler_validation.h"
@@ -84,6 +85,7 @@ class Trainer final : public TrainerHooks {
   int64_t max_steps_ = 0, num_epochs_ = 0, steps_per_epoch_ = 1;
   int64_t micro_ = 0;  // micro-batch index within the optimizer step
   int64_t vae_calls_ = 0;  // VAE encode calls of the current step (vae_mini_batch clips each)
+  StepTimes times_;        // of the current step
   torch::Device device_{torch::kCPU};
   std::string options_sha_;
 };
@@ -243,7 +245,11 @@ void Trainer::resume() {
 void Trainer::micro_step(const data::Batch& batch, int64_t micro, std::optional<UpdateRecord>* rec) {
   const int64_t mini = setup_.vae_mini_batch;
   torch::Tensor z_hr, z_lr;
-  encode(batch, &z_hr, &z_lr);
+  {
+    PhaseTimer t(&times_.vae_s, device_);
+    encode(batch, &z_hr, &z_lr);
+  }
+  PhaseTimer t(&times_.model_s, device_);  // the pixel loss's decode backpropagates: the model's time
   if (setup_.noise.enabled) {
     // Keyed by the global micro index micro·P + rank: P ranks × A micro-batches draw what one
     // process with A·P micro-batches would.
@@ -324,7 +330,7 @@ StepReport Trainer::report(const UpdateRecord& rec, const data::Batch& batch, in
   x["size_hr"] = {batch.size.H, batch.size.W};
   x["size_lr"] = {batch.size.h_lr, batch.size.w_lr};
   x["frames"] = batch.x_hr.size(2);
-  x["data_wait_s"] = loader_->wait_seconds();
+  times_.add_to(x);
   x["decode_workers"] = loader_->worker_threads();
   x["vae_encode_calls"] = vae_calls_;
   // Which clips, frames and sizes this update trained on (users asked to see it).
@@ -407,6 +413,8 @@ std::optional<StepReport> Trainer::train_step() {
   const int64_t A = setup_.run.gradient_accumulation_steps;
   int64_t samples = 0;
   vae_calls_ = 0;
+  times_ = StepTimes{};
+  const double waited = loader_->wait_seconds();
   for (;;) {
     data::Batch batch = loader_->next();
     bool end = false;
@@ -425,6 +433,7 @@ std::optional<StepReport> Trainer::train_step() {
     if (!rec) continue;
     last_cursor_ = batch.plan.cursor;
     if (auto* dp = run_->data_parallel()) rec->loss = dp->mean(rec->loss);  // the loss of the whole global batch
+    times_.data_wait_s = loader_->wait_seconds() - waited;
     return report(*rec, batch, samples);
   }
 }

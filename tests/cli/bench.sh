@@ -15,9 +15,10 @@ declare -A args=(
   [vae-decode]="--dim 4 --dec_dim 6 --frames 5 --size 32,32 --reps 1 --warmup 0 --threads 1"
   [t5-encode]="--config $(cd "$(dirname "$0")/../.." && pwd)/configs/tiny/umt5.yaml --tokens 16 --batch 2 --steps 1 --warmup 0 --threads 1"
   [sample-step]="--config $tmp/dit.yaml --tokens 16 --steps 2 --reps 1 --threads 1"
+  [train-e2e]="--meta $tmp/data/metadata.json --size 64 --frames 5 --mid_channels 32 --steps 2 --warmup 1 --workers 1 --threads 1"
 )
 declare -A unit=([dit-train]=step [loader]=batch [upsampler-forward]=step [upsampler-train]=step
-                 [vae-encode]=clip [vae-decode]=clip [t5-encode]=batch [sample-step]=step)
+                 [vae-encode]=clip [vae-decode]=clip [t5-encode]=batch [sample-step]=step [train-e2e]=step)
 # The kinds the worker lists must be exactly the ones checked here: a new kind needs a line above.
 listed=$("$engine" bench --help | awk '/^kinds:/{k=1; next} k && NF {print $1}' | sort | tr '\n' ' ')
 expected=$(printf '%s\n' "${!args[@]}" | sort | tr '\n' ' ')
@@ -38,16 +39,45 @@ assert isinstance(r.get(f"ms_per_{unit}"), list) and r[f"ms_per_{unit}"], "no pe
 assert r[f"ms_per_{unit}_min"] <= r[f"ms_per_{unit}_median"]
 ' "$kind" "${unit[$kind]}" || fail "bench $kind report: $(tail -1 "$tmp/$kind.out")"
 done
+# train-e2e: the real trainer's steps, split into data wait, VAE and model time (parts of the step).
+tail -1 "$tmp/train-e2e.out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert r["steps"] == 2 and len(r["ms_per_step"]) == 2, r
+assert r["size_hr"] == [48, 48] and r["size_lr"] == [32, 32], (r["size_hr"], r["size_lr"])
+assert r["vae_ms_median"] > 0 and r["model_ms_median"] > 0 and r["data_wait_ms_median"] >= 0, r
+assert r["vae_ms_median"] + r["model_ms_median"] <= r["ms_per_step_median"] * 1.01, r
+assert abs(r["samples_per_s"] - 2000 / sum(r["ms_per_step"])) < 1e-6 * r["samples_per_s"], r
+' || fail "bench train-e2e report: $(tail -1 "$tmp/train-e2e.out")"
 # dit-train with LoRA trains only the adapters, and the memory per rank follows the options:
 # adapters of rank 4 on the tiny width, full fine-tuning with ZeRO-2 over 4 ranks.
 "$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --lora_rank 4 \
   >"$tmp/lora.out" 2>/dev/null || fail "bench dit-train --lora_rank"
 "$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --zero_ranks 4 \
   >"$tmp/zero.out" 2>/dev/null || fail "bench dit-train --zero_ranks"
-python3 - "$tmp/lora.out" "$tmp/zero.out" "$tmp/dit-train.out" <<'PY' || fail "dit-train memory figures"
+# With bf16 weights the fp32 masters are sharded too; a LoRA base with fp8 keeps 1-byte weights.
+"$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --zero_ranks 4 \
+  --weight_dtype bf16 >"$tmp/zbf.out" 2>/dev/null || fail "bench dit-train --weight_dtype bf16"
+"$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --lora_rank 4 --fp8 \
+  >"$tmp/lf8.out" 2>/dev/null || fail "bench dit-train --lora_rank --fp8"
+python3 - "$tmp/lora.out" "$tmp/zero.out" "$tmp/dit-train.out" "$tmp/zbf.out" "$tmp/lf8.out" <<'PY' || fail "dit-train memory figures"
 import json, sys
 last = lambda p: json.loads(open(p).read().strip().splitlines()[-1])
-lora, zero, plain = last(sys.argv[1]), last(sys.argv[2]), last(sys.argv[3])
+lora, zero, plain, zbf, lf8 = (last(p) for p in sys.argv[1:6])
+# dim 32, ffn 64, 1 layer: the block Linears hold 8·(32·32+32) + (32·64+64) + (64·32+32) = 12640
+# parameters, 12288 of them weights.
+B, Bw = 12640, 12288
+g = zbf["memory_at_full_depth"]["full"]
+n = zbf["memory_at_full_depth"]["parameters"]
+w = 2 * B + 4 * (n - B)
+assert g["weight_dtype"] == "bf16" and g["weight_bytes"] == w and g["master_bytes_per_rank"] == 4 * B // 4, g
+assert g["bytes_per_rank_between_steps"] == w + (4 * B + 8 * n) // 4, g
+assert g["bytes_per_rank_backward_peak"] == 2 * w + (8 * B + 8 * n) // 4, g
+# The bench's one step trains through the masters: they count as optimizer state (moments 8 + master 4 per block weight).
+assert zbf["optimizer_bytes"] == 8 * n + 4 * B, (zbf["optimizer_bytes"], n, B)
+b16, b8 = lora["memory_at_full_depth"]["lora"]["base_bytes"], lf8["memory_at_full_depth"]["lora"]["base_bytes"]
+assert b16 - b8 == Bw, (b16, b8)
+assert lf8["fp8_bytes"] == Bw, lf8["fp8_bytes"]
 # dim 32, ffn 64, 1 layer: rank 4 × (8·(32+32) + 2·(32+64)) = 2816 adapter parameters.
 assert lora["trainable_params"] == 2816, lora["trainable_params"]
 assert lora["optimizer_bytes"] == 2816 * 8, lora["optimizer_bytes"]

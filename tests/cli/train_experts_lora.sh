@@ -114,4 +114,13 @@ grep -q 'low_noise_lora.safetensors: the LoRA for blocks.0.[a-z_.]* is \[32,32\]
 out=$("$engine" train-experts "${lora[@]}" --lora_target_modules self_attn.q ffn.1 --output_dir "$tmp/c" 2>/dev/null) \
   && fail "an unknown target accepted"
 grep -q "lora_target_modules.*'ffn.1' is not a block Linear" <<<"$out" || fail "target message: $out"
+
+# 7. fp8 where it saves memory: the pretrained base keeps only its e4m3 codes, and the adapters train.
+"$engine" train-experts "${lora[@]}" --fp8 e4m3 --max_train_steps 2 --checkpointing_steps 2 --output_dir "$tmp/f8"   >/dev/null 2>"$tmp/f8.err" || fail "fp8 lora run: $(tail -3 "$tmp/f8.err")"
+grep '"type":"started"' "$tmp/f8/events.jsonl" | grep -q '"fp8_bytes_per_expert":[1-9]' || fail "fp8 bytes"
+grep -q 'keep only e4m3 codes' "$tmp/f8/events.jsonl" || fail "no fp8 note"
+grep -q '"fp8": "e4m3"' "$tmp/f8/checkpoint-2/trainer_state/state.json" || fail "state.json fp8"
+same_tensors "$ck/../checkpoint-2/low_noise_lora.safetensors" "$tmp/f8/checkpoint-2/low_noise_lora.safetensors" \
+  && fail "the fp8 base trained what the full-precision base trains"
+[ -s "$tmp/f8/checkpoint-2/high_noise_lora.safetensors" ] || fail "fp8: no adapter file"
 echo ok

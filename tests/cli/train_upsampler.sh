@@ -32,6 +32,7 @@ ev="$tmp/a/events.jsonl"
 grep '"type":"step"' "$ev" | head -1 | grep -q '"lr":0.0\|"lr":0,' || fail "first update must use lr 0 (warmup)"
 grep -q '"status":"completed","step":6' "$ev" || fail "no completed finish"
 cmp -s "$tmp/a.out" "$ev" || fail "stdout and events.jsonl differ"
+check_step_times "$ev"
 [ "$(count validation "$ev")" -eq 2 ] || fail "validation events $(count validation "$ev")"
 grep '"type":"validation"' "$ev" | head -1 | grep -q '"psnr":' || fail "validation without psnr"
 for f in step3_val0_upsampled step3_val0_lowres step3_val0_highres; do

@@ -45,3 +45,18 @@ def tensors(path):
 sys.exit(0 if tensors(sys.argv[1]) == tensors(sys.argv[2]) else 1)
 PY
 }
+
+# Every step event splits its time: data_wait_s, vae_s and model_s are non-negative parts of step_s,
+# and the VAE and the model take some of it.
+check_step_times() {
+  python3 - "$1" <<'PY' || fail "step time split in $1"
+import json, sys
+steps = [json.loads(l) for l in open(sys.argv[1]) if '"type":"step"' in l]
+assert steps, "no step events"
+for e in steps:
+    parts = [e[k] for k in ("data_wait_s", "vae_s", "model_s")]
+    assert min(parts) >= 0 and e["step_s"] > 0, e
+    assert sum(parts) <= e["step_s"] * 1.01 + 1e-3, (parts, e["step_s"])
+    assert e["vae_s"] > 0 and e["model_s"] > 0, e
+PY
+}
