@@ -1,7 +1,9 @@
 #!/usr/bin/python3
 """Times the reference PyTorch Wan VAE on the same clip `wanstudio-engine bench vae-encode|vae-decode`
-times, for side-by-side figures (alternate the two; compare medians). The reference code is not part
-of this project: pass the folder of a Wan-Video/Wan2.2 checkout (wan/modules/vae2_1.py, vae2_2.py).
+times, or the reference upsampler's training step as `bench upsampler-train` does, for side-by-side
+figures (alternate the two; compare medians). The reference code is not part of this project: pass the
+folder of a Wan-Video/Wan2.2 checkout (wan/modules/vae2_1.py, vae2_2.py), or for upsampler-train
+diffusers' src/diffusers/pipelines/ltx2/latent_upsampler.py (--upsampler).
 
   packaging/bench_reference.py --repo ~/src/Wan2.2 --kind vae-decode --vae-type wan2.1 --frames 17 --size 256,256 --threads 2
 
@@ -70,10 +72,45 @@ def load_wan_vae_module(repo, vae_type):
     return m
 
 
+def upsampler_train(a):
+    """Whole optimizer steps of the reference upsampler on random latents, as `bench upsampler-train`:
+    forward, MSE against a random target, backward, clip_grad_norm_(1.0), AdamW."""
+    import torch
+    from bench_reference_e2e import load_upsampler_module
+    m = load_upsampler_module(a.upsampler)
+    torch.manual_seed(0)
+    model = m.LTX2LatentUpsamplerModel(in_channels=48, mid_channels=a.mid_channels, num_blocks_per_stage=a.blocks,
+                                       rational_spatial_scale=1.5).train()
+    opt = torch.optim.AdamW(model.parameters(), lr=1e-4, weight_decay=1e-2)
+    f, h, w = (int(v) for v in a.latent.split(","))
+    z_lr = torch.randn(1, 48, f, h, w)
+    z_hr = torch.randn(1, 48, f, (3 * h + 1) // 2, (3 * w + 1) // 2)
+    times = []
+    for i in range(a.warmup + a.reps):
+        t0 = time.perf_counter()
+        loss = torch.nn.functional.mse_loss(model(z_lr), z_hr)
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        opt.step()
+        opt.zero_grad(set_to_none=True)
+        ms = (time.perf_counter() - t0) * 1000
+        if i >= a.warmup:
+            times.append(ms)
+        print(f"reference upsampler-train: {'rep' if i >= a.warmup else 'warmup'} {ms:.1f} ms", file=sys.stderr)
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    print(json.dumps({"bench": "upsampler-train", "reference": a.upsampler, "mid_channels": a.mid_channels,
+                      "blocks": a.blocks, "latent": [f, h, w], "threads": a.threads, "ms_per_step": times,
+                      "ms_per_step_median": statistics.median(times), "peak_rss_mb": rss}))
+
+
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True, help="a Wan-Video/Wan2.2 checkout")
-    ap.add_argument("--kind", choices=["vae-encode", "vae-decode"], required=True)
+    ap.add_argument("--repo", help="a Wan-Video/Wan2.2 checkout (the VAE kinds)")
+    ap.add_argument("--kind", choices=["vae-encode", "vae-decode", "upsampler-train"], required=True)
+    ap.add_argument("--upsampler", help="upsampler-train: diffusers' pipelines/ltx2/latent_upsampler.py")
+    ap.add_argument("--mid-channels", type=int, default=512)
+    ap.add_argument("--blocks", type=int, default=4)
+    ap.add_argument("--latent", default="21,20,34", help="upsampler-train: low-res latent F,H,W")
     ap.add_argument("--vae-type", choices=["wan2.1", "wan2.2"], default="wan2.2")
     ap.add_argument("--frames", type=int, default=5)
     ap.add_argument("--size", default="128,128", help="H,W")
@@ -84,6 +121,8 @@ def main():
     import torch
 
     torch.set_num_threads(a.threads)
+    if a.kind == "upsampler-train":
+        return upsampler_train(a)
     m = load_wan_vae_module(a.repo, a.vae_type)
     name = "vae2_1" if a.vae_type == "wan2.1" else "vae2_2"
     torch.manual_seed(0)

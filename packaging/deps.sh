@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Installs the Debian packages Wan Studio builds and runs with; skips what is present.
 #   packaging/deps.sh           what the build, the demo and the tests need
-#   packaging/deps.sh --bench   also PyTorch, for the side-by-side benchmarks (packaging/bench_reference.py)
+#   packaging/deps.sh --bench   also PyTorch and OpenCV, for the side-by-side benchmarks
+#                               (packaging/bench_reference.py, bench_reference_e2e.py; opencv-doc ships real clips)
 set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config
@@ -13,7 +14,7 @@ pkgs=(
   libsentencepiece-dev sentencepiece
   python3
 )
-[ "${1:-}" = "--bench" ] && pkgs+=(python3-torch)
+[ "${1:-}" = "--bench" ] && pkgs+=(python3-torch python3-opencv opencv-doc)
 missing=()
 for p in "${pkgs[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")

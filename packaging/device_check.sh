@@ -1,20 +1,28 @@
 #!/usr/bin/env bash
-# The GPU checks of both trainers, for the lent device machine (CUDA LibTorch inside PyTorch;
-# no Qt, FFmpeg, yaml-cpp, spdlog, fmt or nlohmann-json there, and no package registry).
+# Every GPU figure in one run and one table, for the lent device machine (CUDA LibTorch inside
+# PyTorch; no Qt, FFmpeg, yaml-cpp, spdlog, fmt or nlohmann-json there, and no package registry).
 #   here:  packaging/device_check.sh prepare   downloads those libraries' .deb files into .device/
 #   there: packaging/device_check.sh run       (carry .device) unpacks them, builds the engine alone
-#          (no GUI, no video) against PyTorch's LibTorch and runs the checks; figures go to $OUT.
-# The checks: DiT parity on the GPU build, bench dit-train (fp32 / bf16 / bf16+fp8, 1.3B width),
-# and train-experts from latent files with bf16, low_vram (expert swapping) and fp8.
+#          (no GUI, no video) against PyTorch's LibTorch, runs the checks at the released sizes in
+#          bf16 and prints the table (also $OUT/table.md, with each check's log beside it)
+#   here:  packaging/device_check.sh cpu       the same checks with this machine's build (build/) at
+#          small sizes in fp32: the script runs end to end where no GPU is lent
+# Rows: parity of every model kind against the fixtures; the released Wan2.2 and Wan2.1 VAEs'
+# encode and decode (frames/s, peak memory, the decode's peak at two clip lengths); the upsampler's
+# training step at the released width; dit-train MFU at the 1.3B, 5B and A14B widths with and
+# without gradient checkpointing; a sampling step; train-experts from latent files (full fine-tuning
+# with low_vram, then LoRA on that base with fp8 and low_vram); on the CPU also train-e2e.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 dev=$root/.device
-case "${1:-}" in
+mode=${1:-}
+case "$mode" in
 prepare)
   mkdir -p "$dev/debs"
   (cd "$dev/debs" && apt-get download libyaml-cpp-dev libyaml-cpp0.7 libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 \
      nlohmann-json3-dev)
   ls "$dev/debs"
+  exit 0
   ;;
 run)
   out=${OUT:-$root/out/device}
@@ -24,47 +32,178 @@ run)
   torch_prefix=${TORCH_PREFIX:-$(python3 -c "import torch;print(torch.utils.cmake_prefix_path)")}
   build=$root/build-gpu
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWANSTUDIO_GUI=OFF -DWANSTUDIO_VIDEO=OFF \
-    -DWANSTUDIO_GLOO=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$dev/prefix/usr" 2>&1 | tee "$out/configure.log" | tail -3
-  cmake --build "$build" -j "$(nproc)" --target wanstudio-engine 2>&1 | tee "$out/build.log" | tail -3
+    -DWANSTUDIO_GLOO=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$dev/prefix/usr" >"$out/configure.log" 2>&1
+  cmake --build "$build" -j "$(nproc)" --target wanstudio-engine >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
   E=$build/engine/wanstudio-engine
-  nvidia-smi --query-gpu=name,memory.total --format=csv | tee "$out/gpu.txt"
-  "$E" parity dit "$root/tests/data/dit" 2>&1 | tail -2 | tee "$out/parity.txt"
-  for f in "" "--bf16" "--bf16 --fp8"; do
-    echo "1.3B width, 4 layers, 4096 tokens $f: $("$E" bench dit-train --config "$root/configs/wan2.2/dit_t2v_1.3b.yaml" \
-      --layers 4 --tokens 4096 --steps 5 --text_tokens 512 --gradient_checkpointing $f 2>/dev/null | tail -1)"
-  done | tee "$out/bench.txt"
-  # Latent files for 16-channel experts (the official A14B latent space), written with torch.
-  data=$root/out/device-data
-  python3 - "$data" <<'PY'
-import json, os, sys, torch
-d = sys.argv[1]; os.makedirs(d, exist_ok=True)
-from torch import tensor
-def save(path, tensors):  # safetensors by hand: no package needed
-    hdr, blobs, off = {}, [], 0
-    for k, t in tensors.items():
-        b = bytes(t.contiguous().untyped_storage()); hdr[k] = {"dtype": "F32", "shape": list(t.shape), "data_offsets": [off, off + len(b)]}
-        off += len(b); blobs.append(b)
-    h = json.dumps(hdr).encode(); h += b" " * ((8 - len(h) % 8) % 8)
-    with open(path, "wb") as f: f.write(len(h).to_bytes(8, "little") + h + b"".join(blobs))
-g = torch.Generator().manual_seed(0); rows = []
-for i in range(8):
-    save(f"{d}/lat{i}.safetensors", {"latents": torch.randn(16, 5, 30, 52, generator=g)})
-    save(f"{d}/txt{i}.safetensors", {"context": torch.randn(40, 4096, generator=g)})
-    rows.append({"file_path": f"v{i}.mp4", "text": f"clip {i}", "latent_path": f"lat{i}.safetensors", "text_embedding_path": f"txt{i}.safetensors"})
-json.dump(rows, open(f"{d}/metadata.json", "w"))
-PY
-  "$E" train-experts --transformer_config "$root/configs/wan2.2/dit_t2v_1.3b.yaml" --train_data_meta "$data/metadata.json" \
-    --text_embeddings_dir "$data" --max_train_steps 12 --boundary_ratio 0.5 --mixed_precision bf16 --low_vram=true \
-    --fp8 e4m3 --learning_rate 1e-5 --lr_warmup_steps 0 --checkpointing_steps 6 --eval_data_meta "$data/metadata.json" \
-    --eval_steps 6 --output_dir "$root/out/device-run" > "$out/experts_events.jsonl" 2> "$out/experts.log" || true
-  grep -E '"type":"(finished|eval|error)"' "$out/experts_events.jsonl" | cut -c1-400
-  grep '"type":"step"' "$out/experts_events.jsonl" | python3 -c '
-import json, sys
-for l in sys.stdin:
-    e = json.loads(l); print(e["step"], e["expert"], e["expert_step"], round(e["loss"], 4), e["samples_per_s"])'
+  nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  gpu=1
+  ;;
+cpu)
+  out=${OUT:-$root/out/device-cpu}
+  mkdir -p "$out"
+  E=${ENGINE:-$root/build/engine/wanstudio-engine}
+  [ -x "$E" ] || { echo "no engine at $E: run packaging/build.sh first" >&2; exit 1; }
+  echo "CPU fallback: $(nproc) cores, fp32, small sizes" | tee "$out/gpu.txt"
+  gpu=0
   ;;
 *)
-  echo "usage: packaging/device_check.sh prepare|run" >&2
+  echo "usage: packaging/device_check.sh prepare|run|cpu" >&2
   exit 2
   ;;
 esac
+
+data=$root/tests/data
+cfg=$root/configs/wan2.2
+rows=$out/rows.tsv
+: >"$rows"
+row() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$rows"; }
+# A bench's last line (JSON) into $out/<name>.json; its log beside it. The GPU's peak memory comes
+# from nvidia-smi, polled while the bench runs (the engine reports the host's peak RSS itself).
+bench() {
+  local name=$1
+  shift
+  local poll=
+  if [ "$gpu" = 1 ]; then
+    (while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; done) >"$out/$name.mem" &
+    poll=$!
+  fi
+  if "$E" bench "$@" >"$out/$name.out" 2>"$out/$name.log"; then tail -1 "$out/$name.out" >"$out/$name.json"; else echo '{}' >"$out/$name.json"; fi
+  if [ -n "$poll" ]; then kill "$poll" 2>/dev/null || true; fi
+}
+gpu_peak() { [ -s "$out/$1.mem" ] && sort -n "$out/$1.mem" | tail -1 || echo "-"; }
+field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d
+for k in sys.argv[2].split("."): v=v.get(k) if isinstance(v, dict) else None
+print("-" if v is None else (round(v, 1) if isinstance(v, float) else v))' "$out/$1.json" "$2"; }
+
+# 1. Parity against the fixtures (fp32; every case).
+for k in vae vae21 upsampler dit t5 sampler; do
+  if "$E" parity "$k" "$data/$k" >"$out/parity_$k.log" 2>&1; then s=PASS; else s=FAIL; fi
+  row "parity $k" "$s" "$(grep -c '^PASS' "$out/parity_$k.log" || true) cases pass, $(grep -c '^FAIL' "$out/parity_$k.log" || true) fail"
+done
+
+# 2. The released VAEs: encode and decode; the decode's peak at two clip lengths (it decodes chunk
+# by chunk, so the peak should not grow with the frames).
+if [ "$gpu" = 1 ]; then size=480,832 f1=81 f2=21 prec=--bf16 reps=2; else size=64,64 f1=9 f2=5 prec= reps=1; fi
+for t in wan2.2 wan2.1; do
+  bench "vae_encode_$t" vae-encode --vae-type "$t" --frames "$f1" --size "$size" --reps "$reps" --warmup 1 $prec
+  bench "vae_decode_$t" vae-decode --vae-type "$t" --frames "$f1" --size "$size" --reps "$reps" --warmup 1 $prec
+  bench "vae_decode_short_$t" vae-decode --vae-type "$t" --frames "$f2" --size "$size" --reps 1 --warmup 0 $prec
+  for k in encode decode; do
+    ms=$(field "vae_${k}_$t" ms_per_clip_median)
+    fps=$(python3 -c "print('-' if '$ms' == '-' else round($f1 * 1000 / float('$ms'), 2))")
+    extra=
+    [ "$k" = decode ] && extra=", ${f2} frames: peak RSS $(field "vae_decode_short_$t" peak_rss_mb) MB, GPU $(gpu_peak "vae_decode_short_$t") MiB"
+    row "vae-$k $t ${f1}x${size/,/x}" "$ms ms" "$fps frames/s, peak RSS $(field "vae_${k}_$t" peak_rss_mb) MB, GPU $(gpu_peak "vae_${k}_$t") MiB$extra"
+  done
+done
+
+# 3. The upsampler's training step at the released width (mid 512, 4 blocks).
+if [ "$gpu" = 1 ]; then lat=21,20,34; else lat=2,8,8; fi
+bench upsampler_train upsampler-train --mid_channels 512 --blocks 4 --latent "$lat" --reps 3 --warmup 1 $prec
+row "upsampler-train 512x4, latent $lat" "$(field upsampler_train ms_per_step_median) ms" \
+  "peak RSS $(field upsampler_train peak_rss_mb) MB, GPU $(gpu_peak upsampler_train) MiB"
+
+# 4. dit-train at the released widths: a few blocks at 32k tokens in bf16 (CPU: one block, 256
+# tokens, fp32), with and without gradient checkpointing. MFU = model FLOPs (3× the forward's
+# matmuls and attention, recomputation not counted) / time / the GPU's dense bf16 peak.
+if [ "$gpu" = 1 ]; then layers=2 tokens=32768 text=512 steps=3 dprec=--bf16; else layers=1 tokens=256 text=64 steps=1 dprec=; fi
+peak=${PEAK_TFLOPS:-$([ "$gpu" = 1 ] && echo 989 || echo 0)}  # H200 SXM dense bf16
+for w in 1.3b:dit_t2v_1.3b.yaml 5b:dit_ti2v_5b.yaml a14b:dit_t2v_a14b_high.yaml; do
+  name=${w%%:*} file=$cfg/${w#*:}
+  for gc in "" --gradient_checkpointing; do
+    b=dit_${name}${gc:+_gc}
+    bench "$b" dit-train --config "$file" --layers "$layers" --tokens "$tokens" --text_tokens "$text" --steps "$steps" \
+      --warmup 1 $dprec $gc
+    mfu=$(python3 - "$out/$b.json" "$peak" "$tokens" "$text" <<'PY'
+import json, sys
+r = json.load(open(sys.argv[1])); peak, T, X = float(sys.argv[2]), int(sys.argv[3]), int(sys.argv[4])
+if "dim" not in r: print("- (failed)"); sys.exit()
+D, F, L, ms = r["dim"], r["ffn_dim"], r["layers"], r["ms_per_step_median"]
+linear = 2 * T * (4 * D * D) + 2 * T * 2 * D * D + 2 * X * 2 * D * D + 2 * T * 2 * D * F
+attn = 4 * T * T * D + 4 * T * X * D
+flops = 3 * L * (linear + attn)
+tf = flops / (ms / 1000) / 1e12
+print(f"{tf:.1f} TFLOP/s" + (f", MFU {100 * tf / peak:.1f} %" if peak > 0 else ""))
+PY
+)
+    row "dit-train $name ${layers}L ${tokens} tok${gc:+ +ckpt}" "$(field "$b" ms_per_step_median) ms" \
+      "$mfu, peak RSS $(field "$b" peak_rss_mb) MB, GPU $(gpu_peak "$b") MiB"
+  done
+done
+
+# 5. One sampling step (two forward passes and the solver) at the 5B width.
+bench sample_step sample-step --config "$cfg/dit_ti2v_5b.yaml" --layers "$layers" --tokens "$tokens" --text_tokens "$text" \
+  --steps 2 --reps 2
+row "sample-step 5b ${layers}L ${tokens} tok" "$(field sample_step ms_per_step_median) ms" \
+  "peak RSS $(field sample_step peak_rss_mb) MB, GPU $(gpu_peak sample_step) MiB"
+
+# 6. train-experts from latent files (16-channel latents, the A14B latent space): full fine-tuning
+# with low_vram, then LoRA with fp8 on that base (fp8 needs a frozen pretrained base).
+lat=$out/latents
+if [ "$gpu" = 1 ]; then model=$cfg/dit_t2v_1.3b.yaml shape="16, 5, 30, 52" ctx=4096; else
+  model=$out/tiny16.yaml shape="16, 2, 8, 8" ctx=16
+  printf 'in_dim: 16\nout_dim: 16\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 2\ntext_dim: 16\ntext_len: 8\n' >"$model"
+fi
+python3 - "$lat" "$shape" "$ctx" <<'PY'
+import json, os, struct, sys, random
+d, shape, ctx = sys.argv[1], [int(v) for v in sys.argv[2].split(",")], int(sys.argv[3])
+os.makedirs(d, exist_ok=True)
+def save(path, name, shape, rnd):  # safetensors by hand: no package needed
+    n = 1
+    for s in shape: n *= s
+    body = struct.pack(f"<{n}f", *(rnd.gauss(0, 1) for _ in range(n)))
+    h = json.dumps({name: {"dtype": "F32", "shape": shape, "data_offsets": [0, len(body)]}}).encode()
+    h += b" " * ((8 - len(h) % 8) % 8)
+    with open(path, "wb") as f: f.write(len(h).to_bytes(8, "little") + h + body)
+rnd, rows = random.Random(0), []
+for i in range(4):
+    save(f"{d}/lat{i}.safetensors", "latents", shape, rnd)
+    save(f"{d}/txt{i}.safetensors", "context", [8, ctx], rnd)
+    rows.append({"file_path": f"v{i}.mp4", "text": f"clip {i}", "latent_path": f"lat{i}.safetensors",
+                 "text_embedding_path": f"txt{i}.safetensors"})
+json.dump(rows, open(f"{d}/metadata.json", "w"))
+PY
+common=(--train_data_meta "$lat/metadata.json" --text_embeddings_dir "$lat" --boundary_ratio 0.5 --learning_rate 1e-5
+        --lr_warmup_steps 0 --low_vram=true --seed 1)
+[ "$gpu" = 1 ] && common+=(--mixed_precision bf16)
+for run in full lora; do
+  if [ "$run" = full ]; then
+    args=(--transformer_config "$model" --max_train_steps 6 --checkpointing_steps 6 --output_dir "$out/run-full")
+  else
+    base=$out/run-full/checkpoint-6
+    args=(--high_noise_model_path "$base/high_noise_transformer" --low_noise_model_path "$base/low_noise_transformer"
+          --lora --lora_rank 16 --fp8 e4m3 --max_train_steps 6 --checkpointing_steps 6 --output_dir "$out/run-lora")
+  fi
+  rm -rf "$out/run-$run"
+  "$E" train-experts "${common[@]}" "${args[@]}" >"$out/experts_$run.jsonl" 2>"$out/experts_$run.log" || true
+  summary=$(python3 - "$out/experts_$run.jsonl" <<'PY'
+import json, sys, statistics
+ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
+steps = [e for e in ev if e.get("type") == "step"]
+fin = [e for e in ev if e.get("type") in ("finished", "error")]
+st = next((e for e in ev if e.get("type") == "started"), {})
+if not steps:
+    print("FAIL", "; ".join(str(e.get("message", e.get("status"))) for e in fin)[:200]); sys.exit()
+ms = statistics.median(e["step_s"] for e in steps) * 1000
+print("PASS" if fin and fin[-1].get("status") == "completed" else "FAIL",
+      f"{len(steps)} steps, median {ms:.0f} ms (model {statistics.median(e['model_s'] for e in steps) * 1000:.0f}), "
+      f"loss {steps[0]['loss']:.4f} -> {steps[-1]['loss']:.4f}, fp8 {st.get('fp8_bytes_per_expert', 0)} B/expert")
+PY
+)
+  row "train-experts $run (low_vram$([ "$run" = lora ] && echo ", fp8"))" "${summary%% *}" "${summary#* }"
+done
+
+# 7. train-e2e needs video decoding, which the GPU build leaves out.
+if [ "$gpu" = 0 ]; then
+  "$E" demo-data "$out/demo-data" >/dev/null 2>&1 || true
+  bench train_e2e train-e2e --meta "$out/demo-data/metadata.json" --size 128 --frames 9 --steps 3 --warmup 1
+  row "train-e2e tiny VAE 16/16, 128 px, 9 frames" "$(field train_e2e ms_per_step_median) ms" \
+    "$(field train_e2e samples_per_s) samples/s; data $(field train_e2e data_wait_ms_median), VAE $(field train_e2e vae_ms_median), model $(field train_e2e model_ms_median) ms"
+fi
+row "NCCL data parallel" "not built" "data parallel runs over Gloo (CPU tensors) in this version"
+
+{
+  echo "| check | result | figures |"
+  echo "|---|---|---|"
+  while IFS=$'\t' read -r a b c; do echo "| $a | $b | $c |"; done <"$rows"
+} | tee "$out/table.md"

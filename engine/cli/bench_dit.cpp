@@ -146,7 +146,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   for (const auto& p : step.parameters()) trainable += p.numel();
   bench_report(ms,
                {{"params", params}, {"threads", threads}, {"tokens", tokens}, {"batch", batch},
-                {"latent", {cfg.in_dim, g[0], g[1], g[2]}}, {"dim", cfg.dim}, {"layers", cfg.num_layers},
+                {"latent", {cfg.in_dim, g[0], g[1], g[2]}}, {"dim", cfg.dim}, {"ffn_dim", cfg.ffn_dim}, {"layers", cfg.num_layers},
                 {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
                 {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
                 {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},

@@ -11,6 +11,7 @@
 #include "models/train_conv3d.h"
 #include "cli/args.h"
 #include "cli/bench.h"
+#include "train/training_device.h"
 #include "train/upsampler_update.h"
 
 namespace ws::cli {
@@ -20,7 +21,8 @@ struct UpsamplerBenchSetup {
   models::LatentUpsamplerConfig cfg;
   int64_t batch = 1, frames = 21, h = 20, w = 34, reps = 5, warmup = 1;
   int threads = 1;
-  bool checkpointing = false, ema = false, torch_conv = false;
+  bool checkpointing = false, ema = false, torch_conv = false, bf16 = false;
+  torch::Device device{torch::kCPU};  // the first GPU when there is one
 };
 
 Args bench_args(const std::string& kind) {
@@ -39,7 +41,8 @@ Args bench_args(const std::string& kind) {
       .value("threads", "K", "CPU threads (default: all cores)")
       .flag("gradient_checkpointing", "recompute ResBlocks in backward (train only)")
       .flag("use_ema", "update an EMA each step (train only)")
-      .flag("torch_conv", "train: LibTorch's own conv3d path instead of the oneDNN training conv");
+      .flag("torch_conv", "train: LibTorch's own conv3d path instead of the oneDNN training conv")
+      .flag("bf16", "bf16 compute from fp32 master weights, as the trainer on a GPU (GPU only)");
   return a;
 }
 
@@ -67,12 +70,16 @@ bool parse_setup(const std::string& kind, const std::vector<std::string>& argv, 
   s.ema = a.boolean("use_ema");
   s.torch_conv = a.boolean("torch_conv");
   models::set_train_conv3d_enabled(!s.torch_conv);
+  s.device = train::training_device(0);
+  s.bf16 = a.boolean("bf16");
+  if (s.bf16 && !s.device.is_cuda()) throw UsageError("--bf16 needs a GPU (the CPU path runs fp32)");
   return true;
 }
 
 nlohmann::json setup_json(const UpsamplerBenchSetup& s) {
   return {{"params", s.cfg.parameter_count()}, {"threads", s.threads}, {"mid_channels", s.cfg.mid_channels},
-          {"blocks", s.cfg.num_blocks_per_stage}, {"input", {s.batch, 48, s.frames, s.h, s.w}}};
+          {"blocks", s.cfg.num_blocks_per_stage}, {"input", {s.batch, 48, s.frames, s.h, s.w}},
+          {"device", s.device.str()}, {"bf16", s.bf16}};
 }
 
 int bench_forward(const std::vector<std::string>& argv) {
@@ -81,7 +88,9 @@ int bench_forward(const std::vector<std::string>& argv) {
   torch::manual_seed(0);
   models::LatentUpsampler model(s.cfg);
   model->eval();
-  auto x = torch::randn({s.batch, 48, s.frames, s.h, s.w});
+  model->to(s.device);
+  if (s.bf16) model->set_compute_dtype(torch::kBFloat16);
+  auto x = torch::randn({s.batch, 48, s.frames, s.h, s.w}).to(s.device);
   torch::NoGradGuard no_grad;
   auto ms = bench_time("upsampler-forward", s.warmup, s.reps, [&] { model->forward(x); });
   bench_report(ms, setup_json(s), "step");
@@ -94,14 +103,16 @@ int bench_train(const std::vector<std::string>& argv) {
   torch::manual_seed(0);
   models::LatentUpsampler model(s.cfg);
   model->set_gradient_checkpointing(s.checkpointing);
+  model->to(s.device);
+  if (s.bf16) model->set_compute_dtype(torch::kBFloat16);
   train::UpsamplerUpdateOptions o;
   o.learning_rate = 1e-4;
   o.use_ema = s.ema;
   o.schedule.name = "constant";
   train::UpsamplerUpdater up(model, o);
   auto [num, den] = s.cfg.ratio();
-  auto z_lr = torch::randn({s.batch, 48, s.frames, s.h, s.w});
-  auto z_hr = torch::randn({s.batch, 48, s.frames, (num * s.h + den - 1) / den, (num * s.w + den - 1) / den});
+  auto z_lr = torch::randn({s.batch, 48, s.frames, s.h, s.w}).to(s.device);
+  auto z_hr = torch::randn({s.batch, 48, s.frames, (num * s.h + den - 1) / den, (num * s.w + den - 1) / den}).to(s.device);
   std::optional<train::UpdateRecord> rec;
   auto ms = bench_time("upsampler-train", s.warmup, s.reps, [&] { up.micro_step(z_lr, z_hr, &rec); });
   auto extra = setup_json(s);

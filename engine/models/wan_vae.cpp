@@ -63,7 +63,7 @@ WanVae::WanVae(const WanVaeConfig& cfg, const WanVaeOptions& opts, bool initiali
   vae::InitOptions io;
   io.initialise = false;
   net_ = std::make_shared<vae::WanVAEImpl>(cfg_, io);
-  if (initialise) vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights);
+  if (initialise) vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights, opts_.decoder_only);
   if (!cfg_.wan21() && cfg_.z_dim == 48) {
     set_latent_stats(wan22_latent_mean(), wan22_latent_std());
   } else if (cfg_.wan21() && cfg_.z_dim == 16) {
@@ -83,6 +83,13 @@ bool WanVae::cpu_inference() const {
 }
 
 void WanVae::setup_device() {
+  if (opts_.decoder_only) {
+    // The encoder's tensors (never initialised, or views of an unread mapped file) become empty.
+    torch::NoGradGuard ng;
+    for (const auto& item : net_->named_modules("", /*include_self=*/false))
+      if (vae::is_encoder_module(item.key()))
+        for (auto& t : item.value()->parameters(/*recurse=*/false)) t.set_data(torch::empty({0}, t.options()));
+  }
   const bool wants_cuda = opts_.device.rfind("cuda", 0) == 0;
   if (cpu_inference()) {
     std::string wanted;
@@ -94,7 +101,7 @@ void WanVae::setup_device() {
     device_ = torch::kCPU;
     dtype_ = torch::kFloat;
     low_vram_ = false;
-    if (opts_.pack_weights) vae::pack_weights(*net_);
+    if (opts_.pack_weights) vae::pack_weights(*net_, opts_.decoder_only);
     return;
   }
 #ifdef WANSTUDIO_HAVE_CUDA
@@ -191,6 +198,7 @@ void WanVae::check_latent(const WanVaeConfig& cfg, const torch::Tensor& z, const
 }
 
 VaeEncodeOutput WanVae::encode_full(const torch::Tensor& x) {
+  if (opts_.decoder_only) throw Error("VAE encode: this VAE was opened for decoding only");
   check_video(x);
   torch::NoGradGuard no_grad;
   VaeCallScope scope(*this);

@@ -378,12 +378,18 @@ void init_leaf(const std::shared_ptr<torch::nn::Module>& m, bool pack) {
 
 }  // namespace
 
-void initialise_parameters(torch::nn::Module& root, bool pack) {
+bool is_encoder_module(const std::string& name) {
+  return name == "conv1" || name.rfind("conv1.", 0) == 0 || name == "encoder" || name.rfind("encoder.", 0) == 0;
+}
+
+void initialise_parameters(torch::nn::Module& root, bool pack, bool skip_encoder) {
   // In module order, each conv packed right after its init: with uninitialised (untouched)
   // storage underneath, memory grows by one packed kernel at a time and the later layers are
   // not yet resident while the early ones pack.
   std::set<const torch::nn::Module*> done;
-  for (const auto& m : root.modules(/*include_self=*/false)) {
+  for (const auto& item : root.named_modules("", /*include_self=*/false)) {
+    if (skip_encoder && is_encoder_module(item.key())) continue;
+    const auto& m = item.value();
     if (done.count(m.get())) continue;
     // Blocks whose init or packing needs their children finished: do the children first.
     const bool resample = static_cast<bool>(std::dynamic_pointer_cast<ResampleImpl>(m));
@@ -401,8 +407,10 @@ void initialise_parameters(torch::nn::Module& root, bool pack) {
   }
 }
 
-void pack_weights(torch::nn::Module& root) {
-  for (const auto& m : root.modules(/*include_self=*/false)) {
+void pack_weights(torch::nn::Module& root, bool skip_encoder) {
+  for (const auto& item : root.named_modules("", /*include_self=*/false)) {
+    if (skip_encoder && is_encoder_module(item.key())) continue;
+    const auto& m = item.value();
     if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) c->pack();
     if (auto r = std::dynamic_pointer_cast<ResampleImpl>(m)) r->pack();
   }

@@ -155,9 +155,11 @@ class FlatStagesImpl : public torch::nn::Module {
 // Clears the streaming state of every module under `root`.
 void reset_streaming(torch::nn::Module& root);
 // Fresh initialisation (docs/design/wan22-vae.md §12) of every parameter under `root`, packing convs as it goes.
-void initialise_parameters(torch::nn::Module& root, bool pack);
+void initialise_parameters(torch::nn::Module& root, bool pack, bool skip_encoder = false);
 // Packs / unpacks every conv under `root` for CPU inference (see CausalConv3dImpl::pack).
-void pack_weights(torch::nn::Module& root);
+void pack_weights(torch::nn::Module& root, bool skip_encoder = false);
+// Whether a WanVAE submodule name (`encoder...`, the top-level `conv1`) belongs to the encoding path.
+bool is_encoder_module(const std::string& name);
 void unpack_weights(torch::nn::Module& root);
 
 }  // namespace ws::models::vae

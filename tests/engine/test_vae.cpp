@@ -301,6 +301,27 @@ class TestVae : public QObject {
     QVERIFY(d <= tolerance(kCaseB, "decoded"));
   }
 
+  void decoderOnlyDecodesTheSameWithoutTheEncoder() {
+    // decoder_only drops the encoder's weights (the decode never reads them): the same decode,
+    // fewer parameters, and encode() is an error that says why.
+    auto full = WanVae::load(kWeights);
+    ws::models::WanVaeOptions o;
+    o.decoder_only = true;
+    auto dec = WanVae::load(kWeights, nlohmann::json::object(), o);
+    auto z = full->encode(ws::io::read_safetensors(kCaseB + ".case.safetensors").at("x"));
+    QVERIFY(torch::equal(dec->decode(z, false), full->decode(z, false)));
+    int64_t encoder = 0;
+    for (const auto& [k, t] : ws::io::read_safetensors(kWeights))
+      if (k.rfind("encoder.", 0) == 0 || k.rfind("conv1.", 0) == 0) encoder += t.numel();
+    QVERIFY(encoder > 0);
+    QCOMPARE(dec->parameter_count(), full->parameter_count() - encoder);
+    const QString err = error_of([&] { dec->encode(z); });
+    QVERIFY2(err.contains("opened for decoding only"), qPrintable(err));
+    // Random weights the same way: the decoder's count, no encoder initialised.
+    auto rnd = WanVae::random(tiny(), 0, o);
+    QCOMPARE(rnd->parameter_count(), full->parameter_count() - encoder);
+  }
+
   void gpuOptionsFallBackOnCpu() {
     ws::models::WanVaeOptions o;
     o.bf16 = true;

@@ -1,6 +1,7 @@
 // `bench vae-encode` / `bench vae-decode`: either Wan VAE with random weights (seed 0) or a
 // weights file, on random clips of a given size.
 #include <ATen/Parallel.h>
+#include <torch/cuda.h>
 
 #include <cstdio>
 
@@ -37,6 +38,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   a.value("decode_chunk", "N", "latent frames per decoder chunk (default 1, the reference; 0 = all)");
   a.flag("tiled", "tiled decode (32x32 latent tiles)");
   a.flag("no_pack", "keep conv weights dense (oneDNN reorders them on every call)");
+  a.flag("bf16", "bf16 weights and activations (on a GPU; the VAE runs on the first GPU when there is one)");
   *help = !a.parse(argv);
   VaeBench b;
   if (*help) return b;
@@ -51,6 +53,10 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   opts.tiled_decode = a.boolean("tiled");
   opts.schedule.decode_frames = a.integer("decode_chunk", 1);
   opts.pack_weights = !a.boolean("no_pack");
+  opts.decoder_only = kind == "vae-decode";  // a decode needs only the decoder's weights
+  if (torch::cuda::is_available()) opts.device = "cuda:0";
+  if (a.boolean("bf16") && opts.device == "cpu") throw ws::UsageError("--bf16 needs a GPU (the CPU path runs fp32)");
+  opts.bf16 = a.boolean("bf16");
   const std::string type = a.str("vae_type", a.has("weights") ? "auto" : "wan2.2");
   if (type == "auto" && !a.has("weights")) throw ws::UsageError("--vae-type auto needs --weights");
   const auto vt = type == "auto" ? ws::models::VaeType::Wan22 : ws::models::parse_vae_type(type, "--vae-type");
@@ -83,6 +89,7 @@ nlohmann::json common(const std::string& kind, const VaeBench& b) {
   if (!c.wan21()) j["dec_dim"] = c.dec_dim;
   j.update({{"frames", b.frames}, {"height", b.height}, {"width", b.width}});
   j.update({{"reps", b.reps}, {"init_ms", b.init_ms}, {"packed", b.vae->options().pack_weights}});
+  j.update({{"device", b.vae->options().device}, {"bf16", b.vae->options().bf16}});
   return j;
 }
 

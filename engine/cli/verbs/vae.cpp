@@ -141,6 +141,7 @@ int run_decode(const std::vector<std::string>& argv) {
   WanVae::check_latent(cfg, z, in);
   ws::models::WanVaeOptions opts;
   opts.tiled_decode = a.boolean("tiled");
+  opts.decoder_only = true;
   auto vae = open_vae(a, keys, opts);
   spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
   torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();
