@@ -14,10 +14,13 @@ TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(par
   tabs_ = new QTabWidget(this);
   tabs_->setDocumentMode(true);
   const QString files[] = {QStringLiteral("loss.png"), QStringLiteral("learning-rate.png"),
-                           QStringLiteral("grad-norm.png"), QStringLiteral("clips-per-second.png")};
+                           QStringLiteral("grad-norm.png"), QStringLiteral("clips-per-second.png"),
+                           QStringLiteral("step-time.png")};
   const QString empty[] = {tr("No loss points yet"), tr("No learning-rate points yet"),
-                           tr("No grad-norm points yet"), tr("No throughput points yet")};
-  const QString yLabels[] = {tr("loss"), tr("learning rate"), tr("grad norm (before clipping)"), tr("clips/s")};
+                           tr("No grad-norm points yet"), tr("No throughput points yet"),
+                           tr("No step times yet (runs before this version did not record them)")};
+  const QString yLabels[] = {tr("loss"), tr("learning rate"), tr("grad norm (before clipping)"), tr("clips/s"),
+                             tr("seconds per step (data wait, VAE, model)")};
   for (int m = 0; m < ExpertCurves::MetricCount; ++m) {
     auto* c = new LossChart(tabs_);
     c->setObjectName(QStringLiteral("chart_%1").arg(m));

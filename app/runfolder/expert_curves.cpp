@@ -2,6 +2,8 @@
 
 #include <QCoreApplication>
 
+#include <cmath>
+
 namespace ws {
 
 void ExpertCurves::clear() {
@@ -22,9 +24,20 @@ double ExpertCurves::value(Metric m, const RunEvents::StepPoint& p) {
     case LearningRate: return p.lr;
     case GradNorm: return p.gradNorm;
     case SamplesPerS: return p.samplesPerS;
+    case StepTime: return p.stepS;
     case MetricCount: break;
   }
   return 0;
+}
+
+QStringList ExpertCurves::phaseNames() {
+  return {QCoreApplication::translate("ExpertCurves", "step"), QCoreApplication::translate("ExpertCurves", "model"),
+          QCoreApplication::translate("ExpertCurves", "VAE"), QCoreApplication::translate("ExpertCurves", "data wait")};
+}
+
+double ExpertCurves::phaseValue(int phase, const RunEvents::StepPoint& p) {
+  const double v[] = {p.stepS, p.modelS, p.vaeS, p.dataWaitS};
+  return phase >= 0 && phase < 4 ? v[phase] : std::nan("");
 }
 
 QString ExpertCurves::metricTitle(Metric m) {
@@ -33,6 +46,7 @@ QString ExpertCurves::metricTitle(Metric m) {
     case LearningRate: return QCoreApplication::translate("ExpertCurves", "Learning rate");
     case GradNorm: return QCoreApplication::translate("ExpertCurves", "Grad norm");
     case SamplesPerS: return QCoreApplication::translate("ExpertCurves", "Clips/s");
+    case StepTime: return QCoreApplication::translate("ExpertCurves", "Step time");
     case MetricCount: break;
   }
   return {};
@@ -48,9 +62,19 @@ ExpertCurves::Batches ExpertCurves::add(const QVector<RunEvents::StepPoint>& ste
     ++counts_[expert];
     ++total_;
     for (int m = 0; m < MetricCount; ++m) {
+      if (m == StepTime) continue;
       Points& pts = out[size_t(m)][seriesName(Metric(m), p)];
       pts.steps << double(p.step);
       pts.values << value(Metric(m), p);
+    }
+    // Runs from before the split have no step time: no points rather than NaN ones.
+    const QStringList phases = phaseNames();
+    for (int k = 0; k < phases.size(); ++k) {
+      const double v = phaseValue(k, p);
+      if (!std::isfinite(v)) continue;
+      Points& pts = out[size_t(StepTime)][phases[k]];
+      pts.steps << double(p.step);
+      pts.values << v;
     }
   }
   return out;

@@ -1,6 +1,7 @@
 // The chart model of a training run: splits step points into one series per expert for each
-// metric (loss, learning rate, grad norm on a shared step axis; throughput for the whole run)
-// and counts each expert's share of the steps. Dropped points (discarded by a resume) are
+// metric (loss, learning rate, grad norm on a shared step axis; throughput for the whole run;
+// the step's time as one series per phase: data wait, VAE, model, the whole step) and counts
+// each expert's share of the steps. Dropped points (discarded by a resume) are
 // left out. It hands out only what is new, so the charts keep the data and draw it.
 #pragma once
 
@@ -17,7 +18,7 @@ namespace ws {
 
 class ExpertCurves {
  public:
-  enum Metric { Loss, LearningRate, GradNorm, SamplesPerS, MetricCount };
+  enum Metric { Loss, LearningRate, GradNorm, SamplesPerS, StepTime, MetricCount };
   struct Points {
     QVector<double> steps, values;
   };
@@ -41,6 +42,9 @@ class ExpertCurves {
 
   static QString seriesName(Metric m, const RunEvents::StepPoint& p);
   static double value(Metric m, const RunEvents::StepPoint& p);
+  // StepTime's series, in drawing order, and a point's value in each.
+  static QStringList phaseNames();
+  static double phaseValue(int phase, const RunEvents::StepPoint& p);
   static QString metricTitle(Metric m);  // "Loss", "Learning rate", ...
 
  private:

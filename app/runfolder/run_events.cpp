@@ -38,6 +38,14 @@ RunEvents::StepPoint RunEvents::StepPoint::fromEvent(const RunEvent& ev) {
   p.gradNorm = e.grad_norm;
   p.samplesPerS = e.samples_per_s;
   p.etaS = e.eta_s;
+  auto seconds = [&](const char* key) {
+    const auto it = e.extra.find(key);
+    return it != e.extra.end() && it->is_number() ? it->get<double>() : std::nan("");
+  };
+  p.dataWaitS = seconds("data_wait_s");
+  p.vaeS = seconds("vae_s");
+  p.modelS = seconds("model_s");
+  p.stepS = seconds("step_s");
   return p;
 }
 

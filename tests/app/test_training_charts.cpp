@@ -81,6 +81,30 @@ class TestTrainingCharts : public QObject {
     QCOMPARE(sps.first().steps.size(), 20);
   }
 
+  void stepTimeIsOneSeriesPerPhase() {
+    // The step events' time split: step, model, VAE and data wait as four series; a run written
+    // before the split has no such points (not NaN ones).
+    RunEvents ev;
+    QByteArray b = started(0);
+    for (int s = 1; s <= 3; ++s)
+      b += QStringLiteral("{\"type\":\"step\",\"time\":%1,\"step\":%1,\"expert\":\"upsampler\",\"loss\":0.5,"
+                          "\"data_wait_s\":0.25,\"vae_s\":%2,\"model_s\":0.5,\"step_s\":2}\n")
+               .arg(s).arg(0.25 * s).toUtf8();
+    b += step(4, "upsampler", 0.4, 1e-4, 1.0);  // no split
+    ev.appendData(b);
+    ExpertCurves curves;
+    const ExpertCurves::Batch t = curves.add(ev.steps())[ExpertCurves::StepTime];
+    QCOMPARE(QSet<QString>(t.keyBegin(), t.keyEnd()), (QSet<QString>{"step", "model", "VAE", "data wait"}));
+    QCOMPARE(t[QStringLiteral("VAE")].values, (QVector<double>{0.25, 0.5, 0.75}));
+    QCOMPARE(t[QStringLiteral("data wait")].steps, (QVector<double>{1, 2, 3}));
+    QCOMPARE(t[QStringLiteral("step")].values, (QVector<double>{2, 2, 2}));
+    QCOMPARE(t[QStringLiteral("model")].values.size(), 3);
+    TrainingCharts charts(&ev);
+    charts.replotNow();
+    QCOMPARE(charts.chart(ExpertCurves::StepTime)->pointCount(QStringLiteral("VAE")), 3);
+    QCOMPARE(charts.tabs()->tabText(charts.tabs()->indexOf(charts.chart(ExpertCurves::StepTime))), QStringLiteral("Step time"));
+  }
+
   void sharesCountEachExpertsSteps() {
     RunEvents ev;
     ev.appendData(dualExpertRun(20));
@@ -163,7 +187,7 @@ class TestTrainingCharts : public QObject {
     charts.show();
     ev.appendData(dualExpertRun(40));
     charts.replotNow();
-    QCOMPARE(charts.tabs()->count(), 5);  // loss, lr, grad norm, clips/s, eval
+    QCOMPARE(charts.tabs()->count(), 6);  // loss, lr, grad norm, clips/s, step time, eval
     for (auto m : {ExpertCurves::Loss, ExpertCurves::LearningRate, ExpertCurves::GradNorm}) {
       LossChart* c = charts.chart(m);
       QCOMPARE(c->pointCount(QStringLiteral("high")), 10);
