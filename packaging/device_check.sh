@@ -70,7 +70,12 @@ bench() {
   if "$E" bench "$@" >"$out/$name.out" 2>"$out/$name.log"; then tail -1 "$out/$name.out" >"$out/$name.json"; else echo '{}' >"$out/$name.json"; fi
   if [ -n "$poll" ]; then kill "$poll" 2>/dev/null || true; fi
 }
-gpu_peak() { [ -s "$out/$1.mem" ] && sort -n "$out/$1.mem" | tail -1 || echo "-"; }
+# "peak RSS N MB" and, on the GPU, the GPU's peak.
+mem() {
+  local m="peak RSS $(field "$1" peak_rss_mb) MB"
+  [ "$gpu" = 1 ] && m+=", GPU $([ -s "$out/$1.mem" ] && sort -n "$out/$1.mem" | tail -1 || echo "-") MiB"
+  echo "$m"
+}
 field() { python3 -c 'import json,sys; d=json.load(open(sys.argv[1])); v=d
 for k in sys.argv[2].split("."): v=v.get(k) if isinstance(v, dict) else None
 print("-" if v is None else (round(v, 1) if isinstance(v, float) else v))' "$out/$1.json" "$2"; }
@@ -92,8 +97,8 @@ for t in wan2.2 wan2.1; do
     ms=$(field "vae_${k}_$t" ms_per_clip_median)
     fps=$(python3 -c "print('-' if '$ms' == '-' else round($f1 * 1000 / float('$ms'), 2))")
     extra=
-    [ "$k" = decode ] && extra=", ${f2} frames: peak RSS $(field "vae_decode_short_$t" peak_rss_mb) MB, GPU $(gpu_peak "vae_decode_short_$t") MiB"
-    row "vae-$k $t ${f1}x${size/,/x}" "$ms ms" "$fps frames/s, peak RSS $(field "vae_${k}_$t" peak_rss_mb) MB, GPU $(gpu_peak "vae_${k}_$t") MiB$extra"
+    [ "$k" = decode ] && extra=", ${f2} frames: $(mem "vae_decode_short_$t")"
+    row "vae-$k $t ${f1}x${size/,/x}" "$ms ms" "$fps frames/s, $(mem "vae_${k}_$t")$extra"
   done
 done
 
@@ -101,7 +106,7 @@ done
 if [ "$gpu" = 1 ]; then lat=21,20,34; else lat=2,8,8; fi
 bench upsampler_train upsampler-train --mid_channels 512 --blocks 4 --latent "$lat" --reps 3 --warmup 1 $prec
 row "upsampler-train 512x4, latent $lat" "$(field upsampler_train ms_per_step_median) ms" \
-  "peak RSS $(field upsampler_train peak_rss_mb) MB, GPU $(gpu_peak upsampler_train) MiB"
+  "$(mem upsampler_train)"
 
 # 4. dit-train at the released widths: a few blocks at 32k tokens in bf16 (CPU: one block, 256
 # tokens, fp32), with and without gradient checkpointing. MFU = model FLOPs (3× the forward's
@@ -123,11 +128,12 @@ linear = 2 * T * (4 * D * D) + 2 * T * 2 * D * D + 2 * X * 2 * D * D + 2 * T * 2
 attn = 4 * T * T * D + 4 * T * X * D
 flops = 3 * L * (linear + attn)
 tf = flops / (ms / 1000) / 1e12
-print(f"{tf:.1f} TFLOP/s" + (f", MFU {100 * tf / peak:.1f} %" if peak > 0 else ""))
+rate = f"{tf:.1f} TFLOP/s" if tf >= 1 else f"{tf * 1000:.1f} GFLOP/s"
+print(rate + (f", MFU {100 * tf / peak:.1f} %" if peak > 0 else ""))
 PY
 )
     row "dit-train $name ${layers}L ${tokens} tok${gc:+ +ckpt}" "$(field "$b" ms_per_step_median) ms" \
-      "$mfu, peak RSS $(field "$b" peak_rss_mb) MB, GPU $(gpu_peak "$b") MiB"
+      "$mfu, $(mem "$b")"
   done
 done
 
@@ -135,7 +141,7 @@ done
 bench sample_step sample-step --config "$cfg/dit_ti2v_5b.yaml" --layers "$layers" --tokens "$tokens" --text_tokens "$text" \
   --steps 2 --reps 2
 row "sample-step 5b ${layers}L ${tokens} tok" "$(field sample_step ms_per_step_median) ms" \
-  "peak RSS $(field sample_step peak_rss_mb) MB, GPU $(gpu_peak sample_step) MiB"
+  "$(mem sample_step)"
 
 # 6. train-experts from latent files (16-channel latents, the A14B latent space): full fine-tuning
 # with low_vram, then LoRA with fp8 on that base (fp8 needs a frozen pretrained base).
