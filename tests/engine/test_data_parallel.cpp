@@ -103,12 +103,7 @@ class TestDataParallel : public QObject {
 
   void experts_two_ranks_equal_one_process_accumulating_two() {
     const QString d = QString::fromStdString(dir_);
-    QStringList common = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
-                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
-                          "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
-                          "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
-                          "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps", "100",
-                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false", "--max_grad_norm", "1.0"};
+    const QStringList common = experts_args(100);
     QString err;
     run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/e1"}, 1, port_base(), this, &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
@@ -238,18 +233,24 @@ class TestDataParallel : public QObject {
   QTemporaryDir tmp_;
   std::string dir_;
 
+  // Three steps of the tiny experts on the demo data, a checkpoint every `checkpointing` steps.
+  QStringList experts_args(int checkpointing) const {
+    const QString d = QString::fromStdString(dir_);
+    return {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
+            WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
+            "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
+            "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
+            "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps",
+            QString::number(checkpointing), "--dataloader_num_workers", "1", "--gradient_checkpointing=false",
+            "--max_grad_norm", "1.0"};
+  }
+
   // One process accumulating 2 micro-batches (<tag>1), 2 plain ranks (<tag>0) and 2 sharded ranks
   // (<tag>2) with `extra` options; returns the one process's events.
   QString zero2_matches_one_process(const QStringList& extra, const QString& tag, int port) {
     const QString d = QString::fromStdString(dir_);
     const std::string t = tag.toStdString();
-    QStringList common = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
-                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
-                          "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
-                          "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
-                          "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps", "2",
-                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false", "--max_grad_norm", "1.0"};
-    common += extra;
+    const QStringList common = experts_args(2) + extra;
     const QStringList one = {"--gradient_accumulation_steps", "2"}, zero = {"--zero_stage", "2"};
     QString err;
     auto run = [&](const QStringList& args, const std::string& out, int world, int p) {
