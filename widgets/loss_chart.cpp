@@ -23,8 +23,10 @@ QColor seriesColor(const QString& name, int index) {
   if (name == QLatin1String("high")) return QColor(0xe3, 0x6b, 0x1c);
   if (name == QLatin1String("low")) return QColor(0x1f, 0x6f, 0xeb);
   if (name == QLatin1String("upsampler")) return QColor(0x1a, 0x7f, 0x37);
-  static const QColor palette[] = {QColor(0x82, 0x50, 0xdf), QColor(0xbf, 0x38, 0x89), QColor(0x0a, 0x7e, 0xa4)};
-  return palette[index % 3];
+  // Four apart, so the step-time chart's four phases never share a colour.
+  static const QColor palette[] = {QColor(0x82, 0x50, 0xdf), QColor(0xbf, 0x38, 0x89), QColor(0x0a, 0x7e, 0xa4),
+                                   QColor(0x57, 0x60, 0x6a)};
+  return palette[index % 4];
 }
 
 }  // namespace
