@@ -55,8 +55,11 @@ AppOptions AppOptions::parse(const QStringList& args) {
       if (i + 1 >= args.size() || args.at(i + 1).startsWith(QLatin1String("--")))
         return fail(QStringLiteral("--batch needs a run YAML file: wanstudio --batch RUN.yaml [worker flags]"));
       o.mode = Mode::Batch;
-      o.runYaml = args.at(i + 1);
-      o.workerArgs = args.mid(i + 2);
+      // Run files up to the first flag; the flags go to every run's worker.
+      int j = i + 1;
+      while (j < args.size() && !args.at(j).startsWith(QLatin1Char('-'))) o.runYamls << args.at(j++);
+      o.runYaml = o.runYamls.first();
+      o.workerArgs = args.mid(j);
       return o;
     }
     if (takeValue(args, i, QStringLiteral("--workspace"), &value, &error)) {
@@ -133,7 +136,7 @@ QString AppOptions::helpText() {
       "usage: wanstudio [WORKSPACE] [--workspace DIR] [--configs DIR] [--heartbeat-timeout S]\n"
       "                 [--open RUN_DIR] [--dataset META.json] [--tab NAME] [--screenshot FILE.png]\n"
       "                 [--compare CKPT_A CKPT_B --compare-input PROMPT|CLIP]\n"
-      "       wanstudio [--heartbeat-timeout S] --batch RUN.yaml [WORKER FLAGS...]\n"
+      "       wanstudio [--heartbeat-timeout S] --batch RUN.yaml [RUN2.yaml...] [WORKER FLAGS...]\n"
       "\n"
       "Wan Studio: trains the Wan 2.2 latent upsampler and the dual DiT experts.\n"
       "\n"
@@ -144,6 +147,10 @@ QString AppOptions::helpText() {
       "                              worker, e.g. --max_train_steps 5. Ctrl-C cancels after\n"
       "                              the current step, a second Ctrl-C kills the worker.\n"
       "                              Exit code 0 completed, 1 failed, 130 cancelled.\n"
+      "                              Several run files run one after another (the flags go\n"
+      "                              to each), with a summary at the end; a failed run does\n"
+      "                              not stop the others, a cancel does. Exit code: 0 when\n"
+      "                              all completed, 130 when cancelled, else 1.\n"
       "                              --nproc N among them trains data parallel with N\n"
       "                              processes on this machine (wanstudio-engine launch).\n"
       "  --configs DIR               presets for File ▸ New Run (default: configs/ of the\n"

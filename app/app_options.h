@@ -12,8 +12,9 @@ struct AppOptions {
   enum class Mode { Gui, Batch, Help, Version, Error };
   Mode mode = Mode::Gui;
   QString error;          // Mode::Error: one line
-  QString runYaml;        // Mode::Batch
-  QStringList workerArgs; // Mode::Batch: everything after RUN.yaml goes to the worker as is
+  QString runYaml;        // Mode::Batch: the first run file
+  QStringList runYamls;   // Mode::Batch: every run file, run one after another
+  QStringList workerArgs; // Mode::Batch: everything after the run files goes to each worker as is
   QString workspace;      // Mode::Gui: folder whose run directories are listed
   QString configsDir;     // Mode::Gui: the presets folder (default: found by presetsDirectory())
   int quitAfterMs = -1;   // Mode::Gui: smoke tests quit on their own

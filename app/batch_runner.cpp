@@ -74,15 +74,18 @@ int BatchRunner::start() {
   const auto cfg = RunConfig::load(runYaml_, &error);
   if (!cfg) {
     print(stderr, QStringLiteral("error: ") + error);
+    outcome_ = QStringLiteral("failed: ") + error;
     return 1;
   }
   if (cfg->job.isEmpty()) {
     print(stderr, QStringLiteral("error: %1: no `job:` key (expected %2)").arg(runYaml_, RunConfig::knownJobs()));
+    outcome_ = QStringLiteral("failed: no `job:` key");
     return 1;
   }
   const QString verb = RunConfig::verbForJob(cfg->job);
   if (verb.isEmpty()) {
     print(stderr, QStringLiteral("error: %1: unknown job '%2' (expected %3)").arg(runYaml_, cfg->job, RunConfig::knownJobs()));
+    outcome_ = QStringLiteral("failed: unknown job '%1'").arg(cfg->job);
     return 1;
   }
 
@@ -90,6 +93,7 @@ int BatchRunner::start() {
   const int nproc = takeNproc(&flags);
   if (nproc < 0) {
     print(stderr, QStringLiteral("error: --nproc needs a number of processes (1 or more)"));
+    outcome_ = QStringLiteral("failed: bad --nproc");
     return 1;
   }
   job_ = new WorkerJob(this);
@@ -167,6 +171,10 @@ void BatchRunner::onEnded(const JobResult& r) {
       print(stderr, QStringLiteral("error: run failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see the log above") : r.reason));
       break;
   }
+  outcome_ = r.state == RunState::Completed   ? QStringLiteral("completed%1").arg(at)
+             : r.state == RunState::Cancelled ? QStringLiteral("cancelled%1").arg(at)
+                                              : QStringLiteral("failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see its log") : r.reason);
+  if (!job_->runDirectory().isEmpty()) outcome_ += QStringLiteral(", ") + job_->runDirectory();
   // Where to look next: checkpoints, samples, logs.
   if (!job_->runDirectory().isEmpty())
     print(r.state == RunState::Failed ? stderr : stdout, QStringLiteral("wanstudio: run folder: %1").arg(job_->runDirectory()));

@@ -27,6 +27,9 @@ class BatchRunner : public QObject {
   int start();
   // SIGINT/SIGTERM/SIGHUP: the first cancels after the current step, the second kills.
   void interrupt(int signo);
+  // How the run ended, in a few words for a summary ("completed at step 5, /runs/a"); empty
+  // until it has.
+  QString outcome() const { return outcome_; }
 
  Q_SIGNALS:
   void done(int exitCode);
@@ -48,6 +51,7 @@ class BatchRunner : public QObject {
   qint64 maxSteps_ = 0;
   BatchProgress progress_;
   QSet<QString> said_;
+  QString outcome_;
 };
 
 }  // namespace ws

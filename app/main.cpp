@@ -10,7 +10,8 @@
 
 #include "app_options.h"
 #include "app_resources.h"
-#include "batch_runner.h"
+#include "batch_queue.h"
+#include "jobs/engine_locator.h"
 #include "jobs/preset_locator.h"
 #include "jobs/unix_signal_notifier.h"
 #include "main_window.h"
@@ -33,9 +34,14 @@ int runHeadless(int argc, char** argv, const QStringList& raw) {
     case ws::AppOptions::Mode::Help:
       std::fputs(ws::AppOptions::helpText().toUtf8().constData(), stdout);
       return 0;
-    case ws::AppOptions::Mode::Version:
+    case ws::AppOptions::Mode::Version: {
+      // Where this studio finds its worker and presets (an install needs no environment).
       std::printf("wanstudio %s\n", WANSTUDIO_VERSION);
+      const QString engine = ws::engineExecutable(), presets = ws::presetsDirectory();
+      std::printf("engine: %s\npresets: %s\n", engine.isEmpty() ? "(not found)" : engine.toUtf8().constData(),
+                  presets.isEmpty() ? "(not found)" : presets.toUtf8().constData());
       return 0;
+    }
     case ws::AppOptions::Mode::Error:
       std::fprintf(stderr, "error: %s\n", o.error.toUtf8().constData());
       return 1;
@@ -44,10 +50,10 @@ int runHeadless(int argc, char** argv, const QStringList& raw) {
   }
   // A closed terminal or `| head` must not kill the supervisor: the worker keeps its run.
   ::signal(SIGPIPE, SIG_IGN);
-  ws::BatchRunner runner(o.runYaml, o.workerArgs, o.effectiveHeartbeatTimeoutMs());
+  ws::BatchQueue runner(o.runYamls, o.workerArgs, o.effectiveHeartbeatTimeoutMs());
   ws::UnixSignalNotifier signals_({SIGINT, SIGTERM, SIGHUP});
-  QObject::connect(&signals_, &ws::UnixSignalNotifier::received, &runner, &ws::BatchRunner::interrupt);
-  QObject::connect(&runner, &ws::BatchRunner::done, &app, [&app](int code) { app.exit(code); });
+  QObject::connect(&signals_, &ws::UnixSignalNotifier::received, &runner, &ws::BatchQueue::interrupt);
+  QObject::connect(&runner, &ws::BatchQueue::done, &app, [&app](int code) { app.exit(code); });
   const int rc = runner.start();
   return rc >= 0 ? rc : app.exec();
 }

@@ -14,11 +14,14 @@
 
 #include "app_resources.h"
 #include "dialogs/new_run_dialog.h"
+#include "docks/queue_dock.h"
 #include "docks/runs_dock.h"
 #include "jobs/engine_locator.h"
 #include "jobs/job_manager.h"
 #include "jobs/preset_locator.h"
+#include "jobs/run_queue.h"
 #include "jobs/worker_job.h"
+#include "item_models/run_queue_model.h"
 #include "item_models/runs_model.h"
 #include "pages/dataset_page.h"
 #include <QLineEdit>
@@ -58,6 +61,15 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   connect(runs_, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateStatusBar);
   connect(jobs_, &JobManager::changed, this, &MainWindow::updateStatusBar);
 
+  // The run queue lives in the workspace (setWorkspace opens it) and starts its runs here.
+  queue_ = new RunQueue(jobs_, this);
+  queueDock_ = new QueueDock(new RunQueueModel(queue_, this), this);
+  addDockWidget(Qt::LeftDockWidgetArea, queueDock_);
+  connect(queue_, &RunQueue::runStarted, this, [this](const QString& dir) {
+    runs_->refresh();
+    statusBar()->showMessage(tr("Queued run started: %1").arg(dir), 5000);
+  });
+
   createMenus();
   resize(1320, 820);
   resizeDocks({runsDock_}, {460}, Qt::Horizontal);  // room for the state column
@@ -83,6 +95,7 @@ void MainWindow::createMenus() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Resume Run"), runPage_, &RunPage::resumeRun);
+  run->addAction(tr("&Save Checkpoint Now"), runPage_, &RunPage::saveNow);
   run->addAction(tr("&Cancel Run"), runPage_, &RunPage::cancelRun);
   run->addAction(tr("&Kill Worker"), runPage_, &RunPage::killRun);
   run->addAction(tr("Open Run &Folder in File Manager"), runPage_, &RunPage::openFolder);
@@ -90,6 +103,7 @@ void MainWindow::createMenus() {
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(runsDock_->toggleViewAction());
+  view->addAction(queueDock_->toggleViewAction());
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
   help->addAction(tr("&About Wan Studio"), this, [this] {
@@ -103,6 +117,8 @@ void MainWindow::createMenus() {
 void MainWindow::setWorkspace(const QString& dir) {
   runs_->setWorkspace(dir);
   if (!dir.isEmpty()) QSettings().setValue(QStringLiteral("workspace"), runs_->workspace());
+  QString queueError;
+  if (!queue_->open(runs_->workspace(), &queueError)) QMessageBox::warning(this, tr("Run Queue"), queueError);
   setWindowTitle(dir.isEmpty() ? tr("Wan Studio") : tr("%1 — Wan Studio").arg(runs_->workspace()));
   // Show something useful at once: the newest run.
   if (runs_->rowCount() > 0 && runPage_->runDir().isEmpty()) {
@@ -165,7 +181,15 @@ void MainWindow::openRunFolder() {
 
 void MainWindow::newRun() {
   NewRunDialog dialog(jobs_, runs_->workspace(), presetsDirectory(), {}, this);
-  if (dialog.exec() != QDialog::Accepted || !dialog.startedJob()) return;
+  if (!runs_->workspace().isEmpty()) dialog.setQueue(queue_);
+  if (dialog.exec() != QDialog::Accepted) return;
+  if (!dialog.queuedId().isEmpty()) {
+    queueDock_->show();
+    queueDock_->selectId(dialog.queuedId());
+    runs_->refresh();
+    return;
+  }
+  if (!dialog.startedJob()) return;
   runs_->refresh();
   openRun(dialog.runDirectory());
 }

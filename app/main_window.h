@@ -12,6 +12,8 @@ class ComparePage;
 class DatasetPage;
 class JobManager;
 class RunPage;
+class QueueDock;
+class RunQueue;
 class RunsDock;
 class RunsModel;
 
@@ -30,6 +32,8 @@ class MainWindow : public QMainWindow {
   JobManager* jobs() const { return jobs_; }
   RunsModel* runsModel() const { return runs_; }
   RunsDock* runsDock() const { return runsDock_; }
+  RunQueue* queue() const { return queue_; }
+  QueueDock* queueDock() const { return queueDock_; }
   RunPage* runPage() const { return runPage_; }
   DatasetPage* datasetPage() const { return datasetPage_; }
   ComparePage* comparePage() const { return comparePage_; }
@@ -56,6 +60,8 @@ class MainWindow : public QMainWindow {
   JobManager* jobs_;
   RunsModel* runs_;
   RunsDock* runsDock_;
+  RunQueue* queue_;
+  QueueDock* queueDock_;
   QTabWidget* pages_;
   RunPage* runPage_;
   DatasetPage* datasetPage_;

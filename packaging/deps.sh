@@ -12,6 +12,7 @@ pkgs=(
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libgloo-dev xvfb xauth
   libsentencepiece-dev sentencepiece
+  help2man lintian
   python3
 )
 [ "${1:-}" = "--bench" ] && pkgs+=(python3-torch python3-opencv opencv-doc)

@@ -8,6 +8,7 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
 #include <QMessageBox>
@@ -20,7 +21,9 @@
 #include <QVBoxLayout>
 
 #include "config_form.h"
+#include "jobs/estimate_job.h"
 #include "jobs/job_manager.h"
+#include "jobs/run_queue.h"
 #include "jobs/preset_locator.h"
 #include "jobs/schema_fetcher.h"
 #include "jobs/worker_job.h"
@@ -107,9 +110,26 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   connect(buttons_, &QDialogButtonBox::accepted, this, &NewRunDialog::accept);
   connect(buttons_, &QDialogButtonBox::rejected, this, &NewRunDialog::reject);
 
+  // What the run will need before it is started (estimate verb), on request: it reads the
+  // model configs and maps the VAE, which takes a moment.
+  estimate_ = new EstimateJob(this);
+  estimateButton_ = new QPushButton(tr("Estimate &Memory"), this);
+  estimateButton_->setToolTip(tr("Weights, gradients, optimizer state and activations of this run, by formula, "
+                                 "against this machine's memory (wanstudio-engine estimate)"));
+  estimateLabel_ = new QLabel(this);
+  estimateLabel_->setObjectName(QStringLiteral("estimate"));
+  estimateLabel_->setWordWrap(true);
+  estimateLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
+  connect(estimateButton_, &QPushButton::clicked, this, &NewRunDialog::estimateMemory);
+  connect(estimate_, &EstimateJob::finished, this, &NewRunDialog::showEstimate);
+  auto* estimateRow = new QHBoxLayout;
+  estimateRow->addWidget(estimateButton_);
+  estimateRow->addWidget(estimateLabel_, 1);
+
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(head);
   layout->addWidget(tabs_, 1);
+  layout->addLayout(estimateRow);
   layout->addWidget(problemsLabel_);
   layout->addWidget(buttons_);
   resize(760, 820);
@@ -339,12 +359,13 @@ void NewRunDialog::revalidate() {
   problemsLabel_->setText(shown.join(QLatin1Char('\n')));
   problemsLabel_->setVisible(!shown.isEmpty());
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(problems_.isEmpty());
+  if (queueButton_) queueButton_->setEnabled(problems_.isEmpty());
 }
 
-void NewRunDialog::accept() {
+QString NewRunDialog::writeRunYaml() {
   if (yamlTimer_.isActive()) syncFormFromYaml();
   revalidate();
-  if (!problems_.isEmpty()) return;
+  if (!problems_.isEmpty()) return {};
   const QString dir = runDirectory();
   const QString path = runFile(dir, contract::kRunYaml);
   QString error;
@@ -356,8 +377,69 @@ void NewRunDialog::accept() {
         f.write(RunYamlCodec::write(schemas_[job_], job_, runValues(), kComment).toUtf8()) < 0 || !f.commit())
       error = tr("Cannot write %1: %2").arg(path, f.errorString());
   }
-  if (error.isEmpty()) started_ = jobs_->startRun(path, {}, &error, processes_->value());
+  if (!error.isEmpty()) {
+    QMessageBox::warning(this, windowTitle(), error);
+    return {};
+  }
+  return path;
+}
+
+void NewRunDialog::accept() {
+  const QString path = writeRunYaml();
+  if (path.isEmpty()) return;
+  QString error;
+  started_ = jobs_->startRun(path, {}, &error, processes_->value());
   if (!started_) {
+    QMessageBox::warning(this, windowTitle(), error);
+    return;
+  }
+  QDialog::accept();
+}
+
+void NewRunDialog::estimateMemory() {
+  if (yamlTimer_.isActive()) syncFormFromYaml();
+  estimateLabel_->setStyleSheet(QString());
+  estimateLabel_->setText(tr("Estimating…"));
+  estimate_->start(yamlText(), processes_->value());
+}
+
+void NewRunDialog::showEstimate(const MemoryEstimateResult& r) {
+  if (!r.ok) {
+    estimateLabel_->setStyleSheet(QStringLiteral("color: #9a6700;"));
+    estimateLabel_->setText(tr("No estimate: %1").arg(r.error));
+    return;
+  }
+  const QString parts = r.parts.mid(0, 4).join(QStringLiteral(", "));
+  if (r.fits) {
+    estimateLabel_->setStyleSheet(QString());
+    estimateLabel_->setText(tr("Needs about %1 of this machine's %2 (%3)")
+                                .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
+  } else {
+    estimateLabel_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+    estimateLabel_->setText(tr("Warning: needs about %1, more than this machine's %2 (%3). Try gradient checkpointing, "
+                               "a smaller sample size, LoRA or more processes with zero_stage 2.")
+                                .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
+  }
+}
+
+void NewRunDialog::setQueue(RunQueue* queue) {
+  queue_ = queue;
+  if (!queueButton_) {
+    queueButton_ = buttons_->addButton(tr("Add to &Queue"), QDialogButtonBox::ActionRole);
+    queueButton_->setToolTip(tr("Write the run and start it after the queued runs, one after another"));
+    connect(queueButton_, &QPushButton::clicked, this, &NewRunDialog::addToQueue);
+  }
+  queueButton_->setVisible(queue_ != nullptr);
+  revalidate();
+}
+
+void NewRunDialog::addToQueue() {
+  if (!queue_) return;
+  const QString path = writeRunYaml();
+  if (path.isEmpty()) return;
+  QString error;
+  queuedId_ = queue_->add(path, processes_->value(), &error);
+  if (queuedId_.isEmpty()) {
     QMessageBox::warning(this, windowTitle(), error);
     return;
   }

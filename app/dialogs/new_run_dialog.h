@@ -16,6 +16,7 @@
 #include "option_schema.h"
 
 class QComboBox;
+class QPushButton;
 class QSpinBox;
 class QDialogButtonBox;
 class QLabel;
@@ -26,7 +27,10 @@ class QTabWidget;
 namespace ws {
 
 class ConfigForm;
+class EstimateJob;
 class JobManager;
+class RunQueue;
+struct MemoryEstimateResult;
 
 class NewRunDialog : public QDialog {
   Q_OBJECT
@@ -52,6 +56,14 @@ class NewRunDialog : public QDialog {
   QStringList problems() const { return problems_; }  // what blocks Start; empty = ready
   QString schemaError(const QString& job) const { return schemaErrors_.value(job); }
   WorkerJob* startedJob() const { return started_; }
+  // Offers "Add to Queue" beside "Start Run": the run is written and queued instead.
+  void setQueue(RunQueue* queue);
+  QString queuedId() const { return queuedId_; }  // after Add to Queue
+  QPushButton* queueButton() const { return queueButton_; }
+  // Estimate Memory: `wanstudio-engine estimate` on the run as it stands, shown under the form
+  // (red when it needs more than this machine has).
+  QPushButton* estimateButton() const { return estimateButton_; }
+  QLabel* estimateLabel() const { return estimateLabel_; }
 
   ConfigForm* form() const { return form_; }
   QComboBox* jobCombo() const { return jobCombo_; }
@@ -62,7 +74,9 @@ class NewRunDialog : public QDialog {
   QTabWidget* tabs() const { return tabs_; }
 
  public Q_SLOTS:
-  void accept() override;
+  void accept() override;  // Start Run
+  void addToQueue();
+  void estimateMemory();
 
  private:
   void loadSchemas(const SchemaSource& source);
@@ -74,6 +88,8 @@ class NewRunDialog : public QDialog {
   void writeYamlFromForm();
   void revalidate();
   QVariantMap runValues() const;  // the form's values with output_dir = the run folder
+  // Validates and writes <run folder>/run.yaml; its path, or "" after telling the user why.
+  QString writeRunYaml();
 
   JobManager* jobs_;
   QString workspace_;
@@ -88,6 +104,13 @@ class NewRunDialog : public QDialog {
   QStringList problems_;
   QTimer yamlTimer_;
   QPointer<WorkerJob> started_;
+  RunQueue* queue_ = nullptr;
+  QString queuedId_;
+  QPushButton* queueButton_ = nullptr;
+  EstimateJob* estimate_;
+  QPushButton* estimateButton_;
+  QLabel* estimateLabel_;
+  void showEstimate(const MemoryEstimateResult& r);
 
   QComboBox* jobCombo_;
   QComboBox* presetCombo_;

@@ -86,6 +86,11 @@ void WorkerJob::cancel() {
   signalGroup(SIGTERM);
 }
 
+bool WorkerJob::requestSave() {
+  if (phase_ != Phase::Running || cancelRequested_ || process_->state() != QProcess::Running) return false;
+  return process_->write("save\n") == 5;
+}
+
 void WorkerJob::kill() {
   if (phase_ != Phase::Running) return;
   killRequested_ = true;

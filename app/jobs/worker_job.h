@@ -41,6 +41,9 @@ class WorkerJob : public QObject {
   // its group when stdin is gone). Repeating it does nothing: a second signal would make
   // the worker exit at once, which is kill()'s job.
   void cancel();
+  // Asks a training worker for a checkpoint after the current step, without stopping: one
+  // `save` line on stdin. False when the worker cannot be asked (not running, stdin gone).
+  bool requestSave();
   void kill();  // SIGKILL to the worker's process group
 
   Phase phase() const { return phase_; }

@@ -30,6 +30,7 @@
 #include "runfolder/event_format.h"
 #include "runfolder/log_tail.h"
 #include "runfolder/run_checkpoints.h"
+#include "contract/best_checkpoint.h"
 #include "config/run_config.h"
 #include "runfolder/run_events.h"
 #include "pages/config_view.h"
@@ -92,6 +93,9 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   cancel_ = new QPushButton(tr("Cancel Run"), content);
   cancel_->setToolTip(tr("Stop after the current step and write a checkpoint"));
   connect(cancel_, &QPushButton::clicked, this, &RunPage::cancelRun);
+  save_ = new QPushButton(style()->standardIcon(QStyle::SP_DialogSaveButton), tr("Save Now"), content);
+  save_->setToolTip(tr("Write a checkpoint after the current step and keep training"));
+  connect(save_, &QPushButton::clicked, this, &RunPage::saveNow);
   kill_ = new QPushButton(tr("Kill"), content);
   kill_->setToolTip(tr("Stop the worker now; the last complete checkpoint stays valid"));
   connect(kill_, &QPushButton::clicked, this, &RunPage::killRun);
@@ -103,6 +107,7 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   titleRow->addStretch(1);
   titleRow->addWidget(openFolderButton);
   titleRow->addWidget(resume_);
+  titleRow->addWidget(save_);
   titleRow->addWidget(cancel_);
   titleRow->addWidget(kill_);
   auto* stateRow = new QHBoxLayout;
@@ -294,6 +299,10 @@ QString RunPage::statsText() const {
     if (s.peakGpuMemBytes > 0) peak += tr(", peak GPU %1").arg(formatBytes(s.peakGpuMemBytes));
     parts << peak;
   }
+  // keep_best's pick, from the run folder's best.json (also when the run was made elsewhere).
+  if (const auto best = contract::read_best_checkpoint(runDir_.toStdString()))
+    parts << tr("best %1 (%2 %3)").arg(QString::fromStdString(best->path), QString::fromStdString(best->metric),
+                                       QString::number(best->value, 'g', 5));
   if (!s.hasEvents()) parts << tr("no events yet");
   return parts.join(QStringLiteral("  ·  "));
 }
@@ -316,6 +325,8 @@ bool RunPage::canResume(QString* why) const {
 void RunPage::refreshButtons() {
   const bool live = job_ && job_->isRunning();
   cancel_->setVisible(live);
+  save_->setVisible(live);
+  save_->setEnabled(live && !job_->cancelRequested());
   kill_->setVisible(live);
   cancel_->setEnabled(live && !job_->cancelRequested());
   resume_->setVisible(!live && hasEnded(status_.state));
@@ -347,6 +358,11 @@ void RunPage::refreshLastLines() {
 void RunPage::cancelRun() {
   if (job_ && job_->isRunning()) job_->cancel();
   refreshStatus();
+}
+
+void RunPage::saveNow() {
+  // The `checkpoint` event that follows shows in the event log.
+  if (job_ && job_->isRunning()) job_->requestSave();
 }
 
 void RunPage::killRun() {

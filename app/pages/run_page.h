@@ -62,11 +62,13 @@ class RunPage : public QWidget {
   QProgressBar* progressBar() const { return progress_; }
   QPlainTextEdit* lastLinesView() const { return lastLines_; }
   QPushButton* cancelButton() const { return cancel_; }
+  QPushButton* saveButton() const { return save_; }
   QPushButton* killButton() const { return kill_; }
   QPushButton* resumeButton() const { return resume_; }
 
  public Q_SLOTS:
   void cancelRun();
+  void saveNow();  // a checkpoint after the current step; the run goes on
   void killRun();
   void resumeRun();  // asks for a new total first when the run has completed its steps
   void openFolder();
@@ -93,6 +95,7 @@ class RunPage : public QWidget {
   QLabel* tensorboard_;
   QProgressBar* progress_;
   QPushButton* cancel_;
+  QPushButton* save_;
   QPushButton* kill_;
   QPushButton* resume_;
   QLabel* lastLinesTitle_;

@@ -17,6 +17,7 @@
 #include "models/wan_lora.h"
 #include "train/expert_lora.h"
 #include "train/expert_step.h"
+#include "train/memory_estimate.h"
 
 namespace ws::cli {
 namespace {
@@ -107,6 +108,11 @@ int bench_dit_train(const std::vector<std::string>& argv) {
     throw UsageError("--tokens, --batch and --steps must be positive; --text_tokens 1..text_len");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
   const auto g = bench_token_grid(tokens);
+  // The estimate the `estimate` verb would make for this step, beside the measured peak.
+  train::MemoryEstimate estimate;
+  estimate.add("runtime", train::training_runtime_bytes(), "");
+  train::add_expert_state(estimate, "", cfg, {lora_rank, a.boolean("fp8"), bf16_weights, 1});
+  estimate.add("activations", train::dit_activation_bytes(cfg, tokens, text, a.boolean("gradient_checkpointing"), a.boolean("bf16") ? 2 : 4), "");
 
   torch::manual_seed(0);
   models::WanModel model(cfg);
@@ -150,7 +156,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
                 {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
                 {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
                 {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},
-                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))}, {"weight_dtype", weight_dtype}},
+                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))}, {"weight_dtype", weight_dtype},
+                {"estimate_mb", estimate.total() / (1024.0 * 1024.0)}},
                "step");
   return 0;
 }

@@ -12,6 +12,7 @@
 #include "cli/args.h"
 #include "cli/bench.h"
 #include "train/training_device.h"
+#include "train/memory_estimate.h"
 #include "train/upsampler_update.h"
 
 namespace ws::cli {
@@ -100,6 +101,7 @@ int bench_forward(const std::vector<std::string>& argv) {
 int bench_train(const std::vector<std::string>& argv) {
   UpsamplerBenchSetup s;
   if (!parse_setup("upsampler-train", argv, s)) return 0;
+  const double runtime = train::training_runtime_bytes();
   torch::manual_seed(0);
   models::LatentUpsampler model(s.cfg);
   model->set_gradient_checkpointing(s.checkpointing);
@@ -119,6 +121,13 @@ int bench_train(const std::vector<std::string>& argv) {
   extra["gradient_checkpointing"] = s.checkpointing;
   extra["use_ema"] = s.ema;
   extra["conv_path"] = s.torch_conv ? "libtorch" : "onednn-train";
+  // The estimate the `estimate` verb would make for this step, beside the measured peak.
+  const double P = static_cast<double>(s.cfg.parameter_count());
+  const double est = runtime + P * (4 + 4 + 8 + (s.ema ? 4 : 0)) +
+                     train::upsampler_activation_bytes(s.cfg, s.batch, s.frames, s.h, s.w, s.checkpointing) +
+                     (s.torch_conv ? (s.device.is_cuda() ? 0.0 : P * 4)  // LibTorch's conv: one copy
+                                    : train::upsampler_conv_backward_bytes(s.cfg, s.batch, s.frames, s.h, s.device.is_cuda()));
+  extra["estimate_mb"] = est / (1024.0 * 1024.0);
   bench_report(ms, extra, "step");
   return 0;
 }

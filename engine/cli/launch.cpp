@@ -109,9 +109,12 @@ int run_launch(const std::vector<std::string>& args) {
       setenv("MASTER_PORT", std::to_string(port).c_str(), 1);
       unsetenv("TORCHELASTIC_USE_AGENT_STORE");
       if (r > 0) {
-        // Only rank 0 speaks the event stream; the others' stdout is empty anyway.
+        // Only rank 0 speaks the event stream and reads the control lines (cancel, save); the
+        // ranks agree on them after each step.
         const int null = ::open("/dev/null", O_WRONLY);
         if (null >= 0) ::dup2(null, STDOUT_FILENO);
+        const int null_in = ::open("/dev/null", O_RDONLY);
+        if (null_in >= 0) ::dup2(null_in, STDIN_FILENO);
       }
       std::vector<std::string> argv_s{exe, verb};
       argv_s.insert(argv_s.end(), rest.begin(), rest.end());

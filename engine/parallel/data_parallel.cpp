@@ -120,10 +120,15 @@ double DataParallel::mean(double v) {
   return t[0].item<double>() / static_cast<double>(env_.world);
 }
 
-bool DataParallel::any(bool v) {
-  std::vector<at::Tensor> t{torch::tensor({v ? 1.0 : 0.0}, torch::kDouble)};
+bool DataParallel::any(bool v) { return any_of({v})[0]; }
+
+std::vector<bool> DataParallel::any_of(const std::vector<bool>& v) {
+  std::vector<double> votes(v.begin(), v.end());
+  std::vector<at::Tensor> t{torch::tensor(votes, torch::kDouble)};
   impl_->pg->allreduce(t)->wait();
-  return t[0].item<double>() > 0;
+  std::vector<bool> out(v.size());
+  for (size_t i = 0; i < v.size(); ++i) out[i] = t[0][static_cast<int64_t>(i)].item<double>() > 0;
+  return out;
 }
 
 void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
@@ -256,6 +261,7 @@ std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double) 
 void DataParallel::average_gradients(const std::vector<torch::Tensor>&) {}
 double DataParallel::mean(double v) { return v; }
 bool DataParallel::any(bool v) { return v; }
+std::vector<bool> DataParallel::any_of(const std::vector<bool>& v) { return v; }
 void DataParallel::broadcast(const std::vector<torch::Tensor>&) {}
 void DataParallel::barrier() {}
 void DataParallel::reduce_to_owners(const std::vector<torch::Tensor>&, const std::vector<int>&) {}

@@ -40,6 +40,8 @@ class DataParallel {
   double mean(double v);
   // Whether any rank says yes (stop requests, the end of the data).
   bool any(bool v);
+  // The same for several questions at once, in one all-reduce.
+  std::vector<bool> any_of(const std::vector<bool>& v);
   // Rank 0's values into every rank's tensors (the initial weights).
   void broadcast(const std::vector<torch::Tensor>& tensors);
 

@@ -11,6 +11,7 @@
 namespace ws::runtime {
 namespace {
 std::atomic<int> g_cancel{0};
+std::atomic<bool> g_save{false};
 
 void on_signal(int) {
   // A second signal means "now": the last complete checkpoint stays valid.
@@ -33,6 +34,7 @@ void install_cancel_handlers(bool watch_stdin) {
       while (std::getline(std::cin, line)) {
         while (!line.empty() && (line.back() == '\r' || line.back() == ' ')) line.pop_back();
         if (line == "cancel") request_cancel();
+        if (line == "save") request_save();
       }
       // EOF: a closed pipe or </dev/null is normal, not a cancel.
     }).detach();
@@ -43,6 +45,12 @@ bool cancel_requested() { return g_cancel.load() > 0; }
 void request_cancel() {
   if (g_cancel.load() == 0) g_cancel.store(1);
 }
-void reset_cancel() { g_cancel.store(0); }
+void reset_cancel() {
+  g_cancel.store(0);
+  g_save.store(false);
+}
+
+void request_save() { g_save.store(true); }
+bool take_save_request() { return g_save.exchange(false); }
 
 }  // namespace ws::runtime

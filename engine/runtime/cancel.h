@@ -1,6 +1,7 @@
 // Cooperative cancellation [contract]: SIGTERM, SIGINT or a `cancel` line on stdin ask the
 // worker to finish the current step, checkpoint and exit 130; a second signal exits at once.
-// End of file on stdin is not a cancel.
+// End of file on stdin is not a cancel. A `save` line asks for a checkpoint after the current
+// step without stopping.
 #pragma once
 
 namespace ws::runtime {
@@ -11,5 +12,8 @@ bool cancel_requested();
 void request_cancel();
 // Tests and verbs that run several jobs in one process start clean.
 void reset_cancel();
+// Save now: set by a `save` line, taken (and cleared) by the training loop after a step.
+void request_save();
+bool take_save_request();
 
 }  // namespace ws::runtime

@@ -250,6 +250,7 @@ Checkpoint RunDir::commit_checkpoint(CheckpointWriter& w, std::optional<int64_t>
     throw;
   }
   w.done_ = true;
+  committed_.insert(w.step_);
   fs::fsync_dir(path_);
   if (replaced) {
     remove_or_throw(old);
@@ -258,19 +259,41 @@ Checkpoint RunDir::commit_checkpoint(CheckpointWriter& w, std::optional<int64_t>
   if (events_) events_->emit(contract::CheckpointEvent{w.step_, name});
   spdlog::info("saved {}", name);
 
-  if (total_limit) {
-    const auto keep = static_cast<size_t>(std::max<int64_t>(*total_limit, 1));
-    auto all = checkpoints();
-    size_t count = all.size();
-    for (const auto& c : all) {
-      if (count <= keep) break;
-      if (c.name == name) continue;  // never the one just written
-      remove_checkpoint_dir(c.name);
-      spdlog::info("removed {} (checkpoints_total_limit {})", c.name, *total_limit);
-      --count;
-    }
-  }
+  prune(total_limit, name);
   return {w.step_, name, final_dir};
+}
+
+void RunDir::prune(std::optional<int64_t> total_limit, const std::string& keep) {
+  if (!total_limit) return;
+  const auto limit = static_cast<size_t>(std::max<int64_t>(*total_limit, 1));
+  // The newest `limit` checkpoints stay, and the best one besides them (keep_best).
+  auto all = checkpoints();
+  if (all.size() <= limit) return;
+  for (size_t i = 0; i + limit < all.size(); ++i) {
+    const auto& c = all[i];
+    if (c.name == keep || (best_ && c.step == best_->step)) continue;
+    remove_checkpoint_dir(c.name);
+    spdlog::info("removed {} (checkpoints_total_limit {})", c.name, *total_limit);
+  }
+}
+
+void RunDir::clear_best() {
+  best_.reset();
+  std::error_code ec;
+  stdfs::remove(file(contract::kBestFile), ec);
+}
+
+void RunDir::set_best(const contract::BestCheckpoint& best, std::optional<int64_t> total_limit) {
+  if (!has_checkpoint(best.step)) throw Error("best checkpoint " + best.path + " does not exist");
+  fs::write_file_atomic(file(contract::kBestFile), best.to_json().dump(2) + "\n");
+  best_ = best;
+  if (events_) {
+    nlohmann::json f = best.to_json();
+    f.erase("higher_is_better");
+    events_->emit("best", f);
+  }
+  spdlog::info("best so far: {} ({} {:.6g})", best.path, best.metric, best.value);
+  prune(total_limit, best.path);  // the previous best may now be beyond the last N
 }
 
 }  // namespace ws::runtime

@@ -10,10 +10,12 @@
 #pragma once
 #include <cstdint>
 #include <optional>
+#include <set>
 #include <string>
 #include <string_view>
 #include <vector>
 
+#include "contract/best_checkpoint.h"
 #include "contract/run_layout.h"
 
 namespace ws::runtime {
@@ -93,6 +95,9 @@ class RunDir {
   std::vector<Checkpoint> checkpoints() const { return list_checkpoints(path_); }
   std::optional<Checkpoint> latest() const { return latest_checkpoint(path_); }
   bool has_checkpoint(int64_t step) const;
+  // Whether this worker committed checkpoint-<step>: a folder of that name left by a timeline
+  // that a resume from an earlier step discarded does not count.
+  bool committed(int64_t step) const { return committed_.count(step) > 0; }
 
   CheckpointWriter begin_checkpoint(int64_t step);
   // Fsyncs the files, swaps the folder in as checkpoint-<step> (an existing one at the same step
@@ -100,13 +105,23 @@ class RunDir {
   // are open, then deletes the oldest checkpoints beyond `total_limit` (never the new one).
   Checkpoint commit_checkpoint(CheckpointWriter& writer, std::optional<int64_t> total_limit = std::nullopt);
 
+  // keep_best: the checkpoint named in best.json (read when the folder opens). set_best writes
+  // best.json atomically (the checkpoint must exist), emits `best`, then prunes as a commit
+  // does: the newest `total_limit` checkpoints stay, and the best one besides them.
+  const std::optional<contract::BestCheckpoint>& best() const { return best_; }
+  void set_best(const contract::BestCheckpoint& best, std::optional<int64_t> total_limit);
+  void clear_best();  // a resume from before the best: that figure belongs to a discarded future
+
  private:
   void recover();
   void remove_checkpoint_dir(const std::string& name);
+  void prune(std::optional<int64_t> total_limit, const std::string& keep);
   std::string path_;
   int lock_fd_ = -1;
   Recovery recovery_;
   EventStream* events_ = nullptr;
+  std::optional<contract::BestCheckpoint> best_;
+  std::set<int64_t> committed_;
 };
 
 }  // namespace ws::runtime

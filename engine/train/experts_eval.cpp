@@ -47,7 +47,7 @@ EvalLosses routed_eval_losses(const std::vector<EvalItem>& items, models::WanMod
   return by_t;
 }
 
-void report_eval(int64_t step, int64_t boundary, const EvalLosses& losses, size_t samples, io::TfEventsWriter* tb) {
+double report_eval(int64_t step, int64_t boundary, const EvalLosses& losses, size_t samples, io::TfEventsWriter* tb) {
   double all = 0, hi = 0, lo = 0;
   int64_t n_hi = 0, n_lo = 0;
   nlohmann::json loss_by_t = nlohmann::json::object();
@@ -70,11 +70,12 @@ void report_eval(int64_t step, int64_t boundary, const EvalLosses& losses, size_
   ev.loss_by_t = loss_by_t;
   ev.samples = static_cast<int64_t>(samples);
   runtime::EventStream::global().emit(ev);
-  if (!tb) return;
+  if (!tb) return ev.loss;
   scalars.emplace_back("eval/loss", static_cast<float>(ev.loss));
   if (n_hi) scalars.emplace_back("eval/high/loss", static_cast<float>(*ev.loss_high));
   if (n_lo) scalars.emplace_back("eval/low/loss", static_cast<float>(*ev.loss_low));
   tb->add_scalars(scalars, step);
+  return ev.loss;
 }
 
 }  // namespace ws::train

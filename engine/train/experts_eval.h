@@ -35,7 +35,7 @@ using EvalLosses = std::map<int64_t, std::pair<double, int64_t>>;
 EvalLosses routed_eval_losses(const std::vector<EvalItem>& items, models::WanModel& high, models::WanModel& low,
                               int64_t boundary, const std::function<void(bool)>& activate, bool bsmntw);
 
-// The `eval` event of `step` and, with `tb`, its scalars.
-void report_eval(int64_t step, int64_t boundary, const EvalLosses& losses, size_t samples, io::TfEventsWriter* tb);
+// The `eval` event of `step` and, with `tb`, its scalars; returns its `loss` (the mean over t).
+double report_eval(int64_t step, int64_t boundary, const EvalLosses& losses, size_t samples, io::TfEventsWriter* tb);
 
 }  // namespace ws::train

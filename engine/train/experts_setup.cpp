@@ -339,6 +339,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   s.learning_rate_low = cfg.real("learning_rate_low");
   s.lr_warmup_steps_high = cfg.integer("lr_warmup_steps_high");
   s.lr_warmup_steps_low = cfg.integer("lr_warmup_steps_low");
+  if (cfg.boolean("keep_best") && !cfg.is_set("eval_data_meta"))
+    cfg.error("keep_best", "ranks checkpoints by their eval loss: set eval_data_meta");
   if (cfg.is_set("eval_data_meta")) {
     s.eval_meta = cfg.str("eval_data_meta");
     if (!fs::exists(*s.eval_meta))

@@ -378,7 +378,8 @@ void Trainer::evaluate() {
   last_eval_step_ = step;
   const EvalLosses losses =
       routed_eval_losses(eval_, high_->model(), low_->model(), boundary, [this](bool h) { activate(h); }, setup_.bsmntw);
-  report_eval(step, boundary, losses, eval_.size(), run_->tensorboard());
+  const double loss = report_eval(step, boundary, losses, eval_.size(), run_->tensorboard());
+  run_->offer_best(step, "eval_loss", loss, /*higher_is_better=*/false);
 }
 
 void Trainer::checkpoint(bool) {

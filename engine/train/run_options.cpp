@@ -18,6 +18,7 @@ RunOptions parse_run_options(const io::Config& cfg) {
   if (has(cfg, "gradient_accumulation_steps")) o.gradient_accumulation_steps = cfg.integer("gradient_accumulation_steps");
   o.checkpointing_steps = cfg.integer("checkpointing_steps");
   o.checkpoints_total_limit = cfg.opt_integer("checkpoints_total_limit");
+  if (has(cfg, "keep_best")) o.keep_best = cfg.boolean("keep_best");
   o.resume_from_checkpoint = cfg.opt_str("resume_from_checkpoint");
   o.overwrite_output_dir = cfg.boolean("overwrite_output_dir");
   if (has(cfg, "mixed_precision")) {

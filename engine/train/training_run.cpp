@@ -3,8 +3,10 @@
 #include <spdlog/spdlog.h>
 
 #include <chrono>
+#include <cmath>
 
 #include "contract/events.h"
+#include "contract/run_layout.h"
 #include "core/fs.h"
 #include "io/tfevents.h"
 #include "io/yaml_config.h"
@@ -104,11 +106,40 @@ void TrainingRun::emit_step(int64_t step, const StepReport& r, const StepRate& r
   runtime::EventStream::global().emit(ev);
 }
 
+void TrainingRun::ensure_checkpoint(TrainerHooks& t, int64_t step) {
+  if (any_rank(run_ && !run_->committed(step))) t.checkpoint(false);
+}
+
+void TrainingRun::offer_best(int64_t step, const std::string& metric, double value, bool higher_is_better) {
+  if (!options_.keep_best || !run_ || !std::isfinite(value)) return;
+  const auto& best = run_->best();
+  if (best_offer_ && best_offer_->step == step && !best_offer_->beaten_by(value)) return;
+  if (!best_offer_ && best && best->metric == metric && !best->beaten_by(value)) return;
+  contract::BestCheckpoint b;
+  b.step = step;
+  b.path = contract::checkpoint_name(step);
+  b.metric = metric;
+  b.value = value;
+  b.higher_is_better = higher_is_better;
+  best_offer_ = b;
+}
+
+void TrainingRun::settle_best(TrainerHooks& t) {
+  if (!options_.keep_best || !any_rank(best_offer_.has_value())) return;
+  ensure_checkpoint(t, t.global_step());
+  if (run_ && best_offer_) run_->set_best(*best_offer_, options_.checkpoints_total_limit);
+  best_offer_.reset();
+}
+
 int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
   auto& events = runtime::EventStream::global();
   try {
     open(wishes);
     t.prepare(*this);
+    if (run_ && run_->best() && (!options_.keep_best || run_->best()->step > t.resume_step())) {
+      if (options_.keep_best) spdlog::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);
+      run_->clear_best();  // without keep_best the old best is pruned like any checkpoint
+    }
     if (any_rank(runtime::cancel_requested())) {  // asked to stop while preparing (encoding captions, ...)
       events.finished("cancelled", t.global_step());
       return 130;
@@ -139,9 +170,17 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
       if (tb_) t.log_scalars(*tb_, *report, r);
       if (step % options_.checkpointing_steps == 0 && step < max_steps) t.checkpoint(false);
       if (validation_steps_ > 0 && step % validation_steps_ == 0) t.validate(step);
-      if (any_rank(runtime::cancel_requested())) {
+      settle_best(t);
+      // One agreement for both stdin requests: `cancel` stops, `save` checkpoints and goes on.
+      const std::vector<bool> asked = dp_ ? dp_->any_of({runtime::cancel_requested(), runtime::take_save_request()})
+                                          : std::vector<bool>{runtime::cancel_requested(), runtime::take_save_request()};
+      if (asked[0]) {
         cancelled = true;
         break;
+      }
+      if (asked[1]) {
+        if (run_ && run_->committed(step)) events.log("info", "save: " + contract::checkpoint_name(step) + " is already saved");
+        ensure_checkpoint(t, step);
       }
     }
     const int64_t step = t.global_step();
@@ -151,12 +190,13 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
     if (cancelled || runtime::cancel_requested()) {
       // The contract: the step is done, a checkpoint holds it, exit 130.
       // Rank 0 knows whether the step is saved; every rank takes part (ZeRO gathers state).
-      if (any_rank(run_ && !run_->has_checkpoint(step) && step > t.resume_step())) t.checkpoint(false);
+      if (any_rank(run_ && !run_->committed(step) && step > t.resume_step())) t.checkpoint(false);
       events.finished("cancelled", step);
       return 130;
     }
     t.complete();
     t.checkpoint(true);
+    settle_best(t);  // an eval in complete() may have found the best
     events.finished("completed", step);
     return 0;
   } catch (...) {

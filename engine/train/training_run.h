@@ -21,6 +21,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "contract/best_checkpoint.h"
 #include "train/run_options.h"
 
 namespace ws::io {
@@ -107,11 +108,20 @@ class TrainingRun {
   // A value the trainer derived (max_train_steps from the epochs): recorded in run.yaml.
   void set_derived(const std::string& option, const nlohmann::json& value, const std::string& note);
   void set_validation_steps(int64_t every) { validation_steps_ = every; }
+  // keep_best (rank 0): a validation or eval figure of the weights at `step`. One that beats the
+  // best so far is kept at the next settle_best(): the shell settles after validate() and after
+  // the final checkpoint; a trainer that validates inside train_step() settles there itself.
+  void offer_best(int64_t step, const std::string& metric, double value, bool higher_is_better);
+  // Every rank (a checkpoint may be a collective), at the step of the offer: writes the
+  // step's checkpoint if it has none and records it in best.json.
+  void settle_best(TrainerHooks& t);
 
  private:
   void open(const DeviceWishes& wishes);
   StepRate rate(double seconds, int64_t samples, int64_t step, int64_t max_steps);
   void emit_step(int64_t step, const StepReport& r, const StepRate& rate);
+  // Saves `step` unless rank 0 already holds its checkpoint; every rank takes part.
+  void ensure_checkpoint(TrainerHooks& t, int64_t step);
 
   io::Config& cfg_;
   RunOptions options_;
@@ -123,6 +133,7 @@ class TrainingRun {
   std::unique_ptr<parallel::DataParallel> dp_;
   std::unique_ptr<io::TfEventsWriter> tb_;
   int64_t validation_steps_ = 0;
+  std::optional<contract::BestCheckpoint> best_offer_;  // rank 0: beats the best, not yet saved
   std::deque<std::pair<double, int64_t>> window_;  // (seconds, samples) of the last 10 steps
 };
 

@@ -9,6 +9,7 @@
 
 #include <unistd.h>
 
+#include "contract/best_checkpoint.h"
 #include "contract/run_layout.h"
 #include "core/fs.h"
 #include "dataset/metadata.h"
@@ -76,7 +77,7 @@ void clear_previous_run(const RunOptions& run) {
   if (!run.overwrite_output_dir || run.resume_from_checkpoint || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
   std::error_code ec;
   for (const auto& c : runtime::list_checkpoints(output_dir)) std::filesystem::remove_all(c.path, ec);
-  for (const char* name : {contract::kEventsFile, contract::kRunYaml}) std::filesystem::remove(fs::join(output_dir, name), ec);
+  for (const char* name : {contract::kEventsFile, contract::kRunYaml, contract::kBestFile}) std::filesystem::remove(fs::join(output_dir, name), ec);
   spdlog::warn("overwrite_output_dir: removed the previous run's checkpoints and events in {}", output_dir);
 }
 

@@ -51,6 +51,7 @@ io::OptionSchema upsampler_option_schema() {
   s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step").min("gradient_accumulation_steps", 1).max("gradient_accumulation_steps", 1024);
   s.integer("checkpointing_steps", 500, "save every N steps").min("checkpointing_steps", 1).max("checkpointing_steps", 1000000000);
   s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints").min("checkpoints_total_limit", 1).max("checkpoints_total_limit", 1000000);
+  s.boolean("keep_best", false, "also keep the checkpoint with the best mean validation PSNR (validation_paths)");
   s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
   s.boolean("overwrite_output_dir", false,
             "start a new run in an output_dir that holds another run (removes its checkpoints and events)");

@@ -231,6 +231,8 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
     else
       s.warnings.push_back("validation video not found, skipped: " + p);
   }
+  if (s.run.keep_best && cfg.strs("validation_paths").empty())
+    cfg.error("keep_best", "ranks checkpoints by their validation PSNR: set validation_paths");
   return s;
 }
 

@@ -388,12 +388,16 @@ void Trainer::validate(int64_t step) {
   vs.sample_size = setup_.data.sample_size;
   vs.n_frames = setup_.data.n_frames;
   io::TfEventsWriter* tb = run_->tensorboard();
+  double psnr_sum = 0;
+  size_t scored = 0;
   for (size_t i = 0; i < setup_.validation_paths.size(); ++i) {
     const std::string& path = setup_.validation_paths[i];
     try {
       ValidationResult r = run_validation(path, static_cast<int64_t>(i), step, *vae_, model, vs, run_->run_dir()->path());
       const contract::ValidationEvent ev = validation_event(r, step, static_cast<int64_t>(i), path);
       runtime::EventStream::global().emit(ev);
+      psnr_sum += r.psnr;
+      ++scored;
       if (tb)
         tb->add_scalars({{"val/psnr_" + std::to_string(i), static_cast<float>(r.psnr)},
                           {"val/psnr_lowres_" + std::to_string(i), static_cast<float>(r.psnr_lowres)},
@@ -407,6 +411,10 @@ void Trainer::validate(int64_t step) {
     if (runtime::cancel_requested()) break;
   }
   if (updater_->ema()) io::load_state_dict(*model, live, io::LoadMode::Strict, "live weights");
+  // keep_best ranks validations by the mean PSNR of the upsampled decode against the high-res
+  // one, over every clip; a validation cut short by a cancel or a failed clip is not a figure.
+  if (scored == setup_.validation_paths.size())
+    run_->offer_best(step, "val_psnr", psnr_sum / static_cast<double>(scored), /*higher_is_better=*/true);
 }
 
 std::optional<StepReport> Trainer::train_step() {
@@ -420,7 +428,10 @@ std::optional<StepReport> Trainer::train_step() {
     bool end = false;
     if (batch.plan.epoch != epoch_) {
       // The previous epoch's permutation is used up (docs/design/upsampler-training.md §11: validate at epoch ends).
-      if (epoch_ % setup_.validation_epochs == 0) validate(updater_->global_step());
+      if (epoch_ % setup_.validation_epochs == 0) {
+        validate(updater_->global_step());
+        run_->settle_best(*this);  // every rank: the checkpoint of a new best is of these weights
+      }
       epoch_ = batch.plan.epoch;
       end = epoch_ >= num_epochs_;
     }

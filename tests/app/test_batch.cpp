@@ -98,6 +98,9 @@ class TestBatch : public QObject {
     QCOMPARE(o.runYaml, QStringLiteral("r.yaml"));
     QCOMPARE(o.workerArgs, (QStringList{QStringLiteral("--max_train_steps"), QStringLiteral("5")}));
     QCOMPARE(parse({QStringLiteral("--batch")}).mode, AppOptions::Mode::Error);
+    o = parse({QStringLiteral("--batch"), QStringLiteral("a.yaml"), QStringLiteral("b.yaml"), QStringLiteral("--seed"), QStringLiteral("1")});
+    QCOMPARE(o.runYamls, (QStringList{QStringLiteral("a.yaml"), QStringLiteral("b.yaml")}));
+    QCOMPARE(o.workerArgs, (QStringList{QStringLiteral("--seed"), QStringLiteral("1")}));
     QCOMPARE(parse({QStringLiteral("--bogus")}).mode, AppOptions::Mode::Error);
     QCOMPARE(parse({QStringLiteral("--version")}).mode, AppOptions::Mode::Version);
     o = parse({QStringLiteral("/ws"), QStringLiteral("--quit-after-ms=50"), QStringLiteral("--heartbeat-timeout"), QStringLiteral("2.5")});
@@ -116,7 +119,11 @@ class TestBatch : public QObject {
     QVERIFY(o.out.startsWith(QStringLiteral("usage: wanstudio")));
     o = run(QStringLiteral("/nonexistent"), {QStringLiteral("--version")});
     QCOMPARE(o.code, 0);
-    QCOMPARE(o.out.trimmed(), QStringLiteral("wanstudio " WANSTUDIO_VERSION));
+    // The version, then where this studio finds its worker and presets.
+    const QStringList lines = o.out.trimmed().split(QLatin1Char('\n'));
+    QCOMPARE(lines.value(0), QStringLiteral("wanstudio " WANSTUDIO_VERSION));
+    QCOMPARE(lines.value(1), QStringLiteral("engine: /nonexistent"));
+    QVERIFY2(lines.value(2).startsWith(QStringLiteral("presets: ")), qPrintable(o.out));
   }
 
   void completedExitsZero() {
@@ -130,6 +137,45 @@ class TestBatch : public QObject {
     QVERIFY(o.out.contains(QStringLiteral("finished: completed at step 3")));
     QVERIFY(!o.out.contains(QStringLiteral("heartbeat")));
     QVERIFY(o.out.trimmed().endsWith(QStringLiteral("wanstudio: run completed at step 3")));
+  }
+
+  void severalRunFilesRunInOrderWithASummary() {
+    // Each run's worker notes its config and flags; the one named fail.yaml fails.
+    const QString order = dir_.filePath(QStringLiteral("order.log"));
+    const QString w = worker(QStringLiteral("echo \"$*\" >> '%1'; case \"$*\" in *fail.yaml*) started 2; step 1; exit 1;; "
+                                            "*) started 2; step 1; step 2; finished completed 2;; esac").arg(order));
+    auto named = [this](const QString& name) {
+      const QString path = dir_.filePath(name);
+      QFile f(path);
+      f.open(QIODevice::WriteOnly);
+      f.write("job: upsampler\n");
+      return path;
+    };
+    const QString a = named(QStringLiteral("a.yaml")), f = named(QStringLiteral("fail.yaml")), b = named(QStringLiteral("b.yaml"));
+    const Outcome o = run(w, {QStringLiteral("--batch"), a, f, b, QStringLiteral("--seed"), QStringLiteral("9")});
+    QCOMPARE(o.code, 1);  // one failed: the others still ran
+    const QStringList ran = QString::fromUtf8(fake::readAll(order)).trimmed().split(QLatin1Char('\n'));
+    QCOMPARE(ran.size(), 3);
+    QVERIFY(ran[0].contains(QStringLiteral("a.yaml")) && ran[1].contains(QStringLiteral("fail.yaml")) && ran[2].contains(QStringLiteral("b.yaml")));
+    for (const QString& line : ran) QVERIFY2(line.contains(QStringLiteral("--seed 9")), qPrintable(line));
+    QVERIFY2(o.err.contains(QStringLiteral("wanstudio: 2 of 3 runs completed")), qPrintable(o.err));
+    QVERIFY2(o.err.contains(QStringLiteral("  a.yaml: completed at step 2")), qPrintable(o.err));
+    QVERIFY2(o.err.contains(QStringLiteral("  fail.yaml: failed at step 1")), qPrintable(o.err));
+    QVERIFY2(o.err.contains(QStringLiteral("  b.yaml: completed at step 2")), qPrintable(o.err));
+    QVERIFY2(o.out.contains(QStringLiteral("wanstudio: run 3 of 3: ") + b), qPrintable(o.out));
+    // All completed: exit 0, the summary on stdout.
+    const Outcome ok = run(w, {QStringLiteral("--batch"), a, b});
+    QCOMPARE(ok.code, 0);
+    QVERIFY2(ok.out.contains(QStringLiteral("wanstudio: 2 of 2 runs completed")), qPrintable(ok.out));
+  }
+
+  void aCancelledRunStopsTheQueue() {
+    const QString w = worker(QStringLiteral("started 3; step 1; finished cancelled 1; exit 130"));
+    const Outcome o = run(w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n")), yaml(QStringLiteral("job: upsampler\n"))});
+    QCOMPARE(o.code, 130);
+    QVERIFY2(o.err.contains(QStringLiteral("wanstudio: 0 of 2 runs completed")), qPrintable(o.err));
+    QVERIFY2(o.err.contains(QStringLiteral("not started (the queue was cancelled)")), qPrintable(o.err));
+    QVERIFY2(!o.out.contains(QStringLiteral("run 2 of 2")), qPrintable(o.out));
   }
 
   void finalStateAndRunFolder() {

@@ -5,6 +5,7 @@
 #include <QComboBox>
 #include <QDialogButtonBox>
 #include <QGroupBox>
+#include <QLabel>
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -419,6 +420,38 @@ class TestConfigForm : public QObject {
     QTRY_VERIFY(d->startedJob()->phase() == WorkerJob::Phase::Ended);
     QCOMPARE(d->startedJob()->arguments().first(), QStringLiteral("train-upsampler"));
     QCOMPARE(jobs_.lastJobForRun(runDir), d->startedJob());
+  }
+
+  void estimateShowsTheMemoryAndWarnsWhenItDoesNotFit() {
+    // A worker that answers `estimate` with the run file's size as its need: the YAML it gets
+    // is the dialog's, and a bigger run (more frames) needs more.
+    const QString worker = fake::writeScript(
+        dir_.path(), "estimate.sh",
+        "echo \"$@\" > \"$(dirname \"$0\")/estimate-args.txt\"\n"
+        "f=$(sed -n 's/^video_sample_n_frames: *//p' \"$3\")\n"
+        "echo '{\"total_bytes\":'$((f * 1073741824))',\"machine_bytes\":21474836480,\"fits\":'$([ $f -le 20 ] && echo true || echo false)',"
+        "\"estimate\":{\"parts\":[{\"name\":\"weights\",\"bytes\":1073741824},{\"name\":\"activations\",\"bytes\":'$(((f - 1) * 1073741824))'}]}}'\n");
+    qputenv("WANSTUDIO_ENGINE", worker.toUtf8());
+    auto d = dialog();
+    auto* frames = qobject_cast<QSpinBox*>(d->form()->editor("video_sample_n_frames")->input());
+    frames->setValue(17);
+    d->estimateButton()->click();
+    QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("Needs about")));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("17.00 GiB of this machine's 20.00 GiB")), qPrintable(d->estimateLabel()->text()));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("activations 16.00 GiB, weights 1.00 GiB")), qPrintable(d->estimateLabel()->text()));
+    QVERIFY(fake::readAll(dir_.filePath("estimate-args.txt")).startsWith("estimate --config "));
+    frames->setValue(33);
+    d->estimateButton()->click();
+    QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("Warning")));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("33.00 GiB, more than this machine's 20.00 GiB")), qPrintable(d->estimateLabel()->text()));
+    QVERIFY(d->estimateLabel()->styleSheet().contains(QStringLiteral("#cf222e")));
+    // A worker that cannot estimate says why.
+    const QString broken = fake::writeScript(dir_.path(), "broken.sh", "echo 'error: config_path: file not found' >&2\nexit 1\n");
+    qputenv("WANSTUDIO_ENGINE", broken.toUtf8());
+    d->estimateButton()->click();
+    QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("No estimate")));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("config_path: file not found")), qPrintable(d->estimateLabel()->text()));
+    qunsetenv("WANSTUDIO_ENGINE");
   }
 };
 

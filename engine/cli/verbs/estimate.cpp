@@ -1,0 +1,334 @@
+// `wanstudio-engine estimate --config RUN.yaml [run flags] [--nproc P] [--time_steps N]`: the
+// memory a training run will need, by formula from its models' configs, sizes and options
+// (train/memory_estimate.h, docs/design/estimate.md), checked against this machine's memory
+// before anything is loaded. `--time_steps N` then trains N real steps in a scratch folder (a
+// child worker, stopped after its N-th step without a checkpoint) and reports their time and
+// the child's measured peak. Human table on stderr; the last stdout line is JSON.
+#include <fcntl.h>
+#include <signal.h>
+#include <sys/resource.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <yaml-cpp/yaml.h>
+
+#include <algorithm>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <iostream>
+#include <nlohmann/json.hpp>
+
+#include "cli/verb.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "models/umt5.h"
+#include "models/wan_vae.h"
+#include "io/weights.h"
+#include "train/experts_options.h"
+#include "train/experts_setup.h"
+#include "train/memory_estimate.h"
+#include "train/training_verb.h"
+#include "train/upsampler_options.h"
+#include "train/upsampler_setup.h"
+
+namespace ws::cli {
+namespace {
+
+using json = nlohmann::json;
+namespace stdfs = std::filesystem;
+
+constexpr const char* kUsage =
+    "usage: wanstudio-engine estimate --config RUN.yaml [RUN FLAGS...] [--nproc P] [--time_steps N]\n"
+    "\n"
+    "The memory a training run will need (job upsampler or experts), by formula from its models'\n"
+    "configs, sizes and options: weights, gradients, optimizer state, EMA, activations (gradient\n"
+    "checkpointing), the VAE and the text encoder, LoRA, fp8, bf16 weights, ZeRO-2 over P ranks;\n"
+    "and whether it fits this machine. --time_steps N also trains N real steps in a scratch\n"
+    "folder and reports their seconds and the measured peak (2 is enough: the first step warms\n"
+    "up). Flags after the config override it, as for the training verbs. Last stdout line: JSON.\n";
+
+double machine_bytes() {
+  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+}
+
+std::string gib(double b) {
+  char buf[32];
+  std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
+  return buf;
+}
+
+// Parameters in a weights file without reading its data: a safetensors header, else the file's
+// size over the bytes per value the name says (`bf16`, else fp32).
+double weights_parameters(const std::string& path) {
+  if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
+    double n = 0;
+    for (const auto& [k, t] : io::load_weights(path)) n += static_cast<double>(t.numel());
+    return n;
+  }
+  std::error_code ec;
+  const double size = static_cast<double>(stdfs::file_size(path, ec));
+  return path.find("bf16") != std::string::npos ? size / 2 : size / 4;
+}
+
+// The VAE a run loads: its parameters (fp32 on the CPU, bf16 with mixed precision on a GPU)
+// and one encode's working set at the run's pixel size.
+void add_vae(train::MemoryEstimate& m, const std::string& file, const json& vae_config, int64_t size, bool bf16) {
+  const models::WanVaeConfig c = models::WanVae::resolve_config(file, vae_config);
+  const int elem = bf16 ? 2 : 4;
+  m.add("vae weights", static_cast<double>(c.parameter_count()) * elem, std::string(c.wan21() ? "Wan2.1" : "Wan2.2") + " VAE, frozen");
+  m.add("vae activations", train::vae_call_bytes(c.dim, size, size, c.wan21() ? 1 : 2) * elem / 4,
+        "one encode call's widest stage (4 frames at a time)");
+}
+
+struct Estimate {
+  train::MemoryEstimate parts;
+  train::MemoryEstimate text_phase;  // before training: the text encoder (experts), empty otherwise
+  json shape = json::object();
+};
+
+Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, double runtime) {
+  Estimate e;
+  const auto& c = s.model;
+  const double P = static_cast<double>(c.parameter_count());
+  auto& m = e.parts;
+  m.add("runtime", runtime, "LibTorch, its threads and kernels before any model (measured in this process)");
+  m.add("weights", P * 4, "latent upsampler, fp32");
+  m.add("gradients", P * 4, "fp32");
+  m.add("optimizer", P * 8, "AdamW moments");
+  if (s.use_ema) m.add("ema", P * 4, "EMA shadow weights");
+  const bool bf16 = s.run.bf16;
+  add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
+  // Latents of the largest bucket: the low-res side is 1/scale of the high-res one.
+  const int64_t t = (s.data.n_frames - 1) / 4 + 1, hr = s.data.sample_size / 16;
+  auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
+  const int64_t lr = std::max<int64_t>(1, hr * den / num);
+  m.add("activations", train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
+        s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
+  m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
+        "weight-sized copies in each 3-D conv's backward, kept by the allocator");
+  const int64_t workers = std::max<int64_t>(1, s.data.workers);
+  const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
+  m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
+  e.shape = {{"latent_low", {t, lr, lr}}, {"latent_high", {t, hr, hr}}, {"parameters", P}, {"ranks", ranks}};
+  return e;
+}
+
+Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, double runtime) {
+  Estimate e;
+  auto& m = e.parts;
+  m.add("runtime", runtime, "LibTorch, its threads and kernels before any model (measured in this process)");
+  const int64_t zero = s.zero2 ? ranks : 1;
+  for (const auto* ex : {&s.high, &s.low}) {
+    const bool high = ex == &s.high;
+    train::ExpertStateOptions o;
+    o.lora_rank = s.lora.on ? (high ? s.lora.high.rank : s.lora.low.rank) : 0;
+    o.fp8 = s.fp8;
+    o.bf16_weights = s.bf16_weights;
+    o.zero_ranks = zero;
+    train::add_expert_state(m, high ? "high: " : "low: ", ex->config, o);
+  }
+  const auto& c = s.high.config;
+  const int64_t factor = s.vae_spatial_factor, t = (s.data.n_frames - 1) / 4 + 1;
+  const int64_t side = s.data.sample_size / factor;
+  const int64_t tokens = t * (side / 2) * (side / 2);
+  const bool bf16 = s.run.bf16;
+  m.add("activations", train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, 4),
+        std::to_string(tokens) + " tokens per sample" + (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
+  if (!s.all_latent_files && !s.vae_file.empty()) add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
+  if (s.text_encoder) {
+    auto& p = e.text_phase;
+    p.add("runtime", runtime, "as in training");
+    const double n = weights_parameters(s.text_encoder->encoder_path);
+    p.add("text encoder", n * (s.text_encoder->bf16 ? 2 : 4), "UMT5, freed before the experts load");
+  }
+  e.shape = {{"tokens", tokens}, {"text_tokens", c.text_len}, {"parameters_per_expert", c.parameter_count()}, {"ranks", ranks},
+             {"zero_stage", s.zero2 ? 2 : 0}};
+  return e;
+}
+
+// Trains `steps` steps in a child worker and stops it after the last one (SIGKILL: no checkpoint
+// is written); its step times and measured peak RSS.
+json time_steps(const std::string& verb, const std::vector<std::string>& run_args, int64_t steps) {
+  char exe[4096];
+  const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
+  if (n <= 0) throw Error("estimate: cannot find this program to run the timed steps");
+  exe[n] = 0;
+  const std::string dir = fs::join(stdfs::temp_directory_path().string(), "wanstudio-estimate-" + std::to_string(::getpid()));
+  std::vector<std::string> args{exe, verb};
+  args.insert(args.end(), run_args.begin(), run_args.end());
+  for (const char* a : {"--output_dir"}) args.insert(args.end(), {a, dir});
+  args.insert(args.end(), {"--overwrite_output_dir", "--max_train_steps", std::to_string(steps + 1), "--checkpointing_steps", "1000000000",
+                           "--report_to", "none", "--validation_steps", "1000000000"});
+  if (verb == "train-upsampler") args.insert(args.end(), {"--validation_epochs", "1000000"});
+  if (verb == "train-experts") args.insert(args.end(), {"--eval_steps", "1000000000"});
+  int out[2];
+  if (::pipe(out) != 0) throw Error("estimate: pipe failed");
+  const pid_t pid = ::fork();
+  if (pid < 0) throw Error("estimate: fork failed");
+  if (pid == 0) {
+    ::dup2(out[1], STDOUT_FILENO);
+    ::close(out[0]);
+    // No control lines on its stdin, and its human log kept out of the estimate's.
+    const int null_in = ::open("/dev/null", O_RDONLY), null_out = ::open("/dev/null", O_WRONLY);
+    if (null_in >= 0) ::dup2(null_in, STDIN_FILENO);
+    if (null_out >= 0) ::dup2(null_out, STDERR_FILENO);
+    std::vector<char*> argv;
+    for (auto& a : args) argv.push_back(a.data());
+    argv.push_back(nullptr);
+    ::execv(exe, argv.data());
+    ::_exit(127);
+  }
+  ::close(out[1]);
+  FILE* f = ::fdopen(out[0], "r");
+  std::vector<double> secs;
+  std::string error;
+  char* line = nullptr;
+  size_t cap = 0;
+  while (::getline(&line, &cap, f) > 0) {
+    const json ev = json::parse(line, nullptr, false);
+    if (!ev.is_object()) continue;
+    const std::string type = ev.value("type", "");
+    if (type == "error" && error.empty()) error = ev.value("message", "");
+    if (type == "step") {
+      secs.push_back(ev.value("step_s", 0.0));
+      std::fprintf(stderr, "estimate: timed step %zu: %.3f s\n", secs.size(), secs.back());
+      if (static_cast<int64_t>(secs.size()) >= steps) {
+        ::kill(pid, SIGKILL);  // no checkpoint, no final validation
+        break;
+      }
+    }
+  }
+  std::free(line);
+  std::fclose(f);
+  int status = 0;
+  struct rusage ru {};
+  ::wait4(pid, &status, 0, &ru);
+  std::error_code ec;
+  stdfs::remove_all(dir, ec);
+  if (static_cast<int64_t>(secs.size()) < steps)
+    throw Error("estimate: the timed run ended after " + std::to_string(secs.size()) + " of " + std::to_string(steps) +
+                " steps" + (error.empty() ? "" : ": " + error));
+  json j = {{"steps", steps}, {"step_seconds", secs}, {"measured_peak_bytes", static_cast<double>(ru.ru_maxrss) * 1024.0}};
+  if (steps > 1) {
+    double sum = 0;
+    for (size_t i = 1; i < secs.size(); ++i) sum += secs[i];
+    j["seconds_per_step"] = sum / static_cast<double>(secs.size() - 1);  // past the warm-up step
+  } else {
+    j["seconds_per_step"] = secs[0];
+  }
+  return j;
+}
+
+std::string read_job(const std::string& path) {
+  try {
+    const YAML::Node y = YAML::LoadFile(path);
+    if (y.IsMap() && y["job"] && y["job"].IsScalar()) return y["job"].as<std::string>();
+  } catch (const YAML::Exception& e) {
+    throw Error(path + ": " + e.what());
+  }
+  throw Error(path + ": no `job:` key (expected upsampler or experts)");
+}
+
+int run_estimate(const std::vector<std::string>& argv) {
+  std::vector<std::string> run_args;
+  int64_t ranks = 1, steps = 0;
+  std::string config;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    const std::string& a = argv[i];
+    auto value = [&](const std::string& name) -> std::string {
+      if (i + 1 >= argv.size()) throw UsageError(name + " needs a value");
+      return argv[++i];
+    };
+    auto number = [&](const std::string& name, int64_t lo) {
+      const std::string v = value(name);
+      char* end = nullptr;
+      const long long n = std::strtoll(v.c_str(), &end, 10);
+      if (v.empty() || *end || n < lo || n > 1000000) throw UsageError(name + ": expected a whole number ≥ " + std::to_string(lo) + ", not " + v);
+      return static_cast<int64_t>(n);
+    };
+    if (a == "--help" || a == "-h") {
+      std::fputs(kUsage, stdout);
+      return 0;
+    }
+    if (a == "--nproc") {
+      ranks = number(a, 1);
+    } else if (a == "--time_steps") {
+      steps = number(a, 1);
+    } else {
+      if (a == "--config" && i + 1 < argv.size()) config = argv[i + 1];
+      run_args.push_back(a);
+    }
+  }
+  if (config.empty()) throw UsageError("estimate needs --config RUN.yaml (see --help)");
+  const std::string job = read_job(config);
+  const double runtime = train::training_runtime_bytes();  // before this process maps anything of the run
+  std::string verb;
+  Estimate e;
+  auto keep_relevant = [](const io::Config& cfg) {
+    // Where the run would write does not change what it needs.
+    std::vector<std::string> left;
+    for (const auto& err : cfg.errors())
+      if (err.find("output_dir") == std::string::npos && err.find("resume_from_checkpoint") == std::string::npos) left.push_back(err);
+    return left;
+  };
+  std::vector<std::string> problems;
+  if (job == "upsampler") {
+    verb = "train-upsampler";
+    io::Config cfg = train::load_training_config(train::upsampler_option_schema(), run_args);
+    train::UpsamplerSetup s;
+    try {
+      s = train::resolve_upsampler_setup(cfg);
+    } catch (const std::exception& ex) {
+      cfg.add_error(ex.what());
+    }
+    problems = keep_relevant(cfg);
+    if (problems.empty()) e = estimate_upsampler(s, ranks, runtime);
+  } else if (job == "experts") {
+    verb = "train-experts";
+    io::Config cfg = train::load_training_config(train::experts_option_schema(), run_args);
+    train::ExpertsSetup s;
+    try {
+      s = train::resolve_experts_setup(cfg);
+    } catch (const std::exception& ex) {
+      cfg.add_error(ex.what());
+    }
+    problems = keep_relevant(cfg);
+    if (problems.empty()) e = estimate_experts(s, ranks, runtime);
+  } else {
+    throw Error(config + ": estimate knows the jobs upsampler and experts, not '" + job + "'");
+  }
+  if (!problems.empty()) {
+    for (const auto& p : problems) std::fprintf(stderr, "error: %s\n", p.c_str());
+    std::cout << json{{"error", problems.front()}, {"problems", problems}}.dump() << std::endl;
+    return 1;
+  }
+
+  const double training = e.parts.total(), text = e.text_phase.total(), peak = std::max(training, text);
+  const double machine = machine_bytes();
+  std::fprintf(stderr, "%-24s %12s  %s\n", "part", "memory", "how");
+  for (const auto& p : e.parts.parts) std::fprintf(stderr, "%-24s %12s  %s\n", p.name.c_str(), gib(p.bytes).c_str(), p.note.c_str());
+  std::fprintf(stderr, "%-24s %12s\n", "total (training)", gib(training).c_str());
+  if (text > 0) std::fprintf(stderr, "%-24s %12s  the text encoder alone, before training\n", "total (captions)", gib(text).c_str());
+  const bool fits = peak <= machine;
+  std::fprintf(stderr, "%s: the run needs about %s of this machine's %s\n", fits ? "fits" : "does not fit", gib(peak).c_str(), gib(machine).c_str());
+  json out = {{"job", job}, {"device", "cpu"}, {"estimate", e.parts.to_json()}, {"total_bytes", peak},
+              {"machine_bytes", machine}, {"fits", fits}, {"shape", e.shape}};
+  if (text > 0) out["text_encoding"] = e.text_phase.to_json();
+  if (steps > 0) {
+    json timed = time_steps(verb, run_args, steps);
+    const double measured = timed["measured_peak_bytes"].get<double>();
+    timed["estimate_error"] = measured > 0 ? (peak - measured) / measured : 0.0;
+    std::fprintf(stderr, "timed: %.3f s per step, measured peak %s (the estimate is %+.1f %%)\n",
+                 timed["seconds_per_step"].get<double>(), gib(measured).c_str(), 100 * timed["estimate_error"].get<double>());
+    out["timed"] = timed;
+  }
+  std::cout << out.dump() << std::endl;
+  return 0;
+}
+
+}  // namespace
+
+WS_VERB("estimate", "memory a training run will need (by formula; --time_steps N also times real steps)", &run_estimate);
+
+}  // namespace ws::cli

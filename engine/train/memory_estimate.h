@@ -1,0 +1,70 @@
+// Memory of a training run by formula, before anything is loaded (docs/design/estimate.md): the
+// parameters, gradients, optimizer state and activations of each model from its config, the
+// sizes and the options (gradient checkpointing, low_vram, fp8, LoRA, bf16, ZeRO). The `estimate`
+// verb prints it for a run file; the benches print it beside their measured peak, which is how
+// the formulas are checked.
+#pragma once
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "models/latent_upsampler.h"
+#include "models/wan_dit_config.h"
+
+namespace ws::train {
+
+struct MemoryPart {
+  std::string name;  // "weights", "gradients", ...
+  double bytes = 0;
+  std::string note;  // how it was counted, for the reader
+};
+
+struct MemoryEstimate {
+  std::vector<MemoryPart> parts;
+  void add(std::string name, double bytes, std::string note);
+  double total() const;
+  double part(const std::string& name) const;  // 0 when absent
+  nlohmann::json to_json() const;              // {"parts": [...], "total_bytes": ...}
+};
+
+// One expert's resident training state (no activations): weights, gradients, AdamW moments and,
+// with bf16 weights, the fp32 masters; a LoRA base in bf16 or fp8 with fp32 adapters. The
+// moments (and, between steps, gradients and masters) are divided over `zero_ranks`.
+struct ExpertStateOptions {
+  int64_t lora_rank = 0;  // 0: full fine-tuning
+  bool fp8 = false;       // a LoRA base kept as 1-byte codes
+  bool bf16_weights = false;
+  int64_t zero_ranks = 1;
+};
+void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models::WanConfig& c, const ExpertStateOptions& o);
+
+// What one sample's forward keeps for its backward through `layers` WanBlocks (tokens after
+// patchify, `text_tokens` of context), in `elem_bytes` per value (4 fp32, 2 bf16); with gradient
+// checkpointing only each block's input plus one block's activations during its recompute.
+double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, bool checkpointing,
+                            int elem_bytes = 4);
+
+// The same for one latent upsampler step on a [batch, C, T, h, w] latent.
+double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, int64_t w,
+                                  bool checkpointing);
+
+// What the allocator holds for the backward of the upsampler's 3-D convs on the CPU: each conv's
+// backward makes weight-sized copies (the flipped kernel and the weight gradient's transpose with
+// the oneDNN training conv, one with LibTorch's), and glibc keeps the freed blocks for reuse. Zero
+// on a GPU.
+double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu);
+
+// The peak of a Wan VAE encode or decode of one clip chunk at pixel size h×w: the widest stage's
+// few live tensors (docs/design/estimate.md §3), in fp32.
+double vae_call_bytes(int64_t base_dim, int64_t h, int64_t w, int64_t patch);
+
+// This process's resident memory now: LibTorch, the allocator and the code, which every run
+// pays before it loads anything.
+double runtime_bytes();
+// The same after a tiny training step has woken what every training step wakes (the OpenMP
+// threads and their allocator arenas, oneDNN's kernels): the baseline of a training worker.
+double training_runtime_bytes();
+
+}  // namespace ws::train
