@@ -9,11 +9,9 @@
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
-#include <QSaveFile>
 #include <QTableView>
 #include <QVBoxLayout>
 
-#include "config/run_config.h"
 #include "item_models/run_queue_model.h"
 #include "jobs/run_queue.h"
 
@@ -110,7 +108,8 @@ void QueueDock::retryCurrent() { model_->queue()->retry(currentId()); }
 
 void QueueDock::editCurrent() {
   RunQueue* q = model_->queue();
-  const int row = q->indexOf(currentId());
+  const QString id = currentId();
+  const int row = q->indexOf(id);
   if (row < 0) return;
   const QString path = q->entries().at(row).runYaml;
   QFile in(path);
@@ -131,27 +130,9 @@ void QueueDock::editCurrent() {
   layout->addWidget(box);
   dialog.resize(640, 520);
   while (dialog.exec() == QDialog::Accepted) {
-    // Written beside, checked, then swapped in: a bad edit never replaces a good file.
-    const QString candidate = path + QStringLiteral(".edit");
-    QFile c(candidate);
-    if (c.open(QIODevice::WriteOnly)) c.write(text->toPlainText().toUtf8());
-    c.close();
     QString error;
-    const auto cfg = RunConfig::load(candidate, &error);
-    QFile::remove(candidate);
-    if (cfg && RunConfig::verbForJob(cfg->job).isEmpty()) error = tr("unknown job '%1'").arg(cfg->job);
-    if (!error.isEmpty()) {
-      QMessageBox::warning(this, tr("Edit Queued Run"), error);
-      continue;
-    }
-    if (q->indexOf(model_->idAt(row)) < 0 || q->entries().at(row).state == QueueEntry::State::Starting) {
-      QMessageBox::warning(this, tr("Edit Queued Run"), tr("The run has started meanwhile; its run.yaml is the worker's now."));
-      return;
-    }
-    QSaveFile out(path);
-    if (!out.open(QIODevice::WriteOnly) || out.write(text->toPlainText().toUtf8()) < 0 || !out.commit())
-      QMessageBox::warning(this, tr("Edit Queued Run"), tr("Cannot write %1").arg(path));
-    return;
+    if (q->editRunYaml(id, text->toPlainText(), &error)) return;
+    QMessageBox::warning(this, tr("Edit Queued Run"), error);  // the file is untouched; edit again
   }
 }
 

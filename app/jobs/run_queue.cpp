@@ -184,6 +184,42 @@ bool RunQueue::retry(const QString& id) {
   return true;
 }
 
+bool RunQueue::editRunYaml(const QString& id, const QString& text, QString* error) {
+  const int i = indexOf(id);
+  if (i < 0 || entries_[i].state == QueueEntry::State::Starting) {
+    if (error) *error = QStringLiteral("the run has started; its run.yaml is the worker's now");
+    return false;
+  }
+  const QString path = entries_[i].runYaml;
+  // Checked as a file beside it (relative paths resolve the same), then swapped in.
+  const QString candidate = path + QStringLiteral(".edit");
+  {
+    QFile c(candidate);
+    if (!c.open(QIODevice::WriteOnly) || c.write(text.toUtf8()) < 0) {
+      if (error) *error = QStringLiteral("cannot write %1").arg(candidate);
+      return false;
+    }
+  }
+  QString why;
+  const auto cfg = RunConfig::load(candidate, &why);
+  QFile::remove(candidate);
+  if (cfg && RunConfig::verbForJob(cfg->job).isEmpty()) why = QStringLiteral("unknown job '%1' (expected %2)").arg(cfg->job, RunConfig::knownJobs());
+  if (!cfg || !why.isEmpty()) {
+    if (error) *error = why;
+    return false;
+  }
+  QSaveFile out(path);
+  if (!out.open(QIODevice::WriteOnly) || out.write(text.toUtf8()) < 0 || !out.commit()) {
+    if (error) *error = QStringLiteral("cannot write %1").arg(path);
+    return false;
+  }
+  entries_[i].job = cfg->job;
+  entries_[i].runDir = cfg->outputDir;
+  save();
+  Q_EMIT changed();
+  return true;
+}
+
 void RunQueue::setPaused(bool paused) {
   if (paused_ == paused) return;
   paused_ = paused;

@@ -54,6 +54,9 @@ class RunQueue : public QObject {
   bool remove(const QString& id);
   bool move(const QString& id, int delta);  // -1 up, +1 down; not a starting entry
   bool retry(const QString& id);            // failed -> waiting
+  // Replaces a waiting or failed entry's run.yaml with `text` (checked first, written
+  // atomically) and takes its job and folder from it; false with *error, the file untouched.
+  bool editRunYaml(const QString& id, const QString& text, QString* error);
   void setPaused(bool paused);
   // Estimated start of entry `index` (ms since the epoch): now for the next one when nothing
   // trains, the live run's ETA for the next one while one trains, -1 when unknown (later

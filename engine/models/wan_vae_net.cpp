@@ -1,5 +1,9 @@
 #include "models/wan_vae_net.h"
 
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
 #include <string>
 
 #include "core/error.h"
@@ -145,6 +149,9 @@ torch::Tensor WanVAEImpl::decode_raw(const torch::Tensor& z, const Schedule& s) 
     out.narrow(2, done, px.size(2)).copy_(px);
     done += px.size(2);
     start += len;
+#ifdef __GLIBC__
+    malloc_trim(0);  // the chunk's freed blocks go back before the next chunk's peak
+#endif
   }
   if (done != frames) throw Error("VAE decode: internal frame count mismatch");
   return out;

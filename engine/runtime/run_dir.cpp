@@ -266,14 +266,16 @@ Checkpoint RunDir::commit_checkpoint(CheckpointWriter& w, std::optional<int64_t>
 void RunDir::prune(std::optional<int64_t> total_limit, const std::string& keep) {
   if (!total_limit) return;
   const auto limit = static_cast<size_t>(std::max<int64_t>(*total_limit, 1));
-  // The newest `limit` checkpoints stay, and the best one besides them (keep_best).
+  // Oldest first until `limit` are left, never the one just written nor the best one
+  // (keep_best), which may so stay beside the others.
   auto all = checkpoints();
-  if (all.size() <= limit) return;
-  for (size_t i = 0; i + limit < all.size(); ++i) {
-    const auto& c = all[i];
+  size_t count = all.size();
+  for (const auto& c : all) {
+    if (count <= limit) break;
     if (c.name == keep || (best_ && c.step == best_->step)) continue;
     remove_checkpoint_dir(c.name);
     spdlog::info("removed {} (checkpoints_total_limit {})", c.name, *total_limit);
+    --count;
   }
 }
 

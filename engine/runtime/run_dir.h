@@ -107,7 +107,7 @@ class RunDir {
 
   // keep_best: the checkpoint named in best.json (read when the folder opens). set_best writes
   // best.json atomically (the checkpoint must exist), emits `best`, then prunes as a commit
-  // does: the newest `total_limit` checkpoints stay, and the best one besides them.
+  // does: the oldest go until `total_limit` are left, except the new one and the best.
   const std::optional<contract::BestCheckpoint>& best() const { return best_; }
   void set_best(const contract::BestCheckpoint& best, std::optional<int64_t> total_limit);
   void clear_best();  // a resume from before the best: that figure belongs to a discarded future

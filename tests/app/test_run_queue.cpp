@@ -115,12 +115,21 @@ class TestRunQueue : public QObject {
     QVERIFY(q.add(ws.filePath(QStringLiteral("missing.yaml")), 1, &error).isEmpty());
     QVERIFY2(error.contains(QStringLiteral("missing.yaml")), qPrintable(error));
     QCOMPARE(jobs.liveJobs().size(), 0);
+    // Editing a queued run's file: a bad edit leaves the file alone; a good one moves its folder.
+    const QString bYaml = q.entries().at(1).runYaml;
+    const QByteArray bBefore = fake::readAll(bYaml);
+    QVERIFY(!q.editRunYaml(b, QStringLiteral("job: painter\n"), &error));
+    QVERIFY2(error.contains(QStringLiteral("painter")), qPrintable(error));
+    QCOMPARE(fake::readAll(bYaml), bBefore);
+    QVERIFY(q.editRunYaml(b, QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 9\n").arg(ws.filePath(QStringLiteral("b2"))), &error));
+    QCOMPARE(q.entries().at(1).runDir, ws.filePath(QStringLiteral("b2")));
+    QVERIFY(fake::readAll(bYaml).contains("max_train_steps: 9"));
 
     // What another studio (or this one after a restart) reads back.
     RunQueue again(&jobs);
     QVERIFY(again.open(ws.path()));
     QVERIFY(again.paused());
-    QCOMPARE(runNames(again), (QStringList{QStringLiteral("c"), QStringLiteral("b")}));
+    QCOMPARE(runNames(again), (QStringList{QStringLiteral("c"), QStringLiteral("b2")}));
     QCOMPARE(again.entries().at(1).processes, 2);
     QCOMPARE(again.entries().at(0).id, c);
     // The model shows position, state and the estimate.

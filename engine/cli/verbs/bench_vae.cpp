@@ -9,6 +9,7 @@
 #include "models/wan_vae.h"
 #include "cli/args.h"
 #include "cli/bench.h"
+#include "runtime/allocator.h"
 
 namespace {
 
@@ -54,6 +55,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   opts.schedule.decode_frames = a.integer("decode_chunk", 1);
   opts.pack_weights = !a.boolean("no_pack");
   opts.decoder_only = kind == "vae-decode";  // a decode needs only the decoder's weights
+  ws::runtime::return_large_blocks_to_system();  // as `vae encode|decode` do
   if (torch::cuda::is_available()) opts.device = "cuda:0";
   if (a.boolean("bf16") && opts.device == "cpu") throw ws::UsageError("--bf16 needs a GPU (the CPU path runs fp32)");
   opts.bf16 = a.boolean("bf16");

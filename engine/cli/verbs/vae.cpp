@@ -21,6 +21,7 @@
 #include "cli/verb.h"
 #include "cli/vae_cli.h"
 #include "contract/option_values.h"
+#include "runtime/allocator.h"
 
 namespace {
 
@@ -109,6 +110,7 @@ int run_encode(const std::vector<std::string>& argv) {
   torch::Tensor x = a.has("video") ? read_video_clip(a, in, cfg.spatial_factor(), &frames)
                                    : ws::cli::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
   WanVae::check_video(cfg, x, in);
+  ws::runtime::return_large_blocks_to_system();  // one call: no transient is reused
   auto vae = open_vae(a, keys, {});
   spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
   torch::Tensor z = vae->encode(x);
@@ -142,6 +144,7 @@ int run_decode(const std::vector<std::string>& argv) {
   ws::models::WanVaeOptions opts;
   opts.tiled_decode = a.boolean("tiled");
   opts.decoder_only = true;
+  ws::runtime::return_large_blocks_to_system();  // one call: no transient is reused
   auto vae = open_vae(a, keys, opts);
   spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
   torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();

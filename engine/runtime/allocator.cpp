@@ -1,0 +1,18 @@
+#include "runtime/allocator.h"
+
+#ifdef __GLIBC__
+#include <malloc.h>
+#endif
+
+namespace ws::runtime {
+
+void return_large_blocks_to_system(std::size_t bytes) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes));  // also stops the dynamic raise
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(bytes));
+#else
+  (void)bytes;
+#endif
+}
+
+}  // namespace ws::runtime
