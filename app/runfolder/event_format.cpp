@@ -94,6 +94,10 @@ QString formatEvent(const RunEvent& ev, qint64 maxSteps) {
     const auto e = contract::CheckpointEvent::from_json(ev.raw);
     return QStringLiteral("checkpoint step %1 -> %2").arg(e.step).arg(str(e.path));
   }
+  if (t == QLatin1String("best")) {  // keep_best: a checkpoint became the best so far
+    return QStringLiteral("best so far: %1 (%2 %3)")
+        .arg(ev.string(QLatin1StringView("path")), ev.string(QLatin1StringView("metric")), num(ev.number(QLatin1StringView("value"), std::nan(""))));
+  }
   if (t == QLatin1String(et::kHeartbeat)) {
     const auto e = contract::HeartbeatEvent::from_json(ev.raw);
     QString s = QStringLiteral("heartbeat  rss %1").arg(formatBytes(double(e.rss_bytes)));

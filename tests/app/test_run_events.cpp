@@ -252,6 +252,9 @@ class TestRunEvents : public QObject {
     QCOMPARE(level(step), LogLevel::Step);
     const QString s = formatEvent(*parseEventLine(stepLine(3, 0.125, "high")), 10);
     QVERIFY2(s.startsWith(QStringLiteral("step 3/10 [high]  loss 0.125")), qPrintable(s));
+    const QString best = formatEvent(*parseEventLine(
+        "{\"type\":\"best\",\"time\":1,\"step\":30,\"path\":\"checkpoint-30\",\"metric\":\"val_psnr\",\"value\":20.1256}"));
+    QCOMPARE(best, QStringLiteral("best so far: checkpoint-30 (val_psnr 20.13)"));
   }
 
   void loadFileAndMissingFile() {
