@@ -230,6 +230,26 @@ std::string read_job(const std::string& path) {
   throw Error(path + ": no `job:` key (expected upsampler or experts)");
 }
 
+// The run file resolved as its training verb resolves it (every check, the same messages),
+// then `estimate` on the setup. Returns the problems; where the run would write is not one.
+template <class Resolve, class Estimate>
+std::vector<std::string> resolve_and_estimate(const io::OptionSchema& schema, const std::vector<std::string>& args,
+                                              Resolve resolve, Estimate estimate) {
+  io::Config cfg = train::load_training_config(schema, args);
+  decltype(resolve(cfg)) setup;
+  try {
+    setup = resolve(cfg);
+  } catch (const std::exception& ex) {
+    cfg.add_error(ex.what());
+  }
+  std::vector<std::string> problems;
+  for (const auto& err : cfg.errors())
+    if (err.find("output_dir") == std::string::npos && err.find("resume_from_checkpoint") == std::string::npos)
+      problems.push_back(err);
+  if (problems.empty()) estimate(setup);
+  return problems;
+}
+
 int run_estimate(const std::vector<std::string>& argv) {
   std::vector<std::string> run_args;
   int64_t ranks = 1, steps = 0;
@@ -265,36 +285,15 @@ int run_estimate(const std::vector<std::string>& argv) {
   const double runtime = train::training_runtime_bytes();  // before this process maps anything of the run
   std::string verb;
   Estimate e;
-  auto keep_relevant = [](const io::Config& cfg) {
-    // Where the run would write does not change what it needs.
-    std::vector<std::string> left;
-    for (const auto& err : cfg.errors())
-      if (err.find("output_dir") == std::string::npos && err.find("resume_from_checkpoint") == std::string::npos) left.push_back(err);
-    return left;
-  };
   std::vector<std::string> problems;
   if (job == "upsampler") {
     verb = "train-upsampler";
-    io::Config cfg = train::load_training_config(train::upsampler_option_schema(), run_args);
-    train::UpsamplerSetup s;
-    try {
-      s = train::resolve_upsampler_setup(cfg);
-    } catch (const std::exception& ex) {
-      cfg.add_error(ex.what());
-    }
-    problems = keep_relevant(cfg);
-    if (problems.empty()) e = estimate_upsampler(s, ranks, runtime);
+    problems = resolve_and_estimate(train::upsampler_option_schema(), run_args, train::resolve_upsampler_setup,
+                                    [&](const train::UpsamplerSetup& s) { e = estimate_upsampler(s, ranks, runtime); });
   } else if (job == "experts") {
     verb = "train-experts";
-    io::Config cfg = train::load_training_config(train::experts_option_schema(), run_args);
-    train::ExpertsSetup s;
-    try {
-      s = train::resolve_experts_setup(cfg);
-    } catch (const std::exception& ex) {
-      cfg.add_error(ex.what());
-    }
-    problems = keep_relevant(cfg);
-    if (problems.empty()) e = estimate_experts(s, ranks, runtime);
+    problems = resolve_and_estimate(train::experts_option_schema(), run_args, train::resolve_experts_setup,
+                                    [&](const train::ExpertsSetup& s) { e = estimate_experts(s, ranks, runtime); });
   } else {
     throw Error(config + ": estimate knows the jobs upsampler and experts, not '" + job + "'");
   }
