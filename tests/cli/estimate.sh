@@ -63,6 +63,23 @@ w = {p["name"]: p["bytes"] for p in json.loads(sys.argv[1])["estimate"]["parts"]
 assert w["high: adapters"] > 0 and w["high: gradients"] == w["high: adapters"], w
 EOF
 
+# A GPU's memory (--device cuda, from any build): bf16 activations with mixed precision, and with
+# low_vram the idle expert's state in host memory instead of on the device.
+gpu=$(est "${ex[@]}" --device cuda --device_memory 80 --mixed_precision bf16 --low_vram) || fail "estimate --device cuda: $(cat "$tmp/est.err")"
+fp32=$(est "${ex[@]}" --device cuda --device_memory 80 --low_vram=false --mixed_precision no)
+python3 - "$gpu" "$fp32" <<'EOF' || fail "estimate --device cuda: $gpu"
+import json, sys
+g, f = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+gw = {p["name"]: p["bytes"] for p in g["estimate"]["parts"]}
+fw = {p["name"]: p["bytes"] for p in f["estimate"]["parts"]}
+hw = {p["name"]: p["bytes"] for p in g["host"]["parts"]}
+assert g["device"] == "cuda" and g["machine_bytes"] == 80 * 2**30 and g["fits"] is True, g
+assert "low: weights" not in gw and hw["low: weights"] == fw["low: weights"], (gw, hw)
+assert abs(gw["activations"] * 2 - fw["activations"]) < 1, (gw["activations"], fw["activations"])
+assert "host" not in f and "low: weights" in fw, f
+EOF
+"$engine" estimate "${ex[@]}" --device cuda --time_steps 2 >/dev/null 2>"$tmp/e0" && fail "--time_steps with --device cuda accepted"
+
 # 3. Two real steps: their time and the measured peak. A run this small is mostly the worker's own
 #    runtime, of which the estimate sees only what its process has (about 30-50 MB less), hence
 #    the wider bound here; the 15 % holds where the models' state dominates (5.).

@@ -40,13 +40,17 @@ namespace stdfs = std::filesystem;
 
 constexpr const char* kUsage =
     "usage: wanstudio-engine estimate --config RUN.yaml [RUN FLAGS...] [--nproc P] [--time_steps N]\n"
+    "                                 [--device cpu|cuda] [--device_memory GIB]\n"
     "\n"
     "The memory a training run will need (job upsampler or experts), by formula from its models'\n"
     "configs, sizes and options: weights, gradients, optimizer state, EMA, activations (gradient\n"
     "checkpointing), the VAE and the text encoder, LoRA, fp8, bf16 weights, ZeRO-2 over P ranks;\n"
     "and whether it fits this machine. --time_steps N also trains N real steps in a scratch\n"
     "folder and reports their seconds and the measured peak (2 is enough: the first step warms\n"
-    "up). Flags after the config override it, as for the training verbs. Last stdout line: JSON.\n";
+    "up). --device cuda estimates a GPU's memory instead (bf16 activations and VAE with mixed\n"
+    "precision, low_vram's idle expert in host memory, a usual CUDA context), against\n"
+    "--device_memory. Flags after the config override it, as for the training verbs. Last stdout\n"
+    "line: JSON.\n";
 
 double machine_bytes() {
   return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
@@ -81,23 +85,38 @@ void add_vae(train::MemoryEstimate& m, const std::string& file, const json& vae_
         "one encode call's widest stage (4 frames at a time)");
 }
 
+// Where the estimate is for: this machine's memory, or a GPU's (`--device cuda`, from any build).
+struct Target {
+  bool gpu = false;
+  double runtime = 0;  // measured here on the CPU; the CUDA context's usual size on a GPU
+};
+constexpr double kCudaContextBytes = 0.6 * 1024 * 1024 * 1024;  // context, cuBLAS/cuDNN workspaces
+
 struct Estimate {
   train::MemoryEstimate parts;
+  train::MemoryEstimate host;  // on a GPU with low_vram: what waits in host memory meanwhile
   train::MemoryEstimate text_phase;  // before training: the text encoder (experts), empty otherwise
   json shape = json::object();
 };
 
-Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, double runtime) {
+void add_runtime(train::MemoryEstimate& m, const Target& target) {
+  if (target.gpu)
+    m.add("runtime", kCudaContextBytes, "the CUDA context and library workspaces (a usual size, not measured here)");
+  else
+    m.add("runtime", target.runtime, "LibTorch, its threads and kernels before any model (measured in this process)");
+}
+
+Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const Target& target) {
   Estimate e;
   const auto& c = s.model;
   const double P = static_cast<double>(c.parameter_count());
   auto& m = e.parts;
-  m.add("runtime", runtime, "LibTorch, its threads and kernels before any model (measured in this process)");
+  add_runtime(m, target);
   m.add("weights", P * 4, "latent upsampler, fp32");
   m.add("gradients", P * 4, "fp32");
   m.add("optimizer", P * 8, "AdamW moments");
   if (s.use_ema) m.add("ema", P * 4, "EMA shadow weights");
-  const bool bf16 = s.run.bf16;
+  const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
   add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
   // Latents of the largest bucket: the low-res side is 1/scale of the high-res one.
   const int64_t t = (s.data.n_frames - 1) / 4 + 1, hr = s.data.sample_size / 16;
@@ -105,20 +124,24 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, doubl
   const int64_t lr = std::max<int64_t>(1, hr * den / num);
   m.add("activations", train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
         s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
-  m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
-        "weight-sized copies in each 3-D conv's backward, kept by the allocator");
-  const int64_t workers = std::max<int64_t>(1, s.data.workers);
-  const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
-  m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
+  if (!target.gpu) {
+    m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
+          "weight-sized copies in each 3-D conv's backward, kept by the allocator");
+    const int64_t workers = std::max<int64_t>(1, s.data.workers);
+    const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
+    m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
+  }
   e.shape = {{"latent_low", {t, lr, lr}}, {"latent_high", {t, hr, hr}}, {"parameters", P}, {"ranks", ranks}};
   return e;
 }
 
-Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, double runtime) {
+Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, const Target& target) {
   Estimate e;
   auto& m = e.parts;
-  m.add("runtime", runtime, "LibTorch, its threads and kernels before any model (measured in this process)");
+  add_runtime(m, target);
   const int64_t zero = s.zero2 ? ranks : 1;
+  // low_vram on a GPU: only the routed expert is on the device; the other waits in host memory.
+  const bool split = target.gpu && s.run.low_vram;
   for (const auto* ex : {&s.high, &s.low}) {
     const bool high = ex == &s.high;
     train::ExpertStateOptions o;
@@ -126,19 +149,19 @@ Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, double ru
     o.fp8 = s.fp8;
     o.bf16_weights = s.bf16_weights;
     o.zero_ranks = zero;
-    train::add_expert_state(m, high ? "high: " : "low: ", ex->config, o);
+    train::add_expert_state(split && !high ? e.host : m, high ? "high: " : "low: ", ex->config, o);
   }
   const auto& c = s.high.config;
   const int64_t factor = s.vae_spatial_factor, t = (s.data.n_frames - 1) / 4 + 1;
   const int64_t side = s.data.sample_size / factor;
   const int64_t tokens = t * (side / 2) * (side / 2);
-  const bool bf16 = s.run.bf16;
-  m.add("activations", train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, 4),
+  const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
+  m.add("activations", train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
         std::to_string(tokens) + " tokens per sample" + (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
   if (!s.all_latent_files && !s.vae_file.empty()) add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
   if (s.text_encoder) {
     auto& p = e.text_phase;
-    p.add("runtime", runtime, "as in training");
+    add_runtime(p, target);
     const double n = weights_parameters(s.text_encoder->encoder_path);
     p.add("text encoder", n * (s.text_encoder->bf16 ? 2 : 4), "UMT5, freed before the experts load");
   }
@@ -253,7 +276,8 @@ std::vector<std::string> resolve_and_estimate(const io::OptionSchema& schema, co
 int run_estimate(const std::vector<std::string>& argv) {
   std::vector<std::string> run_args;
   int64_t ranks = 1, steps = 0;
-  std::string config;
+  double device_memory_gib = 0;
+  std::string config, device = "cpu";
   for (size_t i = 0; i < argv.size(); ++i) {
     const std::string& a = argv[i];
     auto value = [&](const std::string& name) -> std::string {
@@ -275,6 +299,11 @@ int run_estimate(const std::vector<std::string>& argv) {
       ranks = number(a, 1);
     } else if (a == "--time_steps") {
       steps = number(a, 1);
+    } else if (a == "--device") {
+      device = value(a);
+      if (device != "cpu" && device != "cuda") throw UsageError("--device is cpu or cuda, not " + device);
+    } else if (a == "--device_memory") {
+      device_memory_gib = static_cast<double>(number(a, 1));
     } else {
       if (a == "--config" && i + 1 < argv.size()) config = argv[i + 1];
       run_args.push_back(a);
@@ -282,18 +311,21 @@ int run_estimate(const std::vector<std::string>& argv) {
   }
   if (config.empty()) throw UsageError("estimate needs --config RUN.yaml (see --help)");
   const std::string job = read_job(config);
-  const double runtime = train::training_runtime_bytes();  // before this process maps anything of the run
+  Target target;
+  target.gpu = device == "cuda";
+  target.runtime = train::training_runtime_bytes();  // before this process maps anything of the run
+  if (target.gpu && steps > 0) throw UsageError("--time_steps times steps on this machine's CPU; leave out --device cuda");
   std::string verb;
   Estimate e;
   std::vector<std::string> problems;
   if (job == "upsampler") {
     verb = "train-upsampler";
     problems = resolve_and_estimate(train::upsampler_option_schema(), run_args, train::resolve_upsampler_setup,
-                                    [&](const train::UpsamplerSetup& s) { e = estimate_upsampler(s, ranks, runtime); });
+                                    [&](const train::UpsamplerSetup& s) { e = estimate_upsampler(s, ranks, target); });
   } else if (job == "experts") {
     verb = "train-experts";
     problems = resolve_and_estimate(train::experts_option_schema(), run_args, train::resolve_experts_setup,
-                                    [&](const train::ExpertsSetup& s) { e = estimate_experts(s, ranks, runtime); });
+                                    [&](const train::ExpertsSetup& s) { e = estimate_experts(s, ranks, target); });
   } else {
     throw Error(config + ": estimate knows the jobs upsampler and experts, not '" + job + "'");
   }
@@ -304,15 +336,23 @@ int run_estimate(const std::vector<std::string>& argv) {
   }
 
   const double training = e.parts.total(), text = e.text_phase.total(), peak = std::max(training, text);
-  const double machine = machine_bytes();
+  // A GPU's memory: --device_memory, or unknown (nothing to compare with) on a CPU build.
+  const double machine = target.gpu ? device_memory_gib * 1024 * 1024 * 1024 : machine_bytes();
   std::fprintf(stderr, "%-24s %12s  %s\n", "part", "memory", "how");
   for (const auto& p : e.parts.parts) std::fprintf(stderr, "%-24s %12s  %s\n", p.name.c_str(), gib(p.bytes).c_str(), p.note.c_str());
   std::fprintf(stderr, "%-24s %12s\n", "total (training)", gib(training).c_str());
   if (text > 0) std::fprintf(stderr, "%-24s %12s  the text encoder alone, before training\n", "total (captions)", gib(text).c_str());
-  const bool fits = peak <= machine;
-  std::fprintf(stderr, "%s: the run needs about %s of this machine's %s\n", fits ? "fits" : "does not fit", gib(peak).c_str(), gib(machine).c_str());
-  json out = {{"job", job}, {"device", "cpu"}, {"estimate", e.parts.to_json()}, {"total_bytes", peak},
-              {"machine_bytes", machine}, {"fits", fits}, {"shape", e.shape}};
+  const bool fits = machine <= 0 || peak <= machine;
+  if (!e.host.parts.empty())
+    std::fprintf(stderr, "%-24s %12s  low_vram: the idle expert waits in host memory\n", "host", gib(e.host.total()).c_str());
+  if (machine > 0)
+    std::fprintf(stderr, "%s: the run needs about %s of %s's %s\n", fits ? "fits" : "does not fit", gib(peak).c_str(),
+                 target.gpu ? "the GPU" : "this machine", gib(machine).c_str());
+  else
+    std::fprintf(stderr, "the run needs about %s of GPU memory (--device_memory GIB compares it)\n", gib(peak).c_str());
+  json out = {{"job", job}, {"device", device}, {"estimate", e.parts.to_json()}, {"total_bytes", peak},
+              {"machine_bytes", machine > 0 ? json(machine) : json(nullptr)}, {"fits", fits}, {"shape", e.shape}};
+  if (!e.host.parts.empty()) out["host"] = e.host.to_json();
   if (text > 0) out["text_encoding"] = e.text_phase.to_json();
   if (steps > 0) {
     json timed = time_steps(verb, run_args, steps);
