@@ -72,7 +72,7 @@ bool RunQueue::open(const QString& workspace, QString* error) {
   workspace_ = workspace.isEmpty() ? QString() : QFileInfo(workspace).absoluteFilePath();
   entries_.clear();
   paused_ = false;
-  bool ok = true;
+  bool ok = true, changedOnOpen = false;
   QFile f(filePath());
   if (!workspace_.isEmpty() && f.exists()) {
     QJsonParseError pe{};
@@ -103,6 +103,7 @@ bool RunQueue::open(const QString& workspace, QString* error) {
         if (e.id.isEmpty() || e.runYaml.isEmpty()) continue;
         if (e.state == QueueEntry::State::Starting) {
           // The studio died while this run was starting: it either trains now or never started.
+          changedOnOpen = true;
           if (startedSince(e.runDir, e.startingMs)) continue;
           e.state = QueueEntry::State::Waiting;
         }
@@ -111,7 +112,9 @@ bool RunQueue::open(const QString& workspace, QString* error) {
       }
     }
   }
-  save();
+  // Written back only when opening changed it (a starting entry sorted out, a bad file set
+  // aside): a workspace without a queue gets no file just for being opened.
+  if (changedOnOpen || !ok) save();
   Q_EMIT changed();
   pump();
   return ok;

@@ -180,8 +180,7 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
   const std::string dir = fs::join(stdfs::temp_directory_path().string(), "wanstudio-estimate-" + std::to_string(::getpid()));
   std::vector<std::string> args{exe, verb};
   args.insert(args.end(), run_args.begin(), run_args.end());
-  for (const char* a : {"--output_dir"}) args.insert(args.end(), {a, dir});
-  args.insert(args.end(), {"--overwrite_output_dir", "--max_train_steps", std::to_string(steps + 1), "--checkpointing_steps", "1000000000",
+  args.insert(args.end(), {"--output_dir", dir, "--overwrite_output_dir", "--max_train_steps", std::to_string(steps + 1), "--checkpointing_steps", "1000000000",
                            "--report_to", "none", "--validation_steps", "1000000000"});
   if (verb == "train-upsampler") args.insert(args.end(), {"--validation_epochs", "1000000"});
   if (verb == "train-experts") args.insert(args.end(), {"--eval_steps", "1000000000"});
