@@ -101,6 +101,14 @@ for t in wan2.2 wan2.1; do
     row "vae-$k $t ${f1}x${size/,/x}" "$ms ms" "$fps frames/s, $(mem "vae_${k}_$t")$extra"
   done
 done
+# The same Wan2.2 decode with the convs in NCDHW order: what channels-last gains (GPU only; the
+# CPU path runs oneDNN's own layout either way).
+if [ "$gpu" = 1 ]; then
+  bench vae_decode_ncdhw vae-decode --vae-type wan2.2 --frames "$f1" --size "$size" --reps "$reps" --warmup 1 $prec \
+    --no_channels_last
+  row "vae-decode wan2.2 ${f1}x${size/,/x}, NCDHW convs" "$(field vae_decode_ncdhw ms_per_clip_median) ms" \
+    "against $(field vae_decode_wan2.2 ms_per_clip_median) ms channels-last, $(mem vae_decode_ncdhw)"
+fi
 
 # 3. The upsampler's training step at the released width (mid 512, 4 blocks).
 if [ "$gpu" = 1 ]; then lat=21,20,34; else lat=2,8,8; fi
@@ -133,9 +141,18 @@ print(rate + (f", MFU {100 * tf / peak:.1f} %" if peak > 0 else ""))
 PY
 )
     row "dit-train $name ${layers}L ${tokens} tok${gc:+ +ckpt}" "$(field "$b" ms_per_step_median) ms" \
-      "$mfu, $(mem "$b")"
+      "$mfu, attention $(field "$b" attention), $(mem "$b")"
   done
 done
+# The 1.3B width again with the engine's own chunked attention instead of LibTorch's fused one.
+if [ "$gpu" = 1 ]; then
+  export WANSTUDIO_SDPA=0
+  bench dit_1.3b_chunked dit-train --config "$cfg/dit_t2v_1.3b.yaml" --layers "$layers" --tokens "$tokens" \
+    --text_tokens "$text" --steps "$steps" --warmup 1 $dprec
+  unset WANSTUDIO_SDPA
+  row "dit-train 1.3b ${layers}L ${tokens} tok, chunked attention" "$(field dit_1.3b_chunked ms_per_step_median) ms" \
+    "against $(field dit_1.3b ms_per_step_median) ms with $(field dit_1.3b attention), $(mem dit_1.3b_chunked)"
+fi
 
 # 5. One sampling step (two forward passes and the solver) at the 5B width.
 bench sample_step sample-step --config "$cfg/dit_ti2v_5b.yaml" --layers "$layers" --tokens "$tokens" --text_tokens "$text" \
@@ -206,7 +223,18 @@ if [ "$gpu" = 0 ]; then
   row "train-e2e tiny VAE 16/16, 128 px, 9 frames" "$(field train_e2e ms_per_step_median) ms" \
     "$(field train_e2e samples_per_s) samples/s; data $(field train_e2e data_wait_ms_median), VAE $(field train_e2e vae_ms_median), model $(field train_e2e model_ms_median) ms"
 fi
-row "NCCL data parallel" "not built" "data parallel runs over Gloo (CPU tensors) in this version"
+# 8. Data parallel's backend in a group of one (WANSTUDIO_DP_BACKEND makes a group even then): NCCL
+# on the GPU, Gloo here. Every collective of a training step runs through it.
+be=$([ "$gpu" = 1 ] && echo nccl || echo gloo)
+rm -rf "$out/run-dp"
+WANSTUDIO_DP_BACKEND=$be WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=${DP_PORT:-29631} \
+  "$E" train-experts "${common[@]}" --transformer_config "$model" --max_train_steps 3 --checkpointing_steps 3 \
+  --output_dir "$out/run-dp" >"$out/dp_$be.jsonl" 2>"$out/dp_$be.log" || true
+if grep -q "data parallel: rank 0 of 1 over $be" "$out/dp_$be.log" && grep -q '"status":"completed"' "$out/dp_$be.jsonl"; then
+  row "data parallel over $be, 1 rank" PASS "3 steps of train-experts, a checkpoint written"
+else
+  row "data parallel over $be, 1 rank" FAIL "$(grep -m1 -i 'error' "$out/dp_$be.log" | cut -c1-160)"
+fi
 
 {
   echo "| check | result | figures |"

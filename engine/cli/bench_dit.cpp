@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "models/wan_dit.h"
+#include "models/wan_dit_ops.h"
 #include "cli/args.h"
 #include "train/training_device.h"
 #include "cli/bench.h"
@@ -155,6 +156,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
                 {"latent", {cfg.in_dim, g[0], g[1], g[2]}}, {"dim", cfg.dim}, {"ffn_dim", cfg.ffn_dim}, {"layers", cfg.num_layers},
                 {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
                 {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
+                {"attention", device.is_cuda() && models::fused_attention_available() ? "sdpa" : "chunked"},
                 {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},
                 {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))}, {"weight_dtype", weight_dtype},
                 {"estimate_mb", estimate.total() / (1024.0 * 1024.0)}},

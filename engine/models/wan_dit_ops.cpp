@@ -2,6 +2,8 @@
 
 #include <algorithm>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 
 namespace ws::models {
 
@@ -91,8 +93,29 @@ struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
 
 }  // namespace
 
+bool fused_attention_available() {
+#if WANSTUDIO_HAVE_SDPA
+  // WANSTUDIO_SDPA=0 keeps the engine's own attention on a GPU too (to compare the two).
+  static const bool on = [] {
+    const char* e = std::getenv("WANSTUDIO_SDPA");
+    return !(e && std::strcmp(e, "0") == 0);
+  }();
+  return on;
+#else
+  return false;
+#endif
+}
+
 torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
                             int64_t max_scores) {
+#if WANSTUDIO_HAVE_SDPA
+  // On a GPU, LibTorch's fused kernels (flash or memory-efficient) keep only the row statistics for
+  // backward, which is what the chunked recomputation below does by hand. They want [B, n, L, d].
+  if (q.is_cuda() && fused_attention_available())
+    return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), c10::nullopt, 0.0,
+                                            false, scale)
+        .squeeze(0);
+#endif
   const bool grad = torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
   if (grad) return ChunkedAttention::apply(q, k, v, scale, max_scores);
   const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);

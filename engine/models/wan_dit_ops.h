@@ -2,6 +2,7 @@
 // RMSNorm over the full width and memory-bounded attention.
 #pragma once
 #include <torch/torch.h>
+#include <torch/version.h>
 
 #include <cstdint>
 
@@ -21,9 +22,21 @@ torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& angles
 // `x · rsqrt(mean(x²) + eps) · w` over the last axis, statistics in fp32.
 torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
 
+// LibTorch 2.1 added scaled_dot_product_attention with an explicit scale; the CPU build (1.13) has not.
+#if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
+#define WANSTUDIO_HAVE_SDPA 1
+#else
+#define WANSTUDIO_HAVE_SDPA 0
+#endif
+
+// Whether wan_attention hands CUDA tensors to LibTorch's fused attention (LibTorch ≥ 2.1, and
+// WANSTUDIO_SDPA is not 0).
+bool fused_attention_available();
+
 // softmax(q kᵀ · scale) v per head for q [n, Lq, d], k/v [n, Lk, d] -> [n, Lq, d]. Queries are
 // processed in chunks so at most ~`max_scores` score elements exist at once; with grad the
-// probabilities are recomputed chunk by chunk in backward instead of being stored.
+// probabilities are recomputed chunk by chunk in backward instead of being stored. CUDA tensors go
+// to LibTorch's scaled-dot-product attention where fused_attention_available().
 torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
                             int64_t max_scores = int64_t{1} << 25);
 

@@ -63,7 +63,8 @@ WanVae::WanVae(const WanVaeConfig& cfg, const WanVaeOptions& opts, bool initiali
   vae::InitOptions io;
   io.initialise = false;
   net_ = std::make_shared<vae::WanVAEImpl>(cfg_, io);
-  if (initialise) vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights, opts_.decoder_only);
+  if (opts_.decoder_only && opts_.encoder_only) throw Error("VAE: encoder_only and decoder_only leave nothing to run");
+  if (initialise) vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights, unused_half());
   if (!cfg_.wan21() && cfg_.z_dim == 48) {
     set_latent_stats(wan22_latent_mean(), wan22_latent_std());
   } else if (cfg_.wan21() && cfg_.z_dim == 16) {
@@ -82,12 +83,16 @@ bool WanVae::cpu_inference() const {
 #endif
 }
 
+vae::Half WanVae::unused_half() const {
+  return opts_.decoder_only ? vae::Half::encoder : opts_.encoder_only ? vae::Half::decoder : vae::Half::none;
+}
+
 void WanVae::setup_device() {
-  if (opts_.decoder_only) {
-    // The encoder's tensors (never initialised, or views of an unread mapped file) become empty.
+  if (unused_half() != vae::Half::none) {
+    // The unused half's tensors (never initialised, or views of an unread mapped file) become empty.
     torch::NoGradGuard ng;
     for (const auto& item : net_->named_modules("", /*include_self=*/false))
-      if (vae::is_encoder_module(item.key()))
+      if (vae::in_half(item.key(), unused_half()))
         for (auto& t : item.value()->parameters(/*recurse=*/false)) t.set_data(torch::empty({0}, t.options()));
   }
   const bool wants_cuda = opts_.device.rfind("cuda", 0) == 0;
@@ -101,7 +106,7 @@ void WanVae::setup_device() {
     device_ = torch::kCPU;
     dtype_ = torch::kFloat;
     low_vram_ = false;
-    if (opts_.pack_weights) vae::pack_weights(*net_, opts_.decoder_only);
+    if (opts_.pack_weights) vae::pack_weights(*net_, unused_half());
     return;
   }
 #ifdef WANSTUDIO_HAVE_CUDA
@@ -109,6 +114,13 @@ void WanVae::setup_device() {
   dtype_ = opts_.bf16 ? torch::kBFloat16 : torch::kFloat;
   low_vram_ = opts_.low_vram;
   if (dtype_ != torch::kFloat) net_->to(dtype_);
+  if (opts_.channels_last) {
+    // vae::conv3d gives a conv with a channels-last kernel a channels-last input; the layout
+    // survives `to(device)` (low_vram's moves keep it).
+    torch::NoGradGuard ng;
+    for (auto& p : net_->parameters())
+      if (p.dim() == 5 && p.numel() > 0) p.set_data(p.contiguous(at::MemoryFormat::ChannelsLast3d));
+  }
   if (!low_vram_) net_->to(device_);
 #endif
 }
@@ -216,6 +228,7 @@ VaeEncodeOutput WanVae::encode_full(const torch::Tensor& x) {
 torch::Tensor WanVae::encode(const torch::Tensor& x) { return encode_full(x).latent; }
 
 torch::Tensor WanVae::decode(const torch::Tensor& latent, bool clamp) {
+  if (opts_.encoder_only) throw Error("VAE decode: this VAE was opened for encoding only");
   check_latent(latent);
   torch::NoGradGuard no_grad;
   VaeCallScope scope(*this);

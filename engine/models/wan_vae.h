@@ -33,6 +33,12 @@ struct WanVaeOptions {
   // Decoding only (`vae decode`, `bench vae-decode`): the encoder's weights are dropped before they
   // are initialised, packed or moved, so they cost no memory; encode() is an error.
   bool decoder_only = false;
+  // Encoding only (`vae encode`, `encode-latents`, `bench vae-encode`): the same for the decoder;
+  // decode() is an error.
+  bool encoder_only = false;
+  // CUDA only: 3-D conv weights (and so their inputs and outputs) in channels-last order, the layout
+  // cuDNN's bf16 kernels run natively.
+  bool channels_last = true;
 };
 
 struct VaeEncodeOutput {
@@ -89,6 +95,7 @@ class WanVae {
  private:
   WanVae(const WanVaeConfig& cfg, const WanVaeOptions& opts, bool initialise);
   bool cpu_inference() const;  // false only for a usable CUDA device
+  vae::Half unused_half() const;
   void setup_device();
   torch::Tensor decode_tiled(const torch::Tensor& z);
 

@@ -382,13 +382,21 @@ bool is_encoder_module(const std::string& name) {
   return name == "conv1" || name.rfind("conv1.", 0) == 0 || name == "encoder" || name.rfind("encoder.", 0) == 0;
 }
 
-void initialise_parameters(torch::nn::Module& root, bool pack, bool skip_encoder) {
+bool is_decoder_module(const std::string& name) {
+  return name == "conv2" || name.rfind("conv2.", 0) == 0 || name == "decoder" || name.rfind("decoder.", 0) == 0;
+}
+
+bool in_half(const std::string& name, Half skip) {
+  return (skip == Half::encoder && is_encoder_module(name)) || (skip == Half::decoder && is_decoder_module(name));
+}
+
+void initialise_parameters(torch::nn::Module& root, bool pack, Half skip) {
   // In module order, each conv packed right after its init: with uninitialised (untouched)
   // storage underneath, memory grows by one packed kernel at a time and the later layers are
   // not yet resident while the early ones pack.
   std::set<const torch::nn::Module*> done;
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
-    if (skip_encoder && is_encoder_module(item.key())) continue;
+    if (in_half(item.key(), skip)) continue;
     const auto& m = item.value();
     if (done.count(m.get())) continue;
     // Blocks whose init or packing needs their children finished: do the children first.
@@ -407,9 +415,9 @@ void initialise_parameters(torch::nn::Module& root, bool pack, bool skip_encoder
   }
 }
 
-void pack_weights(torch::nn::Module& root, bool skip_encoder) {
+void pack_weights(torch::nn::Module& root, Half skip) {
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
-    if (skip_encoder && is_encoder_module(item.key())) continue;
+    if (in_half(item.key(), skip)) continue;
     const auto& m = item.value();
     if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) c->pack();
     if (auto r = std::dynamic_pointer_cast<ResampleImpl>(m)) r->pack();

@@ -154,12 +154,19 @@ class FlatStagesImpl : public torch::nn::Module {
 
 // Clears the streaming state of every module under `root`.
 void reset_streaming(torch::nn::Module& root);
+// The half of a WanVAE a caller leaves out (decode-only or encode-only use): its tensors are never
+// initialised, packed or moved.
+enum class Half { none, encoder, decoder };
 // Fresh initialisation (docs/design/wan22-vae.md §12) of every parameter under `root`, packing convs as it goes.
-void initialise_parameters(torch::nn::Module& root, bool pack, bool skip_encoder = false);
+void initialise_parameters(torch::nn::Module& root, bool pack, Half skip = Half::none);
 // Packs / unpacks every conv under `root` for CPU inference (see CausalConv3dImpl::pack).
-void pack_weights(torch::nn::Module& root, bool skip_encoder = false);
+void pack_weights(torch::nn::Module& root, Half skip = Half::none);
 // Whether a WanVAE submodule name (`encoder...`, the top-level `conv1`) belongs to the encoding path.
 bool is_encoder_module(const std::string& name);
+// Whether it belongs to the decoding path (`decoder...`, the top-level `conv2`).
+bool is_decoder_module(const std::string& name);
+// Whether the submodule `name` is in the half `skip`.
+bool in_half(const std::string& name, Half skip);
 void unpack_weights(torch::nn::Module& root);
 
 }  // namespace ws::models::vae

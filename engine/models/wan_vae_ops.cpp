@@ -60,6 +60,10 @@ torch::Tensor conv3d(const torch::Tensor& x, const torch::Tensor& w, const torch
   }
   if (direct_onednn(x, w))
     return at::mkldnn_convolution(x.contiguous(), w.contiguous(), b, padding, stride, {1, 1, 1}, 1);
+  // A channels-last kernel (WanVaeOptions::channels_last on CUDA) gets its input in the same order,
+  // so cuDNN runs NDHWC throughout instead of transposing per call.
+  if (x.is_cuda() && w.dim() == 5 && !w.is_contiguous() && w.is_contiguous(at::MemoryFormat::ChannelsLast3d))
+    return at::conv3d(x.contiguous(at::MemoryFormat::ChannelsLast3d), w, b, stride, padding);
   return at::conv3d(x, w, b, stride, padding);
 }
 

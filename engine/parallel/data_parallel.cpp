@@ -7,9 +7,18 @@
 
 #include "core/error.h"
 
+#include <torch/version.h>
+
+#if defined(WANSTUDIO_HAVE_GLOO) || defined(WANSTUDIO_HAVE_NCCL)
+#define WANSTUDIO_HAVE_C10D 1
+#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
 #ifdef WANSTUDIO_HAVE_GLOO
 #include <torch/csrc/distributed/c10d/ProcessGroupGloo.hpp>
-#include <torch/csrc/distributed/c10d/TCPStore.hpp>
+#endif
+#ifdef WANSTUDIO_HAVE_NCCL
+#include <c10/cuda/CUDAFunctions.h>
+#include <torch/csrc/distributed/c10d/ProcessGroupNCCL.hpp>
 #endif
 
 namespace ws::parallel {
@@ -45,19 +54,95 @@ DistEnv DistEnv::from_environment() {
   return e;
 }
 
+std::vector<std::string> DataParallel::backends() {
+  std::vector<std::string> b;
+#ifdef WANSTUDIO_HAVE_NCCL
+  b.push_back("nccl");
+#endif
 #ifdef WANSTUDIO_HAVE_GLOO
+  b.push_back("gloo");
+#endif
+  return b;
+}
+
+std::string DataParallel::choose_backend(const torch::Device& device, const std::string& wanted) {
+  const auto built = backends();
+  const auto has = [&](const std::string& n) { return std::find(built.begin(), built.end(), n) != built.end(); };
+  std::string list;
+  for (const auto& n : built) list += (list.empty() ? "" : ", ") + n;
+  if (list.empty()) list = "none";
+  if (!wanted.empty()) {
+    if (wanted != "nccl" && wanted != "gloo")
+      throw Error("WANSTUDIO_DP_BACKEND='" + wanted + "': expected nccl or gloo");
+    if (!has(wanted)) throw Error("WANSTUDIO_DP_BACKEND=" + wanted + ": this build has " + list);
+    if (wanted == "nccl" && !device.is_cuda()) throw Error("WANSTUDIO_DP_BACKEND=nccl needs a GPU; this run trains on the CPU");
+    return wanted;
+  }
+  // NCCL keeps the gradients on the GPU; Gloo stages CUDA tensors through the host.
+  if (device.is_cuda() && has("nccl")) return "nccl";
+  if (has("gloo")) return "gloo";
+  throw Error("data parallel: this build has no backend for " + device.str() +
+              " (configure with WANSTUDIO_GLOO=ON and libgloo-dev, or a CUDA LibTorch with NCCL)");
+}
+
+#ifdef WANSTUDIO_HAVE_C10D
+
+// LibTorch 2 split the collectives out of ProcessGroup into Backend; both groups implement them.
+#if TORCH_VERSION_MAJOR >= 2
+using Group = c10d::Backend;
+#else
+using Group = c10d::ProcessGroup;
+#endif
 
 struct DataParallel::Impl {
   c10::intrusive_ptr<c10d::Store> store;
-  c10::intrusive_ptr<c10d::ProcessGroupGloo> pg;
+  c10::intrusive_ptr<Group> pg;
+  torch::Device device{torch::kCPU};  // where the backend wants the tensors it moves
 };
 
 DataParallel::DataParallel(DistEnv env) : impl_(std::make_unique<Impl>()), env_(std::move(env)) {}
 DataParallel::~DataParallel() = default;
 
-std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double timeout_s) {
-  if (env.world <= 1) return nullptr;
+torch::Device DataParallel::comm_device() const { return impl_->device; }
+
+namespace {
+
+c10::intrusive_ptr<Group> make_group(const std::string& backend, const c10::intrusive_ptr<c10d::Store>& store,
+                                     const DistEnv& env, const torch::Device& device,
+                                     std::chrono::milliseconds timeout) {
+#ifdef WANSTUDIO_HAVE_NCCL
+  if (backend == "nccl") {
+    auto opts = c10d::ProcessGroupNCCL::Options::create();
+    opts->timeout = timeout;
+    c10::cuda::set_device(device.index());  // the communicator and barrier use the current device
+    return c10::make_intrusive<c10d::ProcessGroupNCCL>(store, env.rank, env.world, opts);
+  }
+#endif
+#ifdef WANSTUDIO_HAVE_GLOO
+  auto opts = c10d::ProcessGroupGloo::Options::create(timeout);
+  // Bind where the master is reachable: loopback for a single machine, else this host.
+  const bool local = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
+  opts->devices.push_back(local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
+                                : c10d::ProcessGroupGloo::createDefaultDevice());
+  opts->threads = 2;
+  (void)device;
+  return c10::make_intrusive<c10d::ProcessGroupGloo>(store, env.rank, env.world, opts);
+#else
+  throw Error("data parallel: " + backend + " is not built");
+#endif
+}
+
+}  // namespace
+
+std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, const torch::Device& device, double timeout_s) {
+  const char* wanted_env = std::getenv("WANSTUDIO_DP_BACKEND");
+  const std::string wanted = wanted_env ? wanted_env : "";
+  // A single process needs no group, unless one is asked for by name (a smoke test of the backend).
+  if (env.world <= 1 && wanted.empty()) return nullptr;
+  const std::string backend = choose_backend(device, wanted);
   std::unique_ptr<DataParallel> dp(new DataParallel(env));
+  dp->backend_ = backend;
+  dp->impl_->device = backend == "nccl" ? device : torch::Device(torch::kCPU);
   const auto timeout = std::chrono::milliseconds(static_cast<int64_t>(timeout_s * 1000));
   try {
     c10d::TCPStoreOptions so;
@@ -69,17 +154,12 @@ std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double t
     so.timeout = timeout;
     dp->impl_->store = c10::make_intrusive<c10d::TCPStore>(env.master_addr, so);
     // Collectives wait while rank 0 alone validates or writes a checkpoint: give them hours.
-    auto opts = c10d::ProcessGroupGloo::Options::create(std::max(timeout, std::chrono::milliseconds(2 * 3600 * 1000)));
-    // Bind where the master is reachable: loopback for a single machine, else this host.
-    const bool local = env.master_addr == "127.0.0.1" || env.master_addr == "localhost";
-    opts->devices.push_back(local ? c10d::ProcessGroupGloo::createDeviceForHostname("127.0.0.1")
-                                  : c10d::ProcessGroupGloo::createDefaultDevice());
-    opts->threads = 2;
-    dp->impl_->pg = c10::make_intrusive<c10d::ProcessGroupGloo>(dp->impl_->store, env.rank, env.world, opts);
+    dp->impl_->pg = make_group(backend, dp->impl_->store, env, device,
+                               std::max(timeout, std::chrono::milliseconds(2 * 3600 * 1000)));
   } catch (const std::exception& e) {
-    throw Error("data parallel: rank " + std::to_string(env.rank) + " of " + std::to_string(env.world) +
-                " could not meet the others at " + env.master_addr + ":" + std::to_string(env.master_port) + ": " +
-                e.what());
+    throw Error("data parallel (" + backend + "): rank " + std::to_string(env.rank) + " of " +
+                std::to_string(env.world) + " could not meet the others at " + env.master_addr + ":" +
+                std::to_string(env.master_port) + ": " + e.what());
   }
   return dp;
 }
@@ -102,7 +182,7 @@ void DataParallel::average_gradients(const std::vector<torch::Tensor>& params) {
     }
     std::vector<torch::Tensor> flat;
     for (auto& g : bucket) flat.push_back(g.reshape({-1}));
-    std::vector<at::Tensor> buf{torch::cat(flat)};
+    std::vector<at::Tensor> buf{torch::cat(flat).to(impl_->device)};
     impl_->pg->allreduce(buf)->wait();
     buf[0].div_(static_cast<double>(env_.world));
     int64_t off = 0;
@@ -114,8 +194,15 @@ void DataParallel::average_gradients(const std::vector<torch::Tensor>& params) {
   }
 }
 
+namespace {
+// Numbers for a collective, on the backend's device.
+std::vector<at::Tensor> numbers(const std::vector<double>& v, const torch::Device& device) {
+  return {torch::tensor(v, torch::kDouble).to(device)};
+}
+}  // namespace
+
 double DataParallel::mean(double v) {
-  std::vector<at::Tensor> t{torch::tensor({v}, torch::kDouble)};
+  auto t = numbers({v}, impl_->device);
   impl_->pg->allreduce(t)->wait();
   return t[0].item<double>() / static_cast<double>(env_.world);
 }
@@ -124,17 +211,18 @@ bool DataParallel::any(bool v) { return any_of({v})[0]; }
 
 std::vector<bool> DataParallel::any_of(const std::vector<bool>& v) {
   std::vector<double> votes(v.begin(), v.end());
-  std::vector<at::Tensor> t{torch::tensor(votes, torch::kDouble)};
+  auto t = numbers(votes, impl_->device);
   impl_->pg->allreduce(t)->wait();
+  const torch::Tensor sums = t[0].cpu();
   std::vector<bool> out(v.size());
-  for (size_t i = 0; i < v.size(); ++i) out[i] = t[0][static_cast<int64_t>(i)].item<double>() > 0;
+  for (size_t i = 0; i < v.size(); ++i) out[i] = sums[static_cast<int64_t>(i)].item<double>() > 0;
   return out;
 }
 
 void DataParallel::broadcast(const std::vector<torch::Tensor>& tensors) {
   torch::NoGradGuard no_grad;
   for (const auto& t : tensors) {
-    std::vector<at::Tensor> buf{t.detach().contiguous()};
+    std::vector<at::Tensor> buf{t.detach().contiguous().to(impl_->device)};
     impl_->pg->broadcast(buf)->wait();
     if (!buf[0].is_same(t)) t.detach().copy_(buf[0]);
   }
@@ -147,7 +235,8 @@ namespace {
 // Runs `op(flat, owner)` on flat buffers of consecutive tensors with one owner and dtype (cast to
 // `buffer_dtype` when given), then hands each tensor's slice of the buffer to `back(k, slice, owner)`.
 template <typename Op, typename Back>
-void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners, Op op, Back back,
+void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners,
+                       const torch::Device& device, Op op, Back back,
                        std::optional<torch::ScalarType> buffer_dtype = std::nullopt) {
   torch::NoGradGuard no_grad;
   size_t i = 0;
@@ -159,7 +248,7 @@ void for_owner_buckets(const std::vector<torch::Tensor>& tensors, const std::vec
       n += tensors[j++].numel();
     std::vector<torch::Tensor> flat;
     for (size_t k = i; k < j; ++k) flat.push_back(tensors[k].detach().reshape({-1}));
-    torch::Tensor buf = torch::cat(flat);
+    torch::Tensor buf = torch::cat(flat).to(device);
     if (buffer_dtype) buf = buf.to(*buffer_dtype);
     op(buf, owners[i]);
     int64_t off = 0;
@@ -184,7 +273,7 @@ void reduce_onto(Group& pg, torch::Tensor& buf, int owner) {
 
 void DataParallel::reduce_to_owners(const std::vector<torch::Tensor>& tensors, const std::vector<int>& owners) {
   auto reduce = [&](torch::Tensor& buf, int owner) { reduce_onto(*impl_->pg, buf, owner); };
-  for_owner_buckets(tensors, owners, reduce, [&](size_t k, const torch::Tensor& sum, int owner) {
+  for_owner_buckets(tensors, owners, impl_->device, reduce, [&](size_t k, const torch::Tensor& sum, int owner) {
     if (owner == env_.rank) tensors[k].detach().copy_(sum);
   });
 }
@@ -193,7 +282,7 @@ void DataParallel::reduce_to_owners_into(const std::vector<torch::Tensor>& tenso
                                          const std::vector<torch::Tensor>& into) {
   auto reduce = [&](torch::Tensor& buf, int owner) { reduce_onto(*impl_->pg, buf, owner); };
   for_owner_buckets(
-      tensors, owners, reduce,
+      tensors, owners, impl_->device, reduce,
       [&](size_t k, const torch::Tensor& sum, int owner) {
         if (owner == env_.rank) into[k].add_(sum);
       },
@@ -208,7 +297,7 @@ void DataParallel::broadcast_from_owners(const std::vector<torch::Tensor>& tenso
     o.rootRank = owner;
     impl_->pg->broadcast(v, o)->wait();
   };
-  for_owner_buckets(tensors, owners, bcast, [&](size_t k, const torch::Tensor& value, int owner) {
+  for_owner_buckets(tensors, owners, impl_->device, bcast, [&](size_t k, const torch::Tensor& value, int owner) {
     if (owner != env_.rank) tensors[k].detach().copy_(value);
   });
 }
@@ -222,10 +311,10 @@ void DataParallel::gather_to_root(const std::vector<torch::Tensor>& tensors, con
     if (owner == 0) continue;
     const int tag = static_cast<int>(i);
     if (env_.rank == owner) {
-      std::vector<at::Tensor> v{tensors[i].detach().to(torch::kCPU).contiguous()};
+      std::vector<at::Tensor> v{tensors[i].detach().to(impl_->device).contiguous()};
       impl_->pg->send(v, 0, tag)->wait();
     } else if (env_.rank == 0) {
-      std::vector<at::Tensor> v{torch::empty_like(tensors[i], torch::TensorOptions().device(torch::kCPU))
+      std::vector<at::Tensor> v{torch::empty_like(tensors[i], torch::TensorOptions().device(impl_->device))
                                     .contiguous(torch::MemoryFormat::Contiguous)};
       impl_->pg->recv(v, owner, tag)->wait();
       tensors[i].detach().copy_(v[0]);
@@ -234,29 +323,31 @@ void DataParallel::gather_to_root(const std::vector<torch::Tensor>& tensors, con
 }
 
 double DataParallel::sum(double v) {
-  std::vector<at::Tensor> t{torch::tensor({v}, torch::kDouble)};
+  auto t = numbers({v}, impl_->device);
   impl_->pg->allreduce(t)->wait();
   return t[0].item<double>();
 }
 
 double DataParallel::max(double v) {
-  std::vector<at::Tensor> t{torch::tensor({v}, torch::kDouble)};
+  auto t = numbers({v}, impl_->device);
   c10d::AllreduceOptions o;
   o.reduceOp = c10d::ReduceOp::MAX;
   impl_->pg->allreduce(t, o)->wait();
   return t[0].item<double>();
 }
 
-#else  // no Gloo in this build
+#else  // no c10d backend in this build
 
 struct DataParallel::Impl {};
 DataParallel::DataParallel(DistEnv env) : env_(std::move(env)) {}
 DataParallel::~DataParallel() = default;
+torch::Device DataParallel::comm_device() const { return torch::kCPU; }
 
-std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, double) {
-  if (env.world <= 1) return nullptr;
-  throw Error("WORLD_SIZE " + std::to_string(env.world) +
-              ": this build has no data-parallel backend (configure with WANSTUDIO_GLOO=ON and libgloo-dev)");
+std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, const torch::Device& device, double) {
+  const char* wanted = std::getenv("WANSTUDIO_DP_BACKEND");
+  if (env.world <= 1 && !(wanted && *wanted)) return nullptr;
+  choose_backend(device, wanted ? wanted : "");  // throws: nothing is built
+  return nullptr;
 }
 void DataParallel::average_gradients(const std::vector<torch::Tensor>&) {}
 double DataParallel::mean(double v) { return v; }

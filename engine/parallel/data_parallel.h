@@ -1,6 +1,8 @@
 // Data parallel over c10d (docs/design/architecture.md "Processes"): the worker reads torchrun's
 // environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), meets the other ranks
-// through a TCPStore and all-reduces over Gloo (CPU tensors). Every rank runs the same sampler and
+// through a TCPStore and all-reduces over NCCL (a run on GPUs, in a build that has it) or Gloo
+// (CPU tensors; CUDA ones are staged through the host). WANSTUDIO_DP_BACKEND=nccl|gloo picks one
+// by name, and then makes a group even of one process. Every rank runs the same sampler and
 // takes the global batches b with b mod P = r; gradients are averaged before clipping, so every
 // rank applies the same update and the weights stay identical; rank 0 alone writes.
 #pragma once
@@ -22,15 +24,22 @@ struct DistEnv {
 
 class DataParallel {
  public:
-  // Null when WORLD_SIZE is 1; ws::Error when this build has no backend or the rendezvous fails
-  // within `timeout_s`.
-  static std::unique_ptr<DataParallel> connect(const DistEnv& env, double timeout_s = 600);
+  // Null when WORLD_SIZE is 1 (and no backend is named); ws::Error when this build has no backend
+  // for `device` (the run's training device) or the rendezvous fails within `timeout_s`.
+  static std::unique_ptr<DataParallel> connect(const DistEnv& env, const torch::Device& device,
+                                               double timeout_s = 600);
+  // The backends this build has ("nccl", "gloo"), and the one a run on `device` uses: `wanted`
+  // when named (checked), else NCCL on a GPU where built, else Gloo.
+  static std::vector<std::string> backends();
+  static std::string choose_backend(const torch::Device& device, const std::string& wanted);
   ~DataParallel();
   DataParallel(const DataParallel&) = delete;
   DataParallel& operator=(const DataParallel&) = delete;
 
   int rank() const { return env_.rank; }
   int world() const { return env_.world; }
+  const std::string& backend() const { return backend_; }
+  torch::Device comm_device() const;
 
   // grad ← (Σ_ranks grad) / P for every parameter with a gradient, packed into a few flat
   // buffers. Parameters without a gradient on one rank must lack it on all (same model, same
@@ -67,6 +76,7 @@ class DataParallel {
   struct Impl;
   std::unique_ptr<Impl> impl_;
   DistEnv env_;
+  std::string backend_;
 };
 
 }  // namespace ws::parallel

@@ -63,7 +63,9 @@ LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o, const std::f
   r.rows = static_cast<int64_t>(rows.size());
   if (rows.empty()) throw Error(o.metadata + ": no usable rows to encode");
 
-  auto vae = models::WanVae::load(o.vae_path, o.vae_config, o.vae);
+  models::WanVaeOptions vo = o.vae;
+  vo.encoder_only = true;  // the decoder's weights are never read
+  auto vae = models::WanVae::load(o.vae_path, o.vae_config, vo);
   const auto& cfg = vae->config();
   r.vae_type = models::vae_type_name(cfg.type);
   r.z_dim = cfg.z_dim;

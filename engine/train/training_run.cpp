@@ -59,8 +59,6 @@ void TrainingRun::open(const DeviceWishes& wishes) {
   local_rank_ = env.local_rank;
   run_ = open_run_for_rank(options_.output_dir, rank_);
   if (run_) heartbeat_ = std::make_unique<runtime::Heartbeat>(5.0);
-  dp_ = parallel::DataParallel::connect(env);
-  if (dp_) spdlog::info("data parallel: rank {} of {}", rank_, world_);
   for (const auto& w : warnings_) spdlog::warn("{}", w);
   if (!wishes.gpu) {
     device_ = torch::kCPU;
@@ -68,6 +66,9 @@ void TrainingRun::open(const DeviceWishes& wishes) {
   } else {
     device_ = open_training_device(local_rank_, options_.bf16_asked, options_.low_vram_asked, wishes.low_vram_effect);
   }
+  // The device decides the backend (NCCL for GPUs where built).
+  dp_ = parallel::DataParallel::connect(env, device_);
+  if (dp_) spdlog::info("data parallel: rank {} of {} over {}", rank_, world_, dp_->backend());
   if (options_.allow_tf32) {
     if (device_.is_cuda()) {
       at::globalContext().setAllowTF32CuBLAS(true);

@@ -3,6 +3,7 @@
 # Rank 0's events on stdout (the same lines as events.jsonl), exit 0; a SIGTERM to the launcher
 # cancels every rank at the same step (exit 130, a checkpoint); a rank killed with SIGKILL takes
 # the run down with a non-zero exit and leaves no rank behind; usage errors are one line.
+# WANSTUDIO_DP_BACKEND picks the backend by name (a Gloo group of one changes nothing; NCCL needs a GPU).
 source "$(dirname "$0")/lib/common.sh"
 
 "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
@@ -46,7 +47,28 @@ wait $pid; rc=$?
 [ $rc -ne 0 ] || fail "a killed rank still gave exit 0"
 for r in $ranks; do kill -0 "$r" 2>/dev/null && fail "rank process $r left running"; done
 
-# 4. Usage errors.
+# 4. The backend. WANSTUDIO_DP_BACKEND=gloo makes a group even of one process, so every collective
+# of a step runs through Gloo; over one rank they change nothing: the same weights as no group.
+"$engine" "${common[@]}" --max_train_steps 2 --output_dir "$tmp/p" >/dev/null 2>"$tmp/p.err" </dev/null \
+  || fail "plain run: $(tail -3 "$tmp/p.err")"
+grep -q 'data parallel' "$tmp/p.err" && fail "a single process without WANSTUDIO_DP_BACKEND made a group"
+WANSTUDIO_DP_BACKEND=gloo MASTER_PORT=$((29700 + RANDOM % 200)) "$engine" "${common[@]}" --max_train_steps 2 \
+  --output_dir "$tmp/g" >/dev/null 2>"$tmp/g.err" </dev/null || fail "gloo group of one: $(tail -3 "$tmp/g.err")"
+grep -q 'data parallel: rank 0 of 1 over gloo' "$tmp/g.err" || fail "no Gloo group: $(grep -i parallel "$tmp/g.err")"
+n=0
+while IFS= read -r f; do
+  same_tensors "$tmp/p/checkpoint-2/$f" "$tmp/g/checkpoint-2/$f" || fail "$f differs between no group and a group of one"
+  n=$((n + 1))
+done < <(cd "$tmp/p/checkpoint-2" && find . -name '*.safetensors')
+[ "$n" -ge 2 ] || fail "only $n weight files compared"
+# NCCL needs a GPU (and a CUDA build); an unknown name is refused. One line each, non-zero exit.
+for pair in "nccl:WANSTUDIO_DP_BACKEND=nccl" "mpi:expected nccl or gloo"; do
+  out=$(WANSTUDIO_DP_BACKEND=${pair%%:*} "$engine" "${common[@]}" --max_train_steps 1 --output_dir "$tmp/x${pair%%:*}" \
+        2>&1 </dev/null) && fail "WANSTUDIO_DP_BACKEND=${pair%%:*} accepted on this machine"
+  grep -q "${pair#*:}" <<<"$out" || fail "WANSTUDIO_DP_BACKEND=${pair%%:*}: $out"
+done
+
+# 5. Usage errors.
 out=$("$engine" launch train-experts 2>&1) && fail "launch without --nproc accepted"
 grep -q 'needs --nproc' <<<"$out" || fail "usage message: $out"
 out=$("$engine" launch --nproc 2 no-such-verb 2>&1) && fail "unknown verb accepted"

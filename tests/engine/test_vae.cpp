@@ -322,6 +322,29 @@ class TestVae : public QObject {
     QCOMPARE(rnd->parameter_count(), full->parameter_count() - encoder);
   }
 
+  void encoderOnlyEncodesTheSameWithoutTheDecoder() {
+    // encoder_only, the mirror image: the same latents, no decoder weights, decode() refused, and
+    // both halves left out at once is an error.
+    auto full = WanVae::load(kWeights);
+    ws::models::WanVaeOptions o;
+    o.encoder_only = true;
+    auto enc = WanVae::load(kWeights, nlohmann::json::object(), o);
+    auto x = ws::io::read_safetensors(kCaseB + ".case.safetensors").at("x");
+    auto z = enc->encode(x);
+    QVERIFY(torch::equal(z, full->encode(x)));
+    int64_t decoder = 0;
+    for (const auto& [k, t] : ws::io::read_safetensors(kWeights))
+      if (k.rfind("decoder.", 0) == 0 || k.rfind("conv2.", 0) == 0) decoder += t.numel();
+    QVERIFY(decoder > 0);
+    QCOMPARE(enc->parameter_count(), full->parameter_count() - decoder);
+    QString err = error_of([&] { enc->decode(z); });
+    QVERIFY2(err.contains("opened for encoding only"), qPrintable(err));
+    QCOMPARE(WanVae::random(tiny(), 0, o)->parameter_count(), full->parameter_count() - decoder);
+    o.decoder_only = true;
+    err = error_of([&] { WanVae::random(tiny(), 0, o); });
+    QVERIFY2(err.contains("leave nothing to run"), qPrintable(err));
+  }
+
   void gpuOptionsFallBackOnCpu() {
     ws::models::WanVaeOptions o;
     o.bf16 = true;

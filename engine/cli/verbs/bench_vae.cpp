@@ -40,6 +40,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   a.flag("tiled", "tiled decode (32x32 latent tiles)");
   a.flag("no_pack", "keep conv weights dense (oneDNN reorders them on every call)");
   a.flag("bf16", "bf16 weights and activations (on a GPU; the VAE runs on the first GPU when there is one)");
+  a.flag("no_channels_last", "on a GPU, keep the convs in LibTorch's default (NCDHW) order");
   *help = !a.parse(argv);
   VaeBench b;
   if (*help) return b;
@@ -55,6 +56,8 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   opts.schedule.decode_frames = a.integer("decode_chunk", 1);
   opts.pack_weights = !a.boolean("no_pack");
   opts.decoder_only = kind == "vae-decode";  // a decode needs only the decoder's weights
+  opts.encoder_only = kind == "vae-encode";  // and an encode only the encoder's
+  opts.channels_last = !a.boolean("no_channels_last");
   ws::runtime::return_large_blocks_to_system();  // as `vae encode|decode` do
   if (torch::cuda::is_available()) opts.device = "cuda:0";
   if (a.boolean("bf16") && opts.device == "cpu") throw ws::UsageError("--bf16 needs a GPU (the CPU path runs fp32)");
@@ -92,6 +95,8 @@ nlohmann::json common(const std::string& kind, const VaeBench& b) {
   j.update({{"frames", b.frames}, {"height", b.height}, {"width", b.width}});
   j.update({{"reps", b.reps}, {"init_ms", b.init_ms}, {"packed", b.vae->options().pack_weights}});
   j.update({{"device", b.vae->options().device}, {"bf16", b.vae->options().bf16}});
+  // The layout only matters (and is applied) on a GPU.
+  j["channels_last"] = b.vae->options().device != "cpu" && b.vae->options().channels_last;
   return j;
 }
 

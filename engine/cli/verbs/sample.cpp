@@ -294,7 +294,9 @@ int run_sample(const std::vector<std::string>& argv) {
     if (a.has("vae_path")) {
       json vc = json::object();
       if (a.has("vae_type")) vc["vae_type"] = a.str("vae_type");
-      vae = models::WanVae::load(a.str("vae_path"), vc);
+      models::WanVaeOptions vo;
+      vo.decoder_only = !a.has("image");  // the encoder serves only an i2v/ti2v picture
+      vae = models::WanVae::load(a.str("vae_path"), vc, vo);
       if (vae->z_dim() != cfg.out_dim)
         throw Error(a.str("vae_path") + ": the VAE has " + std::to_string(vae->z_dim()) + " latent channels, the experts " +
                     std::to_string(cfg.out_dim));

@@ -111,7 +111,9 @@ int run_encode(const std::vector<std::string>& argv) {
                                    : ws::cli::read_clip_tensor(in, {"video", "x"}, 3);  // [1, 3, T, H, W]
   WanVae::check_video(cfg, x, in);
   ws::runtime::return_large_blocks_to_system();  // one call: no transient is reused
-  auto vae = open_vae(a, keys, {});
+  ws::models::WanVaeOptions opts;
+  opts.encoder_only = true;  // the decoder's weights are never read
+  auto vae = open_vae(a, keys, opts);
   spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
   torch::Tensor z = vae->encode(x);
   auto meta = ws::cli::latent_metadata(a.str("vae"), vae->config(), x, frames);
