@@ -74,6 +74,7 @@ int bench_train_e2e(const std::vector<std::string>& argv) {
       .value("workers", "N", "decode threads (default 1)")
       .value("threads", "K", "LibTorch threads (default: all cores)")
       .flag("cache_latents", "the trainer's latent cache (each clip window encoded once, read back after)")
+      .flag("no_overlap", "encode each batch in the step itself (overlap_vae_encode false)")
       .flag("gradient_checkpointing", "recompute the upsampler's ResBlocks in backward");
   if (!a.parse(argv)) return 0;
   if (!a.has("meta")) throw UsageError("bench train-e2e needs --meta");
@@ -108,6 +109,7 @@ int bench_train_e2e(const std::vector<std::string>& argv) {
       std::string("--gradient_checkpointing=") + (a.boolean("gradient_checkpointing") ? "true" : "false")};
   if (a.has("data_dir")) args.insert(args.end(), {"--train_data_dir", a.str("data_dir")});
   if (a.boolean("cache_latents")) args.push_back("--cache_latents");
+  args.push_back(a.boolean("no_overlap") ? "--overlap_vae_encode=false" : "--overlap_vae_encode=true");
   int rc = 0;
   {
     QuietEvents quiet;
@@ -148,6 +150,7 @@ int bench_train_e2e(const std::vector<std::string>& argv) {
                 {"frames", first.value("frames", json())},
                 {"samples_per_s", total > 0 ? samples / total : 0.0},
                 {"cache_latents", a.boolean("cache_latents")},
+                {"overlap_vae_encode", !a.boolean("no_overlap")},
                 {"data_wait_ms_median", median_ms(wait_s)},
                 {"vae_ms_median", median_ms(vae_s)},
                 {"model_ms_median", median_ms(model_s)}};

@@ -112,7 +112,7 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
   // On a GPU, LibTorch's fused kernels (flash or memory-efficient) keep only the row statistics for
   // backward, which is what the chunked recomputation below does by hand. They want [B, n, L, d].
   if (q.is_cuda() && fused_attention_available())
-    return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), c10::nullopt, 0.0,
+    return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), {}, 0.0,
                                             false, scale)
         .squeeze(0);
 #endif

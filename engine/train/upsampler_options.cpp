@@ -38,6 +38,7 @@ io::OptionSchema upsampler_option_schema() {
   s.list("degradation_ops_range", OptType::Int, json::array({1, 4}), "min and max number of degradation ops");
   s.boolean("cache_latents", false, "cache VAE latents of each clip (needs degradation off)");
   s.path("latent_cache_dir", nullptr, "latent cache folder (default <output_dir>/latent_cache)");
+  s.boolean("overlap_vae_encode", true, "take and encode the next batch while the model trains on this one (off with enable_pixel_loss)");
   s.integer("max_train_samples", nullptr, "accepted for compatibility; no effect");
   s.integer("video_repeat", 0, "accepted for compatibility; no effect");
   s.boolean("random_ratio_crop", false, "accepted for compatibility; no effect");

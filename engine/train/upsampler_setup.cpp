@@ -104,6 +104,8 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   s.vae_mini_batch = cfg.integer("vae_mini_batch");
   if (cfg.boolean("cache_latents"))
     s.latent_cache_dir = cfg.opt_str("latent_cache_dir").value_or(fs::join(s.run.output_dir, "latent_cache"));
+  // The pixel loss decodes through the VAE inside the step, so it never encodes ahead.
+  s.overlap_vae_encode = cfg.boolean("overlap_vae_encode") && !s.pixel_loss;
   s.validation_steps = cfg.integer("validation_steps");
   s.validation_epochs = cfg.integer("validation_epochs");
   s.maths = maths_options(cfg);
@@ -206,6 +208,10 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   }
   if (cfg.boolean("enable_noisy_training") && cfg.boolean("enable_pixel_loss"))
     s.warnings.push_back("enable_pixel_loss with enable_noisy_training: the prediction targets the noisy latent but is scored against clean pixels");
+
+  // The pixel loss decodes through the VAE inside the step: nothing else may use it meanwhile.
+  if (!cfg.is_default("overlap_vae_encode") && cfg.boolean("overlap_vae_encode") && cfg.boolean("enable_pixel_loss"))
+    cfg.error("overlap_vae_encode", "cannot be used with enable_pixel_loss (its decode needs the VAE during the step)");
 
   // Latent cache (docs/design/upsampler-training.md §6.1): only when a clip always gives the same latents.
   if (cfg.boolean("cache_latents")) {

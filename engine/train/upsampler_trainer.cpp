@@ -23,6 +23,7 @@
 #include "runtime/events.h"
 #include "runtime/logging.h"
 #include "runtime/run_dir.h"
+#include "train/encode_ahead.h"
 #include "train/latent_cache.h"
 #include "train/resume_checks.h"
 #include "train/upsampler_checkpoint.h"
@@ -50,6 +51,16 @@ torch::Tensor encode_batch(models::WanVae& vae, const torch::Tensor& x, int64_t 
   return torch::cat(parts, 0);
 }
 
+// A batch with its latents, made before the step that trains on it (on another thread when
+// encoding ahead), and what making it took.
+struct Prepared {
+  data::Batch batch;
+  torch::Tensor z_hr, z_lr;
+  double data_wait_s = 0, vae_s = 0;
+  int64_t vae_calls = 0, decode_workers = 0;
+  bool ahead = false;  // made on the encoding-ahead thread
+};
+
 class Trainer final : public TrainerHooks {
  public:
   explicit Trainer(UpsamplerSetup setup) : setup_(std::move(setup)) {}
@@ -68,9 +79,11 @@ class Trainer final : public TrainerHooks {
   void build_loader();
   void resume();
   StepReport report(const UpdateRecord& rec, const data::Batch& batch, int64_t samples) const;
-  void micro_step(const data::Batch& batch, int64_t micro, std::optional<UpdateRecord>* rec);
+  void micro_step(Prepared& p, int64_t micro, std::optional<UpdateRecord>* rec);
   torch::Tensor decode_with_grad(const torch::Tensor& latent);
-  void encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr);
+  void encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr, int64_t* calls);
+  Prepared prepare_batch(bool side_thread);
+  Prepared next_prepared();
 
   UpsamplerSetup setup_;
   TrainingRun* run_ = nullptr;
@@ -85,9 +98,13 @@ class Trainer final : public TrainerHooks {
   int64_t max_steps_ = 0, num_epochs_ = 0, steps_per_epoch_ = 1;
   int64_t micro_ = 0;  // micro-batch index within the optimizer step
   int64_t vae_calls_ = 0;  // VAE encode calls of the current step (vae_mini_batch clips each)
+  int64_t decode_workers_ = 0;
+  bool encoded_ahead_ = false;  // the current step's (last) batch was encoded during the previous step
   StepTimes times_;        // of the current step
   torch::Device device_{torch::kCPU};
   std::string options_sha_;
+  // Last, so it is joined before anything it uses goes away.
+  Ahead<Prepared> ahead_;
 };
 
 void Trainer::prepare(TrainingRun& run) {
@@ -242,13 +259,59 @@ void Trainer::resume() {
   spdlog::info("resumed from {} at step {} (epoch {})", dir, resume_step_, epoch_);
 }
 
-void Trainer::micro_step(const data::Batch& batch, int64_t micro, std::optional<UpdateRecord>* rec) {
-  const int64_t mini = setup_.vae_mini_batch;
-  torch::Tensor z_hr, z_lr;
-  {
-    PhaseTimer t(&times_.vae_s, device_);
-    encode(batch, &z_hr, &z_lr);
+// The loader's next batch and its latents. On the encoding-ahead thread the GPU work goes to a
+// stream of its own, and the latents are copied onto the default stream at the end: the step frees
+// them there, where the side stream's pool must not hand their memory out again too early.
+Prepared Trainer::prepare_batch(bool side_thread) {
+  Prepared p;
+  const double waited = loader_->wait_seconds();
+  p.batch = loader_->next();
+  p.data_wait_s = loader_->wait_seconds() - waited;
+  p.decode_workers = loader_->worker_threads();
+  if (!side_thread) {
+    PhaseTimer t(&p.vae_s, device_);
+    encode(p.batch, &p.z_hr, &p.z_lr, &p.vae_calls);
+    return p;
   }
+  p.ahead = true;
+  const double t0 = steady_seconds();
+  {
+    SideStream side(device_);
+    encode(p.batch, &p.z_hr, &p.z_lr, &p.vae_calls);
+    side.synchronize();
+  }
+  if (device_.is_cuda()) {
+    p.z_hr = p.z_hr.clone();
+    p.z_lr = p.z_lr.clone();
+  }
+  p.vae_s = steady_seconds() - t0;
+  return p;
+}
+
+// The batch to train on now: the one made ahead, else one made here. Time the step waited for a
+// batch made ahead is the VAE's as far as the encode lasted (it runs last), the data's before that.
+Prepared Trainer::next_prepared() {
+  if (!ahead_.pending()) {
+    Prepared p = prepare_batch(false);
+    times_.data_wait_s += p.data_wait_s;
+    times_.vae_s += p.vae_s;
+    return p;
+  }
+  double blocked = 0;
+  Prepared p = ahead_.take(&blocked);
+  const double vae = std::min(blocked, p.vae_s);
+  times_.vae_s += vae;
+  times_.data_wait_s += blocked - vae;
+  return p;
+}
+
+void Trainer::micro_step(Prepared& p, int64_t micro, std::optional<UpdateRecord>* rec) {
+  const int64_t mini = setup_.vae_mini_batch;
+  const data::Batch& batch = p.batch;
+  torch::Tensor z_hr = std::move(p.z_hr), z_lr = std::move(p.z_lr);
+  vae_calls_ += p.vae_calls;
+  decode_workers_ = p.decode_workers;
+  encoded_ahead_ = p.ahead;
   PhaseTimer t(&times_.model_s, device_);  // the pixel loss's decode backpropagates: the model's time
   if (setup_.noise.enabled) {
     // Keyed by the global micro index micro·P + rank: P ranks × A micro-batches draw what one
@@ -281,12 +344,12 @@ torch::Tensor Trainer::decode_with_grad(const torch::Tensor& latent) {
   return torch::clamp(out.to(latent.device(), torch::kFloat), -1.0, 1.0);
 }
 
-void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr) {
+void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr, int64_t* calls) {
   const int64_t mini = setup_.vae_mini_batch;
   const torch::Tensor x_hr = batch.x_hr.to(device_), x_lr = batch.x_lr.to(device_);
   if (!cache_) {
-    *z_hr = encode_batch(*vae_, x_hr, mini, &vae_calls_);
-    *z_lr = encode_batch(*vae_, x_lr, mini, &vae_calls_);
+    *z_hr = encode_batch(*vae_, x_hr, mini, calls);
+    *z_lr = encode_batch(*vae_, x_lr, mini, calls);
     return;
   }
   // Cached per clip; any miss encodes the whole batch and stores every clip.
@@ -311,8 +374,8 @@ void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tenso
     *z_lr = torch::stack(lr).to(device_);
     return;
   }
-  *z_hr = encode_batch(*vae_, x_hr, mini, &vae_calls_);
-  *z_lr = encode_batch(*vae_, x_lr, mini, &vae_calls_);
+  *z_hr = encode_batch(*vae_, x_hr, mini, calls);
+  *z_lr = encode_batch(*vae_, x_lr, mini, calls);
   for (size_t i = 0; i < keys.size(); ++i) cache_->store(keys[i], (*z_hr)[static_cast<int64_t>(i)], (*z_lr)[static_cast<int64_t>(i)]);
 }
 
@@ -331,7 +394,8 @@ StepReport Trainer::report(const UpdateRecord& rec, const data::Batch& batch, in
   x["size_lr"] = {batch.size.h_lr, batch.size.w_lr};
   x["frames"] = batch.x_hr.size(2);
   times_.add_to(x);
-  x["decode_workers"] = loader_->worker_threads();
+  x["decode_workers"] = decode_workers_;
+  x["encoded_ahead"] = encoded_ahead_;
   x["vae_encode_calls"] = vae_calls_;
   // Which clips, frames and sizes this update trained on (users asked to see it).
   json clips = json::array();
@@ -376,6 +440,7 @@ void Trainer::checkpoint(bool final_save) {
 }
 
 void Trainer::validate(int64_t step) {
+  ahead_.settle();  // a batch being encoded ahead would share the VAE
   if (setup_.validation_paths.empty() || !run_->is_rank_zero()) return;
   auto& model = updater_->model();
   // Validation runs with the EMA weights when EMA is on; the live ones come back bit for bit.
@@ -422,9 +487,9 @@ std::optional<StepReport> Trainer::train_step() {
   int64_t samples = 0;
   vae_calls_ = 0;
   times_ = StepTimes{};
-  const double waited = loader_->wait_seconds();
   for (;;) {
-    data::Batch batch = loader_->next();
+    Prepared p = next_prepared();
+    const data::Batch& batch = p.batch;
     bool end = false;
     if (batch.plan.epoch != epoch_) {
       // The previous epoch's permutation is used up (docs/design/upsampler-training.md §11: validate at epoch ends).
@@ -438,13 +503,21 @@ std::optional<StepReport> Trainer::train_step() {
     // Ranks reach the end of the data one batch apart: they stop at the same micro-step.
     if (run_->any_rank(end)) return std::nullopt;
     samples += batch.x_hr.size(0);
+    // The next batch is taken and encoded while this one trains (the pixel loss's decode shares
+    // the VAE with the step, so it never encodes ahead).
+    if (setup_.overlap_vae_encode) {
+      // LibTorch's thread count is per thread under OpenMP: the encode gets the run's.
+      ahead_.start([this, threads = at::get_num_threads()] {
+        at::set_num_threads(threads);
+        return prepare_batch(true);
+      });
+    }
     std::optional<UpdateRecord> rec;
-    micro_step(batch, micro_, &rec);
+    micro_step(p, micro_, &rec);
     micro_ = (micro_ + 1) % A;
     if (!rec) continue;
     last_cursor_ = batch.plan.cursor;
     if (auto* dp = run_->data_parallel()) rec->loss = dp->mean(rec->loss);  // the loss of the whole global batch
-    times_.data_wait_s = loader_->wait_seconds() - waited;
     return report(*rec, batch, samples);
   }
 }

@@ -204,6 +204,7 @@ spawn hw_off --video_sample_size 768 --video_sample_n_frames 1 --max_train_steps
 # Batches, loader, degradation.
 spawn b2 "${fast[@]}" --max_train_steps 2 --train_batch_size 2 --vae_mini_batch 1
 spawn b2m2 "${fast[@]}" --max_train_steps 2 --train_batch_size 2 --vae_mini_batch 2
+spawn ov_off "${fast[@]}" --max_train_steps 2 --overlap_vae_encode=false
 spawn acc2 --max_train_steps 1 --gradient_accumulation_steps 2
 spawn deg "${fast[@]}" --max_train_steps 3 --enable_degradation --dataloader_num_workers 0
 spawn deg_w2 "${fast[@]}" --max_train_steps 3 --enable_degradation --dataloader_num_workers 2
@@ -277,6 +278,7 @@ train_err compat_err "${fast[@]}" --use_8bit_adam --use_came --use_deepspeed tru
 train_err report_bad "${fast[@]}" --report_to wandb
 train_err tm_none "${fast[@]}" --trainable_modules no_such_module
 train_err hw_cache "${fast[@]}" --video_sample_size 768 --cache_latents
+train_err px_ov "${fast[@]}" --enable_pixel_loss --overlap_vae_encode
 wait_all
 # Runs that start from other runs' checkpoints.
 spawn ws_dir "${fast[@]}" --max_train_steps 1 --latent_upsampler_path "$tmp/ws_src/checkpoint-6"
@@ -345,6 +347,15 @@ ok 'all(close(a["loss"], b["loss"], 1e-4) for a, b in zip(S("b2"), S("b2m2")))' 
 ok 'all(s["vae_encode_calls"] == 4 for s in S("b2")) and all(s["vae_encode_calls"] == 2 for s in S("b2m2"))' \
    "vae_mini_batch: 2 clips take 2 VAE calls each for x_hr and x_lr at 1, one each at 2" '[(s["vae_encode_calls"]) for s in S("b2") + S("b2m2")]'
 ok 'any("vae_mini_batch" in e for e in ERR("vmb0"))' "vae_mini_batch 0 is an error"
+# overlap_vae_encode (on by default): every batch after the first was taken and encoded during the
+# step before, and the weights are those of encoding in the step. The pixel loss never overlaps,
+# and asking for both is an error.
+ok '[s["encoded_ahead"] for s in S("ws_src")] == [False] + [True] * 5' "overlap_vae_encode: batches 2.. encoded ahead" \
+   '[s["encoded_ahead"] for s in S("ws_src")]'
+ok 'not any(s["encoded_ahead"] for s in S("ov_off") + S("px"))' "overlap_vae_encode false (and the pixel loss): nothing ahead" \
+   '[s["encoded_ahead"] for s in S("ov_off") + S("px")]'
+ok 'TS(W("ov_off")) == TS(W("fast"))' "overlap_vae_encode: the same weights as encoding in the step"
+ok 'any("overlap_vae_encode" in e and "enable_pixel_loss" in e for e in ERR("px_ov"))' "overlap with the pixel loss is an error" 'ERR("px_ov")'
 # Update 1 of `base` has lr 0, so its second batch met the initial weights too: accumulating
 # both batches gives the mean of base's first two losses.
 ok 'close(L("acc2"), (L("base", 0) + L("base", 1)) / 2, 1e-5)' "gradient_accumulation_steps 2: loss of two micro-batches" \

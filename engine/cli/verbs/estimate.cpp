@@ -131,6 +131,10 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
     const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
     m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
   }
+  if (s.overlap_vae_encode) {
+    const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
+    m.add("batch ahead", clip, "the next batch, taken and encoded while this one trains (overlap_vae_encode)");
+  }
   e.shape = {{"latent_low", {t, lr, lr}}, {"latent_high", {t, hr, hr}}, {"parameters", P}, {"ranks", ranks}};
   return e;
 }

@@ -1,0 +1,24 @@
+#include "train/encode_ahead.h"
+
+#include <c10/core/impl/DeviceGuardImplInterface.h>
+
+#include <chrono>
+
+namespace ws::train {
+
+SideStream::SideStream(const torch::Device& device) {
+  if (!device.is_cuda()) return;
+  // The device-generic guard interface: no CUDA headers, and the CPU build compiles the same code.
+  stream_ = c10::impl::getDeviceGuardImpl(device.type())->getStreamFromGlobalPool(device);
+  guard_.emplace(*stream_);
+}
+
+void SideStream::synchronize() const {
+  if (stream_) stream_->synchronize();
+}
+
+double steady_seconds() {
+  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace ws::train
