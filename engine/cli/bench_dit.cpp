@@ -15,6 +15,7 @@
 #include "cli/args.h"
 #include "train/training_device.h"
 #include "cli/bench.h"
+#include "runtime/allocator.h"
 #include "models/wan_lora.h"
 #include "train/expert_lora.h"
 #include "train/expert_step.h"
@@ -108,6 +109,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   if (tokens < 1 || batch < 1 || steps < 1 || text < 1 || text > cfg.text_len)
     throw UsageError("--tokens, --batch and --steps must be positive; --text_tokens 1..text_len");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
+  ws::runtime::keep_large_blocks_for_reuse();  // as the trainers do
   const auto g = bench_token_grid(tokens);
   // The estimate the `estimate` verb would make for this step, beside the measured peak.
   train::MemoryEstimate estimate;

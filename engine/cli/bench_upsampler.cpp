@@ -7,6 +7,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "runtime/allocator.h"
 #include "models/latent_upsampler.h"
 #include "models/train_conv3d.h"
 #include "cli/args.h"
@@ -67,6 +68,7 @@ bool parse_setup(const std::string& kind, const std::vector<std::string>& argv, 
   s.reps = a.integer("steps", a.integer("reps", 5));
   s.warmup = a.integer("warmup", 1);
   s.threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
+  ws::runtime::keep_large_blocks_for_reuse();  // as the trainers do
   s.checkpointing = a.boolean("gradient_checkpointing");
   s.ema = a.boolean("use_ema");
   s.torch_conv = a.boolean("torch_conv");

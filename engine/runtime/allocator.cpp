@@ -15,4 +15,14 @@ void return_large_blocks_to_system(std::size_t bytes) {
 #endif
 }
 
+void keep_large_blocks_for_reuse(std::size_t bytes, std::size_t top) {
+#ifdef __GLIBC__
+  mallopt(M_MMAP_THRESHOLD, static_cast<int>(bytes));
+  mallopt(M_TRIM_THRESHOLD, static_cast<int>(top));
+#else
+  (void)bytes;
+  (void)top;
+#endif
+}
+
 }  // namespace ws::runtime

@@ -12,6 +12,7 @@
 #include "io/yaml_config.h"
 #include "models/grad_checkpoint.h"
 #include "parallel/data_parallel.h"
+#include "runtime/allocator.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/logging.h"
@@ -134,6 +135,7 @@ void TrainingRun::settle_best(TrainerHooks& t) {
 
 int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
   auto& events = runtime::EventStream::global();
+  runtime::keep_large_blocks_for_reuse();  // every step allocates the same sizes again
   try {
     open(wishes);
     t.prepare(*this);
