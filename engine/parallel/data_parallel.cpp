@@ -103,8 +103,6 @@ struct DataParallel::Impl {
 DataParallel::DataParallel(DistEnv env) : impl_(std::make_unique<Impl>()), env_(std::move(env)) {}
 DataParallel::~DataParallel() = default;
 
-torch::Device DataParallel::comm_device() const { return impl_->device; }
-
 namespace {
 
 c10::intrusive_ptr<Group> make_group(const std::string& backend, const c10::intrusive_ptr<c10d::Store>& store,
@@ -341,7 +339,6 @@ double DataParallel::max(double v) {
 struct DataParallel::Impl {};
 DataParallel::DataParallel(DistEnv env) : env_(std::move(env)) {}
 DataParallel::~DataParallel() = default;
-torch::Device DataParallel::comm_device() const { return torch::kCPU; }
 
 std::unique_ptr<DataParallel> DataParallel::connect(const DistEnv& env, const torch::Device& device, double) {
   const char* wanted = std::getenv("WANSTUDIO_DP_BACKEND");

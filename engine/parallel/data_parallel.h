@@ -39,7 +39,6 @@ class DataParallel {
   int rank() const { return env_.rank; }
   int world() const { return env_.world; }
   const std::string& backend() const { return backend_; }
-  torch::Device comm_device() const;
 
   // grad ← (Σ_ranks grad) / P for every parameter with a gradient, packed into a few flat
   // buffers. Parameters without a gradient on one rank must lack it on all (same model, same

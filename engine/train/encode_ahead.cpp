@@ -2,8 +2,6 @@
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>
 
-#include <chrono>
-
 namespace ws::train {
 
 SideStream::SideStream(const torch::Device& device) {
@@ -15,10 +13,6 @@ SideStream::SideStream(const torch::Device& device) {
 
 void SideStream::synchronize() const {
   if (stream_) stream_->synchronize();
-}
-
-double steady_seconds() {
-  return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace ws::train

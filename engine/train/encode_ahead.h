@@ -12,6 +12,8 @@
 #include <optional>
 #include <utility>
 
+#include "train/step_times.h"
+
 namespace ws::train {
 
 // The calling thread's GPU work on a stream from LibTorch's pool for the scope's life, so it does
@@ -47,8 +49,6 @@ class Ahead {
  private:
   std::future<T> pending_;
 };
-
-double steady_seconds();
 
 template <typename T>
 T Ahead<T>::take(double* blocked_s) {

@@ -6,13 +6,9 @@
 
 namespace ws::train {
 
-namespace {
-
-double now_s() {
+double steady_seconds() {
   return std::chrono::duration<double>(std::chrono::steady_clock::now().time_since_epoch()).count();
 }
-
-}  // namespace
 
 void StepTimes::add_to(nlohmann::json& x) const {
   x["data_wait_s"] = data_wait_s;
@@ -22,12 +18,12 @@ void StepTimes::add_to(nlohmann::json& x) const {
 
 PhaseTimer::PhaseTimer(double* into, const torch::Device& device) : into_(into), device_(device) {
   synchronize_device(device_);
-  t0_ = now_s();
+  t0_ = steady_seconds();
 }
 
 PhaseTimer::~PhaseTimer() {
   synchronize_device(device_);
-  *into_ += now_s() - t0_;
+  *into_ += steady_seconds() - t0_;
 }
 
 }  // namespace ws::train

@@ -9,6 +9,9 @@
 
 namespace ws::train {
 
+// Seconds on the monotonic clock (for differences only).
+double steady_seconds();
+
 struct StepTimes {
   double data_wait_s = 0, vae_s = 0, model_s = 0;
   void add_to(nlohmann::json& step_extra) const;

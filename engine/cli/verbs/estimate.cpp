@@ -124,17 +124,16 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
   const int64_t lr = std::max<int64_t>(1, hr * den / num);
   m.add("activations", train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
         s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
+  // One batch of decoded clips, fp32.
+  const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
   if (!target.gpu) {
     m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
           "weight-sized copies in each 3-D conv's backward, kept by the allocator");
     const int64_t workers = std::max<int64_t>(1, s.data.workers);
-    const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
     m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
   }
-  if (s.overlap_vae_encode) {
-    const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
+  if (s.overlap_vae_encode)
     m.add("batch ahead", clip, "the next batch, taken and encoded while this one trains (overlap_vae_encode)");
-  }
   e.shape = {{"latent_low", {t, lr, lr}}, {"latent_high", {t, hr, hr}}, {"parameters", P}, {"ranks", ranks}};
   return e;
 }
