@@ -4,6 +4,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <atomic>
 #include <memory>
 #include <optional>
 #include <string>
@@ -48,7 +49,7 @@ class ExpertLatentSource {
   ImageConditioning cond_;
   std::unique_ptr<LatentCache> cache_;
   std::string vae_sha_;
-  int64_t hits_ = 0, misses_ = 0;
+  std::atomic<int64_t> hits_{0}, misses_{0};  // read by the step while the next batch is encoded ahead
 };
 
 }  // namespace ws::train

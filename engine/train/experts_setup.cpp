@@ -218,6 +218,9 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
       cfg.error("latent_cache_dir", "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
   }
 
+  s.overlap_vae_encode = cfg.boolean("overlap_vae_encode");
+  s.overlap_vae_encode_asked = !cfg.is_default("overlap_vae_encode");
+
   // Text embeddings (after the model: text_len and text_dim come from it).
   if (cfg.is_set("text_encoder_path")) {
     // Missing embeddings are encoded before the first step: the folder may be empty or new.

@@ -28,6 +28,7 @@
 #include "train/experts_eval.h"
 #include "train/expert_routing.h"
 #include "train/expert_lora.h"
+#include "train/encode_ahead.h"
 #include "train/expert_step.h"
 #include "train/step_times.h"
 #include "train/experts_checkpoint.h"
@@ -51,6 +52,14 @@ namespace {
 // Buckets align to the VAE stride × patch 2 (32 pixels for the Wan2.2 VAE, 16 for Wan2.1):
 // the loader aligns to lcm(16, 16·scale), so scale = stride / 8.
 double loader_scale(const ExpertsSetup& s) { return static_cast<double>(s.vae_spatial_factor) / 8.0; }
+
+// A micro-batch from the loader with its latents, made in the step or during the one before.
+struct Prepared {
+  data::Batch batch;
+  ExpertLatents z;
+  double data_wait_s = 0, vae_s = 0;
+  bool ahead = false;  // made on the encoding-ahead thread
+};
 
 class Trainer final : public TrainerHooks {
  public:
@@ -78,6 +87,7 @@ class Trainer final : public TrainerHooks {
   StepReport report(bool high, double loss, const ClipResult& clip, double max_abs_grad, const std::vector<double>& ts,
                     const std::vector<bool>& first_frame, const data::Batch& batch, int64_t samples) const;
   void evaluate();
+  Prepared prepare_batch(bool side_thread);
   int64_t optimizer_bytes() const { return high_->optimizer_bytes() + low_->optimizer_bytes(); }
   static int64_t trainable_parameters(const ExpertStep& e) {
     int64_t n = 0;
@@ -106,11 +116,17 @@ class Trainer final : public TrainerHooks {
   data::LoaderCursor last_cursor_;
   int64_t epoch_ = 0, resume_step_ = 0, max_steps_ = 0, num_epochs_ = 0;
   std::string options_sha_;
+  bool overlap_ = false;  // overlap_vae_encode, as it applies on this device
+  // Last, so it is joined before anything it uses goes away.
+  Ahead<Prepared> ahead_;
 };
 
 void Trainer::prepare(TrainingRun& run) {
   run_ = &run;
   device_ = run.device();
+  // Encoding ahead holds a second micro-batch's encode on the device: low_vram on a GPU keeps it
+  // only when asked for.
+  overlap_ = setup_.overlap_vae_encode && (setup_.overlap_vae_encode_asked || !(device_.is_cuda() && setup_.run.low_vram));
   // Eval and validation videos keep their own cadences (validate() sorts them out).
   run.set_validation_steps(setup_.validation.active() ? 1 : setup_.eval_steps);
   if (setup_.text_encoder) encode_captions_first();
@@ -125,8 +141,11 @@ void Trainer::prepare(TrainingRun& run) {
 }
 
 void Trainer::validate(int64_t step) {
-  if (step % setup_.eval_steps == 0) evaluate();
-  if (setup_.validation.active() && step % setup_.validation.every == 0) render_videos(step);
+  const bool eval = step % setup_.eval_steps == 0;
+  const bool videos = setup_.validation.active() && step % setup_.validation.every == 0;
+  if (eval || videos) ahead_.settle();  // the eval set's encodes and the videos' decodes use the VAE
+  if (eval) evaluate();
+  if (videos) render_videos(step);
 }
 
 void Trainer::render_videos(int64_t step) {
@@ -165,6 +184,7 @@ json Trainer::started_fields() const {
 }
 
 void Trainer::complete() {
+  ahead_.settle();
   evaluate();
   render_videos(global_step());  // after the last step (once, if the cadence just rendered it)
   const int64_t step = global_step();
@@ -466,9 +486,10 @@ std::optional<StepReport> Trainer::train_step() {
   data::Batch batch;
   bool ended = false;
   StepTimes times;
-  const double waited = loader_->wait_seconds();
+  bool encoded_ahead = false;
   for (int64_t micro = 0; micro < A; ++micro) {
-    batch = loader_->next();
+    Prepared p = ahead_.next(times, [this] { return prepare_batch(false); });
+    batch = std::move(p.batch);
     if (batch.plan.epoch != epoch_) {
       epoch_ = batch.plan.epoch;
       if (epoch_ >= num_epochs_) ended = true;
@@ -479,11 +500,10 @@ std::optional<StepReport> Trainer::train_step() {
       e.release_gradients();
       return std::nullopt;
     }
-    ExpertLatents z;
-    {
-      PhaseTimer t(&times.vae_s, device_);
-      z = latents_->of(batch);
-    }
+    ExpertLatents z = std::move(p.z);
+    encoded_ahead = p.ahead;
+    // The next micro-batch (of this step or the next) is taken and encoded while this one trains.
+    if (overlap_) ahead_.start([this] { return prepare_batch(true); });
     PhaseTimer model_time(&times.model_s, device_);
     const int64_t B = z.z.size(0), F = z.z.size(2);
     const int64_t gm = run_->global_micro(micro);
@@ -520,10 +540,28 @@ std::optional<StepReport> Trainer::train_step() {
     e.release_gradients();  // the idle expert keeps no gradient buffers
   }
   last_cursor_ = batch.plan.cursor;
-  times.data_wait_s = loader_->wait_seconds() - waited;
   StepReport r = report(high, loss, clip, max_abs, ts, first_frame, batch, samples);
   times.add_to(r.extra);
+  r.extra["encoded_ahead"] = encoded_ahead;
   return r;
+}
+
+// The loader's next micro-batch and its latents; on the encoding-ahead thread, with its GPU work
+// on a stream of its own.
+Prepared Trainer::prepare_batch(bool side_thread) {
+  Prepared p;
+  const double waited = loader_->wait_seconds();
+  p.batch = loader_->next();
+  p.data_wait_s = loader_->wait_seconds() - waited;
+  if (!side_thread) {
+    PhaseTimer t(&p.vae_s, device_);
+    p.z = latents_->of(p.batch);
+    return p;
+  }
+  p.ahead = true;
+  p.vae_s = encode_on_side_stream(device_, [&] { p.z = latents_->of(p.batch); });
+  for (auto* t : {&p.z.z, &p.z.image, &p.z.y}) *t = for_default_stream(*t);
+  return p;
 }
 
 }  // namespace

@@ -83,7 +83,6 @@ class Trainer final : public TrainerHooks {
   torch::Tensor decode_with_grad(const torch::Tensor& latent);
   void encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tensor* z_lr, int64_t* calls);
   Prepared prepare_batch(bool side_thread);
-  Prepared next_prepared();
 
   UpsamplerSetup setup_;
   TrainingRun* run_ = nullptr;
@@ -259,9 +258,8 @@ void Trainer::resume() {
   spdlog::info("resumed from {} at step {} (epoch {})", dir, resume_step_, epoch_);
 }
 
-// The loader's next batch and its latents. On the encoding-ahead thread the GPU work goes to a
-// stream of its own, and the latents are copied onto the default stream at the end: the step frees
-// them there, where the side stream's pool must not hand their memory out again too early.
+// The loader's next batch and its latents; on the encoding-ahead thread, with its GPU work on a
+// stream of its own.
 Prepared Trainer::prepare_batch(bool side_thread) {
   Prepared p;
   const double waited = loader_->wait_seconds();
@@ -274,34 +272,9 @@ Prepared Trainer::prepare_batch(bool side_thread) {
     return p;
   }
   p.ahead = true;
-  const double t0 = steady_seconds();
-  {
-    SideStream side(device_);
-    encode(p.batch, &p.z_hr, &p.z_lr, &p.vae_calls);
-    side.synchronize();
-  }
-  if (device_.is_cuda()) {
-    p.z_hr = p.z_hr.clone();
-    p.z_lr = p.z_lr.clone();
-  }
-  p.vae_s = steady_seconds() - t0;
-  return p;
-}
-
-// The batch to train on now: the one made ahead, else one made here. Time the step waited for a
-// batch made ahead is the VAE's as far as the encode lasted (it runs last), the data's before that.
-Prepared Trainer::next_prepared() {
-  if (!ahead_.pending()) {
-    Prepared p = prepare_batch(false);
-    times_.data_wait_s += p.data_wait_s;
-    times_.vae_s += p.vae_s;
-    return p;
-  }
-  double blocked = 0;
-  Prepared p = ahead_.take(&blocked);
-  const double vae = std::min(blocked, p.vae_s);
-  times_.vae_s += vae;
-  times_.data_wait_s += blocked - vae;
+  p.vae_s = encode_on_side_stream(device_, [&] { encode(p.batch, &p.z_hr, &p.z_lr, &p.vae_calls); });
+  p.z_hr = for_default_stream(p.z_hr);
+  p.z_lr = for_default_stream(p.z_lr);
   return p;
 }
 
@@ -488,7 +461,7 @@ std::optional<StepReport> Trainer::train_step() {
   vae_calls_ = 0;
   times_ = StepTimes{};
   for (;;) {
-    Prepared p = next_prepared();
+    Prepared p = ahead_.next(times_, [this] { return prepare_batch(false); });
     const data::Batch& batch = p.batch;
     bool end = false;
     if (batch.plan.epoch != epoch_) {
@@ -505,13 +478,7 @@ std::optional<StepReport> Trainer::train_step() {
     samples += batch.x_hr.size(0);
     // The next batch is taken and encoded while this one trains (the pixel loss's decode shares
     // the VAE with the step, so it never encodes ahead).
-    if (setup_.overlap_vae_encode) {
-      // LibTorch's thread count is per thread under OpenMP: the encode gets the run's.
-      ahead_.start([this, threads = at::get_num_threads()] {
-        at::set_num_threads(threads);
-        return prepare_batch(true);
-      });
-    }
+    if (setup_.overlap_vae_encode) ahead_.start([this] { return prepare_batch(true); });
     std::optional<UpdateRecord> rec;
     micro_step(p, micro_, &rec);
     micro_ = (micro_ + 1) % A;

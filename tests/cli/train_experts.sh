@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # train-experts end to end on the demo data with a tiny VAE and tiny experts: config errors,
 # events with per-expert fields, checkpoint layout, eval with per-sample routing, exact resume
-# (bitwise), cancel, the latent cache, the schema, and the dit-train parity cases that share
+# (bitwise), cancel, the latent cache, encoding ahead, the schema, and the dit-train parity cases that share
 # the trainer's ExpertStep.
 source "$(dirname "$0")/lib/common.sh"
 
@@ -149,4 +149,18 @@ grep -q 'fp8.*save memory only for a frozen base' <<<"$out" || fail "fp8 message
 out=$("$engine" train-experts "${common[@]}" --fp8 e4m3 --lora --max_train_steps 3 --output_dir "$tmp/f8" 2>/dev/null) \
   && fail "fp8 accepted for fresh LoRA experts"
 grep -q "fp8 needs both experts' pretrained weights" <<<"$out" || fail "fp8 fresh message: $out"
+
+# 9. overlap_vae_encode (on by default): every micro-batch after the first was taken and encoded
+# during the one before; off, none was, and the experts train to the same bits.
+ahead_flags() { grep '"type":"step"' "$1" | grep -o '"encoded_ahead":[a-z]*' | sed 's/.*://' | tr '\n' ' '; }
+[ "$(ahead_flags "$tmp/a/events.jsonl")" = "false true true true true true true true " ] \
+  || fail "overlap_vae_encode: encoded_ahead per step is $(ahead_flags "$tmp/a/events.jsonl")"
+"$engine" train-experts "${common[@]}" --max_train_steps 8 --checkpointing_steps 4 --overlap_vae_encode=false \
+  --output_dir "$tmp/noov" >/dev/null 2>"$tmp/noov.err" || fail "run noov: $(tail -3 "$tmp/noov.err")"
+[ "$(ahead_flags "$tmp/noov/events.jsonl")" = "false false false false false false false false " ] \
+  || fail "overlap_vae_encode false: encoded_ahead per step is $(ahead_flags "$tmp/noov/events.jsonl")"
+check_step_times "$tmp/noov/events.jsonl"
+for f in high_noise_transformer/diffusion_pytorch_model.safetensors low_noise_transformer/diffusion_pytorch_model.safetensors; do
+  cmp -s "$tmp/a/checkpoint-8/$f" "$tmp/noov/checkpoint-8/$f" || fail "overlap_vae_encode changed $f"
+done
 echo ok

@@ -85,6 +85,11 @@ void add_vae(train::MemoryEstimate& m, const std::string& file, const json& vae_
         "one encode call's widest stage (4 frames at a time)");
 }
 
+// One batch of decoded clips, fp32.
+double clip_bytes(const train::DataOptions& d) {
+  return static_cast<double>(d.batch_size * d.n_frames * d.sample_size * d.sample_size * 3) * 4;
+}
+
 // Where the estimate is for: this machine's memory, or a GPU's (`--device cuda`, from any build).
 struct Target {
   bool gpu = false;
@@ -124,8 +129,7 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
   const int64_t lr = std::max<int64_t>(1, hr * den / num);
   m.add("activations", train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
         s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
-  // One batch of decoded clips, fp32.
-  const double clip = static_cast<double>(s.data.batch_size * s.data.n_frames * s.data.sample_size * s.data.sample_size * 3) * 4;
+  const double clip = clip_bytes(s.data);
   if (!target.gpu) {
     m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
           "weight-sized copies in each 3-D conv's backward, kept by the allocator");
@@ -161,7 +165,13 @@ Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, const Tar
   const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
   m.add("activations", train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
         std::to_string(tokens) + " tokens per sample" + (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
-  if (!s.all_latent_files && !s.vae_file.empty()) add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
+  if (!s.all_latent_files && !s.vae_file.empty()) {
+    add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
+    // As the trainer decides: low_vram on a GPU encodes ahead only when asked to.
+    if (s.overlap_vae_encode && (s.overlap_vae_encode_asked || !split)) {
+      m.add("batch ahead", clip_bytes(s.data), "the next micro-batch, taken and encoded while this one trains (overlap_vae_encode)");
+    }
+  }
   if (s.text_encoder) {
     auto& p = e.text_phase;
     add_runtime(p, target);
