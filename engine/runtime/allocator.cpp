@@ -25,4 +25,10 @@ void keep_large_blocks_for_reuse(std::size_t bytes, std::size_t top) {
 #endif
 }
 
+void release_free_heap() {
+#ifdef __GLIBC__
+  malloc_trim(0);
+#endif
+}
+
 }  // namespace ws::runtime

@@ -21,5 +21,8 @@ namespace ws::runtime {
 
 void return_large_blocks_to_system(std::size_t bytes = std::size_t{8} << 20);
 void keep_large_blocks_for_reuse(std::size_t bytes = std::size_t{256} << 20, std::size_t top = std::size_t{1} << 30);
+// Gives the heap's free pages back to the system, holes included (malloc_trim): once, between a
+// training run's loading (models, packed VAE kernels) and its first step.
+void release_free_heap();
 
 }  // namespace ws::runtime

@@ -1,5 +1,6 @@
 #include "train/adamw.h"
 
+#include <algorithm>
 #include <cmath>
 
 #include "core/error.h"
@@ -14,6 +15,25 @@ AdamW::AdamW(std::vector<AdamWGroup> groups, AdamWOptions opts) : groups_(std::m
     }
 }
 
+namespace {
+
+// One parameter's update, in place but for the denominator (as large as `v`).
+void update(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tensor& m, const torch::Tensor& v,
+            const AdamWOptions& o, double lr, double step_size, double bc2_sqrt) {
+  p.mul_(1.0 - lr * o.weight_decay);
+  m.mul_(o.beta1).add_(grad, 1.0 - o.beta1);
+  v.mul_(o.beta2).addcmul_(grad, grad, 1.0 - o.beta2);
+  auto denom = v.sqrt().div_(bc2_sqrt).add_(o.eps);
+  p.addcdiv_(m, denom, -step_size);
+}
+
+// Elements per slice of an update: no parameter-sized denominator (the released upsampler's 81 MB
+// kernel would add two at the optimizer's peak), and on the CPU a slice of p, grad, m, v and the
+// denominator stays in the caches through all the update's operations.
+int64_t slice_elements(const torch::Tensor& p) { return p.is_cuda() ? int64_t{1} << 24 : int64_t{1} << 17; }
+
+}  // namespace
+
 void AdamW::step(const std::vector<double>& group_lrs) {
   if (group_lrs.size() != groups_.size()) throw Error("AdamW: one learning rate per parameter group expected");
   torch::NoGradGuard no_grad;
@@ -27,16 +47,25 @@ void AdamW::step(const std::vector<double>& group_lrs) {
     const double step_size = lr / bc1;
     auto& g = groups_[gi];
     for (size_t i = 0; i < g.params.size(); ++i) {
-      auto& p = g.params[i];
-      const auto& grad = p.grad();
+      const torch::Tensor p = g.params[i].detach();
+      const torch::Tensor grad = g.params[i].grad();
       if (!grad.defined()) continue;
-      auto& m = m_[g.names[i]];
-      auto& v = v_[g.names[i]];
-      p.mul_(1.0 - lr * opts_.weight_decay);
-      m.mul_(opts_.beta1).add_(grad, 1.0 - opts_.beta1);
-      v.mul_(opts_.beta2).addcmul_(grad, grad, 1.0 - opts_.beta2);
-      auto denom = (v.sqrt() / bc2_sqrt).add_(opts_.eps);
-      p.addcdiv_(m, denom, -step_size);
+      const torch::Tensor& m = m_[g.names[i]];
+      const torch::Tensor& v = v_[g.names[i]];
+      const int64_t N = p.numel(), n = slice_elements(p);
+      const bool flat = p.is_contiguous() && grad.is_contiguous() && m.is_contiguous() && v.is_contiguous() &&
+                        grad.numel() == N && m.numel() == N && v.numel() == N;
+      if (!flat || N <= n) {
+        update(p, grad, m, v, opts_, lr, step_size, bc2_sqrt);
+        continue;
+      }
+      // Every operation is elementwise: the slices make the whole update.
+      const auto pf = p.view(-1), gf = grad.view(-1), mf = m.view(-1), vf = v.view(-1);
+      for (int64_t at = 0; at < N; at += n) {
+        const int64_t len = std::min(n, N - at);
+        update(pf.narrow(0, at, len), gf.narrow(0, at, len), mf.narrow(0, at, len), vf.narrow(0, at, len), opts_, lr,
+               step_size, bc2_sqrt);
+      }
     }
   }
 }

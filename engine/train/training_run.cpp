@@ -135,10 +135,14 @@ void TrainingRun::settle_best(TrainerHooks& t) {
 
 int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
   auto& events = runtime::EventStream::global();
-  runtime::keep_large_blocks_for_reuse();  // every step allocates the same sizes again
+  // Loading is one-shot (a kernel's dense copy is freed once it is packed): large blocks go back
+  // as they are freed. The steps then allocate the same sizes again and again: keep them.
+  runtime::return_large_blocks_to_system();
   try {
     open(wishes);
     t.prepare(*this);
+    runtime::release_free_heap();
+    runtime::keep_large_blocks_for_reuse();
     if (run_ && run_->best() && (!options_.keep_best || run_->best()->step > t.resume_step())) {
       if (options_.keep_best) spdlog::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);
       run_->clear_best();  // without keep_best the old best is pruned like any checkpoint

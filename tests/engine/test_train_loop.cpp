@@ -82,6 +82,28 @@ class TestTrainLoop : public QObject {
     }
   }
 
+  void adamw_updates_every_slice_of_a_large_parameter() {
+    // 2.3 slices of 2^17 elements (the CPU's): every element must get the formula, the tail too.
+    const int64_t n = 300001;
+    auto p0 = torch::randn({n}), g = torch::randn({n});
+    auto p = p0.clone().requires_grad_(true);
+    train::AdamW opt({{{"p"}, {p}}, {{}, {}}}, {0.9, 0.99, 1e-8, 0.01});
+    for (int s = 0; s < 2; ++s) {
+      p.mutable_grad() = g.clone();
+      opt.step({1e-2, 5e-3});
+    }
+    auto pd = p0.to(torch::kDouble), gd = g.to(torch::kDouble), m = torch::zeros_like(pd), v = torch::zeros_like(pd);
+    for (int s = 1; s <= 2; ++s) {
+      pd = pd * (1 - 1e-2 * 0.01);
+      m = 0.9 * m + 0.1 * gd;
+      v = 0.99 * v + 0.01 * gd * gd;
+      pd = pd - (1e-2 / (1 - std::pow(0.9, s))) * m / (v.sqrt() / std::sqrt(1 - std::pow(0.99, s)) + 1e-8);
+    }
+    const double err = (p.detach().to(torch::kDouble) - pd).abs().max().item<double>();
+    QVERIFY2(err < 1e-5, qPrintable(QString("max error %1").arg(err)));
+    QCOMPARE(opt.exp_avg("p").size(0), n);
+  }
+
   void warmup_schedules_start_at_zero() {
     for (const char* name : {"constant_with_warmup", "linear", "cosine", "cosine_with_restarts", "polynomial"}) {
       train::LrSchedule s;
