@@ -68,8 +68,8 @@ io::OptionSchema experts_option_schema() {
   s.boolean("gradient_checkpointing", true, "recompute each block's activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
   s.boolean("low_vram", true, "keep the idle expert on the CPU (GPU builds)");
-  s.boolean("overlap_vae_encode", true,
-            "take and encode the next micro-batch while the experts train on this one (on a GPU with low_vram only when set)");
+  s.boolean("overlap_vae_encode", false,
+            "take and encode the next micro-batch while the experts train on this one (the VAE and the experts then share the cores or the GPU)");
   s.choice("zero_stage", {"0", "2"}, "0",
            "data parallel: 2 shards each expert's gradients and AdamW moments across the ranks (ZeRO stage 2)");
   s.choice("weight_dtype", {"fp32", "bf16"}, "fp32",

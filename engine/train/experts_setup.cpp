@@ -219,7 +219,6 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   }
 
   s.overlap_vae_encode = cfg.boolean("overlap_vae_encode");
-  s.overlap_vae_encode_asked = !cfg.is_default("overlap_vae_encode");
 
   // Text embeddings (after the model: text_len and text_dim come from it).
   if (cfg.is_set("text_encoder_path")) {

@@ -54,8 +54,7 @@ struct ExpertsSetup {
   std::string text_dir;
   std::optional<TextEncoderOptions> text_encoder;  // captions to embeddings before the first step
   std::optional<std::string> latent_cache_dir;
-  bool overlap_vae_encode = true;        // the next micro-batch is taken and encoded during the step
-  bool overlap_vae_encode_asked = false;  // set explicitly (low_vram on a GPU keeps it only then)
+  bool overlap_vae_encode = false;  // the next micro-batch is taken and encoded during the step
   RoutingOptions routing;
   std::optional<std::string> resume_dir;
   std::optional<std::string> eval_meta;

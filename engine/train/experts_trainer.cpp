@@ -116,7 +116,6 @@ class Trainer final : public TrainerHooks {
   data::LoaderCursor last_cursor_;
   int64_t epoch_ = 0, resume_step_ = 0, max_steps_ = 0, num_epochs_ = 0;
   std::string options_sha_;
-  bool overlap_ = false;  // overlap_vae_encode, as it applies on this device
   // Last, so it is joined before anything it uses goes away.
   Ahead<Prepared> ahead_;
 };
@@ -124,9 +123,6 @@ class Trainer final : public TrainerHooks {
 void Trainer::prepare(TrainingRun& run) {
   run_ = &run;
   device_ = run.device();
-  // Encoding ahead holds a second micro-batch's encode on the device: low_vram on a GPU keeps it
-  // only when asked for.
-  overlap_ = setup_.overlap_vae_encode && (setup_.overlap_vae_encode_asked || !(device_.is_cuda() && setup_.run.low_vram));
   // Eval and validation videos keep their own cadences (validate() sorts them out).
   run.set_validation_steps(setup_.validation.active() ? 1 : setup_.eval_steps);
   if (setup_.text_encoder) encode_captions_first();
@@ -503,7 +499,7 @@ std::optional<StepReport> Trainer::train_step() {
     ExpertLatents z = std::move(p.z);
     encoded_ahead = p.ahead;
     // The next micro-batch (of this step or the next) is taken and encoded while this one trains.
-    if (overlap_) ahead_.start([this] { return prepare_batch(true); });
+    if (setup_.overlap_vae_encode) ahead_.start([this] { return prepare_batch(true); });
     PhaseTimer model_time(&times.model_s, device_);
     const int64_t B = z.z.size(0), F = z.z.size(2);
     const int64_t gm = run_->global_micro(micro);

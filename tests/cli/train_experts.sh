@@ -150,17 +150,18 @@ out=$("$engine" train-experts "${common[@]}" --fp8 e4m3 --lora --max_train_steps
   && fail "fp8 accepted for fresh LoRA experts"
 grep -q "fp8 needs both experts' pretrained weights" <<<"$out" || fail "fp8 fresh message: $out"
 
-# 9. overlap_vae_encode (on by default): every micro-batch after the first was taken and encoded
-# during the one before; off, none was, and the experts train to the same bits.
+# 9. overlap_vae_encode (off by default): on, every micro-batch after the first was taken and
+# encoded during the one before (across an eval too), and the experts train to the same bits.
 ahead_flags() { grep '"type":"step"' "$1" | grep -o '"encoded_ahead":[a-z]*' | sed 's/.*://' | tr '\n' ' '; }
-[ "$(ahead_flags "$tmp/a/events.jsonl")" = "false true true true true true true true " ] \
-  || fail "overlap_vae_encode: encoded_ahead per step is $(ahead_flags "$tmp/a/events.jsonl")"
-"$engine" train-experts "${common[@]}" --max_train_steps 8 --checkpointing_steps 4 --overlap_vae_encode=false \
-  --output_dir "$tmp/noov" >/dev/null 2>"$tmp/noov.err" || fail "run noov: $(tail -3 "$tmp/noov.err")"
-[ "$(ahead_flags "$tmp/noov/events.jsonl")" = "false false false false false false false false " ] \
-  || fail "overlap_vae_encode false: encoded_ahead per step is $(ahead_flags "$tmp/noov/events.jsonl")"
-check_step_times "$tmp/noov/events.jsonl"
+[ "$(ahead_flags "$tmp/a/events.jsonl")" = "false false false false false false false false " ] \
+  || fail "overlap_vae_encode off: encoded_ahead per step is $(ahead_flags "$tmp/a/events.jsonl")"
+"$engine" train-experts "${common[@]}" --max_train_steps 8 --checkpointing_steps 4 --overlap_vae_encode \
+  --output_dir "$tmp/ov" >/dev/null 2>"$tmp/ov.err" || fail "run ov: $(tail -3 "$tmp/ov.err")"
+[ "$(ahead_flags "$tmp/ov/events.jsonl")" = "false true true true true true true true " ] \
+  || fail "overlap_vae_encode: encoded_ahead per step is $(ahead_flags "$tmp/ov/events.jsonl")"
+check_step_times "$tmp/ov/events.jsonl"
+[ "$(count eval "$tmp/ov/events.jsonl")" -eq 2 ] || fail "overlap_vae_encode: eval events $(count eval "$tmp/ov/events.jsonl")"
 for f in high_noise_transformer/diffusion_pytorch_model.safetensors low_noise_transformer/diffusion_pytorch_model.safetensors; do
-  cmp -s "$tmp/a/checkpoint-8/$f" "$tmp/noov/checkpoint-8/$f" || fail "overlap_vae_encode changed $f"
+  cmp -s "$tmp/a/checkpoint-8/$f" "$tmp/ov/checkpoint-8/$f" || fail "overlap_vae_encode changed $f"
 done
 echo ok

@@ -167,10 +167,8 @@ Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, const Tar
         std::to_string(tokens) + " tokens per sample" + (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
   if (!s.all_latent_files && !s.vae_file.empty()) {
     add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
-    // As the trainer decides: low_vram on a GPU encodes ahead only when asked to.
-    if (s.overlap_vae_encode && (s.overlap_vae_encode_asked || !split)) {
+    if (s.overlap_vae_encode)
       m.add("batch ahead", clip_bytes(s.data), "the next micro-batch, taken and encoded while this one trains (overlap_vae_encode)");
-    }
   }
   if (s.text_encoder) {
     auto& p = e.text_phase;
