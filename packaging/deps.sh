@@ -6,7 +6,7 @@
 set -euo pipefail
 pkgs=(
   build-essential cmake ninja-build pkg-config
-  libtorch-dev libopenblas0-pthread
+  libtorch-dev libopenblas0-pthread libdnnl-dev
   qt6-base-dev libqcustomplot-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev

@@ -221,6 +221,7 @@ int parity_upsampler_train(const std::string& dir) {
       scalar("abnormal", "abnormal", abnormal, 0.0);
       if (updater.ema()) scalar("ema_decay", "ema_decay", ema_decay, 1e-12);
 
+      const auto plain = updater.plain_weights();  // compared by position with the reference's
       // Weights: non-gauge group statistics; gauge parameters against their bound only.
       std::set<std::string> gauge;
       if (j.contains("gauge_parameters")) {

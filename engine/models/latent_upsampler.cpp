@@ -1,5 +1,6 @@
 #include "models/latent_upsampler.h"
 
+#include "models/packed_conv.h"
 #include "models/train_conv3d.h"
 
 #include <cmath>
@@ -117,6 +118,7 @@ torch::Tensor ConvNdImpl::forward(const torch::Tensor& input) {
                       : torch::conv2d(x, weight.to(compute), bias.to(compute), 1, 1);
   }
   const torch::Tensor& x = input;
+  if (packed) return packed_conv(x, weight, bias, packed);
   if (dims_ == 3) {
     if (train_conv3d_applies(x, weight)) return train_conv3d(x, weight, bias);
     return torch::conv3d(x, weight, bias, 1, 1);
@@ -147,19 +149,17 @@ torch::Tensor binomial_blur_kernel() {
 
 SpatialResamplerImpl::SpatialResamplerImpl(int64_t channels, int64_t num_, int64_t den_, bool rational_)
     : num(num_), den(den_), rational(rational_) {
-  auto conv_opts = torch::nn::Conv2dOptions(channels, num * num * channels, 3).padding(1);
   if (rational) {
-    conv = register_module("conv", torch::nn::Conv2d(conv_opts));
+    conv = register_module("conv", ConvNd(2, channels, num * num * channels));
     blur_down = register_module("blur_down", std::make_shared<torch::nn::Module>("BlurDownsample"));
     kernel = blur_down->register_buffer("kernel", binomial_blur_kernel());
   } else {
-    conv = register_module("0", torch::nn::Conv2d(conv_opts));  // Sequential(Conv2d, PixelShuffle)
+    conv = register_module("0", ConvNd(2, channels, num * num * channels));  // Sequential(Conv2d, PixelShuffle)
   }
 }
 
 torch::Tensor SpatialResamplerImpl::forward(const torch::Tensor& x, std::map<std::string, torch::Tensor>* inter) {
-  auto y = compute == torch::kFloat ? conv(x)
-                                    : torch::conv2d(x.to(compute), conv->weight.to(compute), conv->bias.to(compute), 1, 1);
+  auto y = conv(x);
   if (inter) (*inter)["inter.upsampler_conv"] = y;
   y = torch::pixel_shuffle(y, num);
   if (inter) (*inter)["inter.upsampler_pixel_shuffle"] = y;
@@ -232,7 +232,6 @@ void LatentUpsamplerImpl::set_compute_dtype(torch::Dtype dt) {
   compute_ = dt;
   for (auto& m : modules(/*include_self=*/false)) {
     if (auto* c = dynamic_cast<ConvNdImpl*>(m.get())) c->compute = dt;
-    if (auto* r = dynamic_cast<SpatialResamplerImpl*>(m.get())) r->compute = dt;
   }
 }
 

@@ -9,6 +9,7 @@
 #include <string>
 
 #include "io/state_dict.h"
+#include "models/packed_conv.h"
 
 namespace ws::models {
 
@@ -39,6 +40,8 @@ class ConvNdImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x);
   torch::Tensor weight, bias;
   torch::Dtype compute = torch::kFloat;  // mixed precision: the conv runs in this dtype
+  // Set while `weight` (and everything trained with it) is stored in oneDNN's blocked order.
+  PackedLayoutPtr packed;
 
  private:
   int64_t dims_;
@@ -61,10 +64,9 @@ class SpatialResamplerImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, std::map<std::string, torch::Tensor>* inter = nullptr);
   int64_t num, den;
   bool rational;
-  torch::nn::Conv2d conv{nullptr};
+  ConvNd conv{nullptr};  // 2-D
   std::shared_ptr<torch::nn::Module> blur_down;  // holds buffer `kernel` [1,1,5,5]
   torch::Tensor kernel;
-  torch::Dtype compute = torch::kFloat;
 };
 TORCH_MODULE(SpatialResampler);
 

@@ -72,6 +72,7 @@ static json ema_config(const json& model_config, const Ema& ema) {
 
 void write_upsampler_checkpoint(const std::string& dir, UpsamplerUpdater& updater, const TrainerState& state,
                                 bool final_save) {
+  const auto plain = updater.plain_weights();  // files hold the plain order
   auto& model = updater.model();
   const json cfg = model->config().to_json();
   const io::StateDict live = io::module_state_dict(*model);

@@ -242,6 +242,7 @@ void Trainer::resume() {
   auto ck_cfg = models::LatentUpsamplerConfig::from_json(ck.model_config, dir + "/latent_upsampler/config.json");
   json a = ck_cfg.to_json(), b = setup_.model.to_json();
   if (a != b) throw Error(dir + ": the checkpoint's model config " + a.dump() + " differs from this run's " + b.dump());
+  const auto plain = updater_->plain_weights();  // the files hold the plain order
   io::load_state_dict(*updater_->model(), ck.weights, io::LoadMode::Strict, dir);
   updater_->optimizer().load_state_dict(ck.optimizer, dir + "/trainer_state/optimizer.safetensors");
   if (Ema* ema = updater_->ema()) {

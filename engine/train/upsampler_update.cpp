@@ -44,6 +44,42 @@ UpsamplerUpdater::UpsamplerUpdater(models::LatentUpsampler model, UpsamplerUpdat
   optimizer_ = std::make_unique<AdamW>(
       make_param_groups(*model_, opts_.trainable_modules, opts_.trainable_modules_low_learning_rate), opts_.adam);
   if (opts_.use_ema) ema_ = std::make_unique<Ema>(*model_, opts_.ema);
+  if (!opts_.pack_conv_weights || opts_.reduce_gradients || model_->compute_dtype() != torch::kFloat) return;
+  for (const auto& item : model_->named_modules()) {
+    auto* conv = dynamic_cast<models::ConvNdImpl*>(item.value().get());
+    if (!conv || !conv->weight.requires_grad()) continue;
+    if (auto layout = models::choose_packed_layout(conv->weight))
+      packable_.push_back({item.key() + ".weight", conv, std::move(layout)});
+  }
+  set_packed(true);
+}
+
+void UpsamplerUpdater::set_packed(bool on) {
+  if (on == packed_ || packable_.empty()) return;
+  for (const auto& c : packable_) {
+    auto convert = [&](const torch::Tensor& t) {
+      if (!t.defined()) return;
+      on ? models::pack_(t, *c.layout) : models::unpack_(t, *c.layout);
+    };
+    convert(c.conv->weight);
+    convert(c.conv->weight.grad());
+    convert(optimizer_->exp_avg(c.name));
+    convert(optimizer_->exp_avg_sq(c.name));
+    if (ema_) {
+      auto it = ema_->shadow().find(c.name);
+      if (it != ema_->shadow().end()) convert(it->second);
+    }
+    c.conv->packed = on ? c.layout : nullptr;
+  }
+  packed_ = on;
+}
+
+UpsamplerUpdater::PlainWeights::PlainWeights(UpsamplerUpdater& u) : updater_(u.packed_ ? &u : nullptr) {
+  if (updater_) updater_->set_packed(false);
+}
+
+UpsamplerUpdater::PlainWeights::~PlainWeights() {
+  if (updater_) updater_->set_packed(true);
 }
 
 std::vector<torch::Tensor> UpsamplerUpdater::trainable_params() const {

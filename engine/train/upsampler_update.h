@@ -32,6 +32,9 @@ struct UpsamplerUpdateOptions {
   EmaOptions ema;
   // Data parallel: averages the gradients over ranks before clipping (null: one process).
   std::function<void(const std::vector<torch::Tensor>&)> reduce_gradients;
+  // Keep trained fp32 CPU conv weights in oneDNN's blocked order between steps
+  // (models/packed_conv.h). One process only: ranks on different CPUs could pick different orders.
+  bool pack_conv_weights = true;
 };
 
 // What one optimizer update did (the `step` event's numbers and the parity quantities).
@@ -61,8 +64,32 @@ class UpsamplerUpdater {
   const UpsamplerUpdateOptions& options() const { return opts_; }
   std::vector<torch::Tensor> trainable_params() const;
 
+  // While one is alive, every packed conv weight and its gradient, moments and EMA shadow are
+  // in the plain order: read, save or load state by position only inside one. Nesting is fine.
+  class PlainWeights {
+   public:
+    explicit PlainWeights(UpsamplerUpdater& u);
+    ~PlainWeights();
+    PlainWeights(const PlainWeights&) = delete;
+    PlainWeights& operator=(const PlainWeights&) = delete;
+
+   private:
+    UpsamplerUpdater* updater_;
+  };
+  PlainWeights plain_weights() { return PlainWeights(*this); }
+  // The number of conv weights kept packed between steps (0: all plain).
+  size_t packed_convs() const { return packed_ ? packable_.size() : 0; }
+
  private:
+  struct PackableConv {
+    std::string name;  // of the weight parameter
+    models::ConvNdImpl* conv;
+    models::PackedLayoutPtr layout;
+  };
+  void set_packed(bool on);
   UpdateRecord update();
+  std::vector<PackableConv> packable_;
+  bool packed_ = false;
   models::LatentUpsampler model_;
   UpsamplerUpdateOptions opts_;
   std::unique_ptr<AdamW> optimizer_;

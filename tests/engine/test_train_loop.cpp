@@ -12,6 +12,7 @@
 #include "models/wan_vae.h"
 #include "models/grad_checkpoint.h"
 #include "models/latent_upsampler.h"
+#include "models/packed_conv.h"
 #include "models/train_conv3d.h"
 #include "cli/parity_upsampler.h"
 #include "test_paths.h"
@@ -149,6 +150,7 @@ class TestTrainLoop : public QObject {
     up.micro_step(torch::randn({1, 48, 1, 2, 2}), torch::randn({1, 48, 1, 3, 3}), &rec);
     QVERIFY(rec.has_value());
     QCOMPARE(rec->lr, 0.0);
+    const auto plain = up.plain_weights();  // read by position
     for (auto& kv : model->named_parameters()) QVERIFY(torch::equal(kv.value(), before[kv.key()]));
     QVERIFY(up.optimizer().exp_avg("final_conv.bias").abs().sum().item<double>() > 0);
   }
@@ -267,6 +269,92 @@ class TestTrainLoop : public QObject {
     // Not for frozen weights and inputs, batches or shapes oneDNN already gets.
     QVERIFY(!models::train_conv3d_applies(x.detach(), w.detach()));
     QVERIFY(!models::train_conv3d_applies(torch::randn({2, 32, 3, 7, 9}), w));
+  }
+
+  void packed_conv_matches_libtorch() {
+    // 3-D as in the ResBlocks, 2-D as in the resampler (a batch of frames, wider output).
+    torch::manual_seed(6);
+    struct Case {
+      torch::Tensor x, w;
+    } cases[] = {{torch::randn({1, 32, 3, 7, 9}), torch::randn({32, 32, 3, 3, 3}) * 0.1},
+                 {torch::randn({2, 32, 7, 9}), torch::randn({64, 32, 3, 3}) * 0.1}};
+    for (auto& c : cases) {
+      auto layout = models::choose_packed_layout(c.w);
+      QVERIFY2(layout, "oneDNN picks a blocked weight order on this CPU");
+      auto x = c.x.clone().requires_grad_();
+      auto b = torch::randn({c.w.size(0)}).requires_grad_();
+      auto w = c.w.clone().requires_grad_();
+      auto conv = [&](const torch::Tensor& xx, const torch::Tensor& ww) {
+        return c.w.dim() == 5 ? torch::conv3d(xx, ww, b, 1, 1) : torch::conv2d(xx, ww, b, 1, 1);
+      };
+      auto y_ref = conv(x, w);
+      auto g_ref = torch::autograd::grad({y_ref.square().sum()}, {x, w, b});
+
+      auto wp = c.w.clone();
+      models::pack_(wp, *layout);
+      QVERIFY(!torch::equal(wp, c.w));  // the storage really holds another order
+      wp.requires_grad_();
+      auto y = models::packed_conv(x, wp, b, layout);
+      QVERIFY(torch::allclose(y, y_ref, 1e-4, 1e-5));
+      auto g = torch::autograd::grad({y.square().sum()}, {x, wp, b});
+      auto gw = g[1].clone();
+      models::unpack_(gw, *layout);  // the weight's gradient comes out in the packed order
+      g[1] = gw;
+      for (size_t i = 0; i < 3; ++i) {
+        const double scale = g_ref[i].abs().max().item<double>();
+        QVERIFY2((g[i] - g_ref[i]).abs().max().item<double>() < 1e-5 * scale + 1e-6, std::to_string(i).c_str());
+      }
+      auto back = wp.detach().clone();
+      models::unpack_(back, *layout);
+      QVERIFY(torch::equal(back, c.w));  // a permutation: the round trip is exact
+    }
+  }
+
+  void packed_weights_train_as_plain_ones() {
+    // The same three updates with the conv weights packed between steps and without: the
+    // weights, moments and EMA agree once unpacked, and the packed run really was packed.
+    auto run = [](bool pack) {
+      torch::manual_seed(9);
+      models::LatentUpsampler m(tiny_config());
+      train::UpsamplerUpdateOptions o;
+      // eps 1 makes each update about lr·g: Adam's g/|g| would blow rounding-level
+      // differences of near-zero gradients up to whole steps.
+      o.learning_rate = 1.0;
+      o.adam.eps = 1.0;
+      o.use_ema = true;
+      o.schedule.name = "constant";
+      o.pack_conv_weights = pack;
+      auto up = std::make_unique<train::UpsamplerUpdater>(m, o);
+      torch::manual_seed(10);
+      for (int i = 0; i < 3; ++i) {
+        std::optional<train::UpdateRecord> rec;
+        up->micro_step(torch::randn({1, 48, 2, 4, 4}), torch::randn({1, 48, 2, 6, 6}), &rec);
+      }
+      return up;
+    };
+    auto plain = run(false);
+    auto packed = run(true);
+    QCOMPARE(plain->packed_convs(), size_t{0});
+    QCOMPARE(packed->packed_convs(), size_t{7});  // initial, 2 per ResBlock, the resampler (2-D), final
+    auto before = packed->model()->named_parameters()["res_blocks.0.conv1.weight"].detach().clone();
+    {
+      const auto scope = packed->plain_weights();
+      QCOMPARE(packed->packed_convs(), size_t{0});
+      const auto a = plain->model()->named_parameters();
+      const auto b = packed->model()->named_parameters();
+      auto close = [](const torch::Tensor& x, const torch::Tensor& y) { return torch::allclose(x, y, 1e-4, 1e-7); };
+      for (const auto& kv : a) {
+        const std::string& k = kv.key();
+        QVERIFY2(close(kv.value(), b[k]), k.c_str());
+        QVERIFY2(close(plain->optimizer().exp_avg(k), packed->optimizer().exp_avg(k)), k.c_str());
+        QVERIFY2(close(plain->optimizer().exp_avg_sq(k), packed->optimizer().exp_avg_sq(k)), k.c_str());
+        QVERIFY2(close(plain->ema()->shadow().at(k), packed->ema()->shadow().at(k)), k.c_str());
+      }
+      QVERIFY(!torch::equal(before, b["res_blocks.0.conv1.weight"]));
+    }
+    // Packed again when the scope ends, exactly as before.
+    QCOMPARE(packed->packed_convs(), size_t{7});
+    QVERIFY(torch::equal(before, packed->model()->named_parameters()["res_blocks.0.conv1.weight"]));
   }
 
   void bf16_compute_keeps_fp32_master_weights() {

@@ -1,0 +1,39 @@
+// Training convolutions whose weights stay in oneDNN's blocked order between steps.
+//
+// LibTorch 1.13 hands every CPU convolution a plain [O, I, k…] weight, so oneDNN reorders each
+// kernel into its blocked order for the forward, again for backward-data, and reorders the
+// gradient back: at the released upsampler width that is 57 reorders of 28–81 MB, about 0.7 s
+// of a 4.6 s step. A packed conv's weight storage holds the forward's blocked order itself and
+// its gradient comes out in that order; AdamW, clipping, the gradient mean and the EMA are
+// elementwise, so a step reorders a weight only once (backward-data wants its own order).
+// Whoever reads a packed weight by position (checkpoints, resume, parity) unpacks it first
+// (train::UpsamplerUpdater::plain_weights()).
+#pragma once
+#include <torch/torch.h>
+
+#include <memory>
+
+namespace ws::models {
+
+// The blocked order a packed weight's storage holds (a oneDNN memory descriptor, opaque here).
+struct PackedLayout;
+using PackedLayoutPtr = std::shared_ptr<const PackedLayout>;
+
+// Whether this build has oneDNN's API (found by CMake beside LibTorch's).
+bool packed_conv_supported();
+
+// The order oneDNN's forward picks for this stride-1, padding-1, 3×3(×3) conv weight; null
+// where packing cannot apply or would change nothing (no oneDNN, not fp32 on the CPU, a pick
+// that pads the blocks or is the plain order itself).
+PackedLayoutPtr choose_packed_layout(const torch::Tensor& weight);
+
+// Rewrite t's storage (weight-shaped, fp32, contiguous) between plain and `layout`, in place.
+void pack_(const torch::Tensor& t, const PackedLayout& layout);
+void unpack_(const torch::Tensor& t, const PackedLayout& layout);
+
+// conv(x, weight, bias; stride 1, padding 1, 2-D or 3-D) with `weight` stored in `layout`;
+// differentiable in x (plain), weight (its gradient in `layout`) and bias.
+torch::Tensor packed_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                          const PackedLayoutPtr& layout);
+
+}  // namespace ws::models
