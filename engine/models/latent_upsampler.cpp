@@ -231,7 +231,10 @@ torch::Tensor LatentUpsamplerImpl::forward(const torch::Tensor& input, std::map<
 void LatentUpsamplerImpl::set_compute_dtype(torch::Dtype dt) {
   compute_ = dt;
   for (auto& m : modules(/*include_self=*/false)) {
-    if (auto* c = dynamic_cast<ConvNdImpl*>(m.get())) c->compute = dt;
+    if (auto* c = dynamic_cast<ConvNdImpl*>(m.get())) {
+      if (c->packed && dt != torch::kFloat) throw Error("latent upsampler: packed conv weights compute in fp32 only");
+      c->compute = dt;
+    }
   }
 }
 

@@ -223,6 +223,22 @@ PackedLayoutPtr choose_packed_layout(const Tensor& weight) {
   return layout;
 }
 
+int64_t layout_fingerprint(const PackedLayout& layout) {
+  // FNV-1a over the blocking that defines the order: strides and the inner blocks.
+  const dnnl_memory_desc_t& d = layout.blocked.data;
+  uint64_t h = 1469598103934665603ull;
+  auto mix = [&](int64_t v) {
+    h ^= static_cast<uint64_t>(v);
+    h *= 1099511628211ull;
+  };
+  mix(d.ndims);
+  for (int i = 0; i < d.ndims; ++i) mix(d.dims[i]), mix(d.padded_dims[i]), mix(d.format_desc.blocking.strides[i]);
+  const auto& b = d.format_desc.blocking;
+  mix(b.inner_nblks);
+  for (int i = 0; i < b.inner_nblks; ++i) mix(b.inner_blks[i]), mix(b.inner_idxs[i]);
+  return static_cast<int64_t>(h & ((uint64_t{1} << 52) - 1));
+}
+
 void pack_(const Tensor& t, const PackedLayout& layout) { relayout(t, plain(layout.weight_dims), layout.blocked); }
 void unpack_(const Tensor& t, const PackedLayout& layout) { relayout(t, layout.blocked, plain(layout.weight_dims)); }
 
@@ -236,6 +252,7 @@ Tensor packed_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, co
 
 struct PackedLayout {};
 bool packed_conv_supported() { return false; }
+int64_t layout_fingerprint(const PackedLayout&) { return 0; }
 PackedLayoutPtr choose_packed_layout(const Tensor&) { return nullptr; }
 void pack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }
 void unpack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }

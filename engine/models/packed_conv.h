@@ -27,6 +27,10 @@ bool packed_conv_supported();
 // that pads the blocks or is the plain order itself).
 PackedLayoutPtr choose_packed_layout(const torch::Tensor& weight);
 
+// A number naming the order (equal on two machines exactly when they pick the same order), below
+// 2^52 so a double carries it exactly through a collective.
+int64_t layout_fingerprint(const PackedLayout& layout);
+
 // Rewrite t's storage (weight-shaped, fp32, contiguous) between plain and `layout`, in place.
 void pack_(const torch::Tensor& t, const PackedLayout& layout);
 void unpack_(const torch::Tensor& t, const PackedLayout& layout);

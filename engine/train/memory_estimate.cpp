@@ -7,6 +7,8 @@
 
 #include <torch/torch.h>
 
+#include "models/packed_conv.h"
+
 namespace ws::train {
 
 void MemoryEstimate::add(std::string name, double bytes, std::string note) {
@@ -104,6 +106,13 @@ double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_
 
 double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu) {
   if (gpu) return 0;
+  if (models::packed_conv_supported()) {
+    // models/packed_conv.h: the trainer's weights stay packed; backward-data reorders one kernel
+    // at a time, the largest being the resampler's.
+    const auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
+    const int64_t k = c.dims == 3 ? 27 : 9, C = c.in_channels, M = c.mid_channels;
+    return 4.0 * static_cast<double>(std::max({k * C * M, k * M * M, 9 * num * num * M * M}));
+  }
   // models/train_conv3d.h: batch 1 with C·D·H ≤ 20480 takes the oneDNN training conv (two copies).
   const bool onednn_train = batch == 1 && c.mid_channels * t * h <= 20480;
   return (onednn_train ? 2.0 : 1.0) * static_cast<double>(c.parameter_count()) * 4;

@@ -186,6 +186,14 @@ void Trainer::build_model_and_vae() {
     dp->broadcast(model->parameters());  // every rank starts from rank 0's weights
   }
   updater_ = std::make_unique<UpsamplerUpdater>(model, o);
+  if (parallel::DataParallel* dp = run_->data_parallel()) {
+    // The gradient mean is elementwise: every rank must hold its conv weights in one order.
+    const double mine = static_cast<double>(updater_->packing_fingerprint());
+    if (dp->max(mine) != -dp->max(-mine)) {
+      spdlog::warn("data-parallel ranks pick different oneDNN weight orders: conv weights stay plain");
+      updater_->drop_packing();
+    }
+  }
 }
 
 void Trainer::build_loader() {

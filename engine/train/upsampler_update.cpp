@@ -44,7 +44,7 @@ UpsamplerUpdater::UpsamplerUpdater(models::LatentUpsampler model, UpsamplerUpdat
   optimizer_ = std::make_unique<AdamW>(
       make_param_groups(*model_, opts_.trainable_modules, opts_.trainable_modules_low_learning_rate), opts_.adam);
   if (opts_.use_ema) ema_ = std::make_unique<Ema>(*model_, opts_.ema);
-  if (!opts_.pack_conv_weights || opts_.reduce_gradients || model_->compute_dtype() != torch::kFloat) return;
+  if (!opts_.pack_conv_weights || model_->compute_dtype() != torch::kFloat) return;
   for (const auto& item : model_->named_modules()) {
     auto* conv = dynamic_cast<models::ConvNdImpl*>(item.value().get());
     if (!conv || !conv->weight.requires_grad()) continue;
@@ -52,6 +52,14 @@ UpsamplerUpdater::UpsamplerUpdater(models::LatentUpsampler model, UpsamplerUpdat
       packable_.push_back({item.key() + ".weight", conv, std::move(layout)});
   }
   set_packed(true);
+}
+
+UpsamplerUpdater::~UpsamplerUpdater() {
+  try {
+    set_packed(false);
+  } catch (const std::exception&) {
+    // Only a failed allocation could land here; the weights die with the updater's model then.
+  }
 }
 
 void UpsamplerUpdater::set_packed(bool on) {
@@ -72,6 +80,18 @@ void UpsamplerUpdater::set_packed(bool on) {
     c.conv->packed = on ? c.layout : nullptr;
   }
   packed_ = on;
+}
+
+int64_t UpsamplerUpdater::packing_fingerprint() const {
+  if (!packed_) return 0;
+  int64_t h = static_cast<int64_t>(packable_.size());
+  for (const auto& c : packable_) h = (h * 31 + models::layout_fingerprint(*c.layout)) & ((int64_t{1} << 52) - 1);
+  return h;
+}
+
+void UpsamplerUpdater::drop_packing() {
+  set_packed(false);
+  packable_.clear();
 }
 
 UpsamplerUpdater::PlainWeights::PlainWeights(UpsamplerUpdater& u) : updater_(u.packed_ ? &u : nullptr) {

@@ -33,7 +33,7 @@ struct UpsamplerUpdateOptions {
   // Data parallel: averages the gradients over ranks before clipping (null: one process).
   std::function<void(const std::vector<torch::Tensor>&)> reduce_gradients;
   // Keep trained fp32 CPU conv weights in oneDNN's blocked order between steps
-  // (models/packed_conv.h). One process only: ranks on different CPUs could pick different orders.
+  // (models/packed_conv.h). Data-parallel ranks must agree on the order: see packing_fingerprint().
   bool pack_conv_weights = true;
 };
 
@@ -49,6 +49,10 @@ struct UpdateRecord {
 class UpsamplerUpdater {
  public:
   UpsamplerUpdater(models::LatentUpsampler model, UpsamplerUpdateOptions opts);
+  // Leaves the model's weights plain for whoever still holds it.
+  ~UpsamplerUpdater();
+  UpsamplerUpdater(const UpsamplerUpdater&) = delete;
+  UpsamplerUpdater& operator=(const UpsamplerUpdater&) = delete;
 
   // Forward, loss = mean((model(z_lr) − z_hr)²) in fp32, backward(loss / A). Returns the
   // micro-batch loss, and fills `record` when this micro-step completed an update.
@@ -79,6 +83,10 @@ class UpsamplerUpdater {
   PlainWeights plain_weights() { return PlainWeights(*this); }
   // The number of conv weights kept packed between steps (0: all plain).
   size_t packed_convs() const { return packed_ ? packable_.size() : 0; }
+  // Names every packed conv's order (0: none packed). The gradient mean is elementwise, so ranks
+  // whose numbers differ (different CPUs) must all call drop_packing() before the first step.
+  int64_t packing_fingerprint() const;
+  void drop_packing();
 
  private:
   struct PackableConv {

@@ -355,6 +355,11 @@ class TestTrainLoop : public QObject {
     // Packed again when the scope ends, exactly as before.
     QCOMPARE(packed->packed_convs(), size_t{7});
     QVERIFY(torch::equal(before, packed->model()->named_parameters()["res_blocks.0.conv1.weight"]));
+    // The model outlives its updater with plain weights.
+    models::LatentUpsampler model = packed->model();
+    packed.reset();
+    QVERIFY(torch::allclose(model->named_parameters()["res_blocks.0.conv1.weight"],
+                            plain->model()->named_parameters()["res_blocks.0.conv1.weight"], 1e-4, 1e-7));
   }
 
   void bf16_compute_keeps_fp32_master_weights() {

@@ -22,6 +22,7 @@
 #include "cli/verb.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "models/packed_conv.h"
 #include "models/umt5.h"
 #include "models/wan_vae.h"
 #include "io/weights.h"
@@ -132,7 +133,8 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
   const double clip = clip_bytes(s.data);
   if (!target.gpu) {
     m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
-          "weight-sized copies in each 3-D conv's backward, kept by the allocator");
+          models::packed_conv_supported() ? "backward-data's copy of one packed kernel at a time"
+                                          : "weight-sized copies in each 3-D conv's backward, kept by the allocator");
     const int64_t workers = std::max<int64_t>(1, s.data.workers);
     m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
   }
