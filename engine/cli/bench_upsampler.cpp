@@ -23,7 +23,7 @@ struct UpsamplerBenchSetup {
   models::LatentUpsamplerConfig cfg;
   int64_t batch = 1, frames = 21, h = 20, w = 34, reps = 5, warmup = 1;
   int threads = 1;
-  bool checkpointing = false, ema = false, torch_conv = false, plain_weights = false, bf16 = false;
+  bool checkpointing = false, ema = false, torch_conv = false, plain_weights = false, direct_convs = false, bf16 = false;
   torch::Device device{torch::kCPU};  // the first GPU when there is one
 };
 
@@ -45,6 +45,7 @@ Args bench_args(const std::string& kind) {
       .flag("use_ema", "update an EMA each step (train only)")
       .flag("torch_conv", "train: LibTorch's own conv3d path instead of the oneDNN training conv")
       .flag("plain_weights", "train: conv weights in the plain order between steps (not oneDNN's blocked one)")
+      .flag("direct_convs", "train: oneDNN's direct conv kernels, not Winograd (winograd_convs false)")
       .flag("bf16", "bf16 compute from fp32 master weights, as the trainer on a GPU (GPU only)");
   return a;
 }
@@ -75,6 +76,7 @@ bool parse_setup(const std::string& kind, const std::vector<std::string>& argv, 
   s.torch_conv = a.boolean("torch_conv");
   models::set_train_conv3d_enabled(!s.torch_conv);
   s.plain_weights = a.boolean("plain_weights") || s.torch_conv;
+  s.direct_convs = a.boolean("direct_convs");
   s.device = train::training_device(0);
   s.bf16 = a.boolean("bf16");
   if (s.bf16 && !s.device.is_cuda()) throw UsageError("--bf16 needs a GPU (the CPU path runs fp32)");
@@ -116,6 +118,7 @@ int bench_train(const std::vector<std::string>& argv) {
   o.use_ema = s.ema;
   o.schedule.name = "constant";
   o.pack_conv_weights = !s.plain_weights;
+  o.winograd_convs = !s.direct_convs;
   train::UpsamplerUpdater up(model, o);
   auto [num, den] = s.cfg.ratio();
   auto z_lr = torch::randn({s.batch, 48, s.frames, s.h, s.w}).to(s.device);
@@ -127,6 +130,7 @@ int bench_train(const std::vector<std::string>& argv) {
   extra["use_ema"] = s.ema;
   extra["conv_path"] = s.torch_conv ? "libtorch" : "onednn-train";
   extra["packed_convs"] = up.packed_convs();
+  extra["winograd_convs"] = up.winograd_convs();
   // The estimate the `estimate` verb would make for this step, beside the measured peak.
   const double P = static_cast<double>(s.cfg.parameter_count());
   const double est = runtime + P * (4 + 4 + 8 + (s.ema ? 4 : 0)) +

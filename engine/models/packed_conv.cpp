@@ -4,10 +4,7 @@
 #include <vector>
 
 #include "core/error.h"
-
-#ifdef WANSTUDIO_HAVE_DNNL
-#include <oneapi/dnnl/dnnl.hpp>
-#endif
+#include "models/onednn.h"
 
 namespace ws::models {
 
@@ -15,22 +12,14 @@ using torch::Tensor;
 
 #ifdef WANSTUDIO_HAVE_DNNL
 
-using md = dnnl::memory::desc;
-using dims_t = dnnl::memory::dims;
-
-struct PackedLayout {
-  int64_t id = 0;  // index in layouts(): autograd's saved data holds numbers, not pointers
-  dims_t weight_dims;
-  md blocked;
-};
-
-namespace {
+namespace onednn {
 
 dnnl::engine& cpu() {
   static dnnl::engine e(dnnl::engine::kind::cpu, 0);
   return e;
 }
 
+namespace {
 std::vector<PackedLayoutPtr>& layouts() {
   static std::vector<PackedLayoutPtr> v;
   return v;
@@ -39,13 +28,19 @@ std::mutex& layouts_mutex() {
   static std::mutex m;
   return m;
 }
+}  // namespace
 
 PackedLayoutPtr layout_by_id(int64_t id) {
   std::lock_guard<std::mutex> lock(layouts_mutex());
   return layouts().at(static_cast<size_t>(id));
 }
 
-dims_t dims_of(c10::IntArrayRef s) { return dims_t(s.begin(), s.end()); }
+PackedLayoutPtr register_layout(std::shared_ptr<PackedLayout> layout) {
+  std::lock_guard<std::mutex> lock(layouts_mutex());
+  layout->id = static_cast<int64_t>(layouts().size());
+  layouts().push_back(layout);
+  return layout;
+}
 
 md plain(const dims_t& d) {
   using tag = dnnl::memory::format_tag;
@@ -53,6 +48,21 @@ md plain(const dims_t& d) {
   return md(d, dnnl::memory::data_type::f32, t);
 }
 md any(const dims_t& d) { return md(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any); }
+
+void reorder(const md& from, const void* src, const md& to, void* dst, dnnl::stream& s) {
+  dnnl::memory a(from, cpu(), const_cast<void*>(src)), b(to, cpu(), dst);
+  dnnl::reorder(a, b).execute(s, a, b);
+}
+
+Tensor floats(size_t bytes) {
+  return torch::empty({static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))}, torch::kFloat);
+}
+
+}  // namespace onednn
+
+using namespace onednn;
+
+namespace {
 
 // The shapes of one stride-1, padding-1 conv.
 struct Geometry {
@@ -83,7 +93,7 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Geometry& g) {
 dnnl::memory operand(const Tensor& t, const md& have, const md& want, dnnl::stream& s, std::vector<Tensor>& keep) {
   dnnl::memory m(have, cpu(), t.data_ptr());
   if (have == want) return m;
-  Tensor buf = torch::empty({static_cast<int64_t>(want.get_size() / sizeof(float))}, torch::kFloat);
+  Tensor buf = floats(want.get_size());
   keep.push_back(buf);
   dnnl::memory w(want, cpu(), buf.data_ptr());
   dnnl::reorder(m, w).execute(s, m, w);
@@ -94,7 +104,7 @@ dnnl::memory operand(const Tensor& t, const md& have, const md& want, dnnl::stre
 // receives it, through a reorder when the two differ. Returns the memory to hand the primitive.
 dnnl::memory result(const Tensor& out, const md& wanted, const md& produced, std::vector<Tensor>& keep) {
   if (wanted == produced) return dnnl::memory(wanted, cpu(), out.data_ptr());
-  Tensor buf = torch::empty({static_cast<int64_t>(produced.get_size() / sizeof(float))}, torch::kFloat);
+  Tensor buf = floats(produced.get_size());
   keep.push_back(buf);
   return dnnl::memory(produced, cpu(), buf.data_ptr());
 }
@@ -106,6 +116,7 @@ void finish(dnnl::memory produced, const Tensor& out, const md& wanted, dnnl::st
 
 Tensor fp32_contiguous(const Tensor& t) { return t.to(torch::kFloat).contiguous(); }
 
+// The direct kernels on the whole 2-D or 3-D weight.
 struct PackedConv : public torch::autograd::Function<PackedConv> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x_in, const Tensor& w, const Tensor& b_in,
                         int64_t layout_id) {
@@ -188,8 +199,7 @@ void relayout(const Tensor& t, const md& from, const md& to) {
   torch::NoGradGuard no_grad;
   Tensor tmp = torch::empty_like(t);
   dnnl::stream s(cpu());
-  dnnl::memory a(from, cpu(), t.data_ptr()), b(to, cpu(), tmp.data_ptr());
-  dnnl::reorder(a, b).execute(s, a, b);
+  reorder(from, t.data_ptr(), to, tmp.data_ptr(), s);
   s.wait();
   t.copy_(tmp);
 }
@@ -198,10 +208,12 @@ void relayout(const Tensor& t, const md& from, const md& to) {
 
 bool packed_conv_supported() { return true; }
 
-PackedLayoutPtr choose_packed_layout(const Tensor& weight) {
+PackedLayoutPtr choose_packed_layout(const Tensor& weight, bool winograd) {
   if (!weight.device().is_cpu() || weight.scalar_type() != torch::kFloat) return nullptr;
   if ((weight.dim() != 4 && weight.dim() != 5) || weight.size(2) != 3 || weight.size(3) != 3) return nullptr;
   if (weight.dim() == 5 && weight.size(4) != 3) return nullptr;
+  if (winograd && weight.dim() == 5)
+    if (auto taps = choose_taps_layout(weight)) return taps;
   const dims_t wei = dims_of(weight.sizes());
   // A nominal input: the direct kernels choose their weight order by channels and ISA, and
   // each call checks the order it gets (a different pick costs one reorder, never accuracy).
@@ -217,11 +229,10 @@ PackedLayoutPtr choose_packed_layout(const Tensor& weight) {
   auto layout = std::make_shared<PackedLayout>();
   layout->weight_dims = wei;
   layout->blocked = picked;
-  std::lock_guard<std::mutex> lock(layouts_mutex());
-  layout->id = static_cast<int64_t>(layouts().size());
-  layouts().push_back(layout);
-  return layout;
+  return register_layout(std::move(layout));
 }
+
+bool layout_is_winograd(const PackedLayout& layout) { return layout.taps; }
 
 int64_t layout_fingerprint(const PackedLayout& layout) {
   // FNV-1a over the blocking that defines the order: strides and the inner blocks.
@@ -231,6 +242,7 @@ int64_t layout_fingerprint(const PackedLayout& layout) {
     h ^= static_cast<uint64_t>(v);
     h *= 1099511628211ull;
   };
+  mix(layout.taps);
   mix(d.ndims);
   for (int i = 0; i < d.ndims; ++i) mix(d.dims[i]), mix(d.padded_dims[i]), mix(d.format_desc.blocking.strides[i]);
   const auto& b = d.format_desc.blocking;
@@ -239,12 +251,19 @@ int64_t layout_fingerprint(const PackedLayout& layout) {
   return static_cast<int64_t>(h & ((uint64_t{1} << 52) - 1));
 }
 
-void pack_(const Tensor& t, const PackedLayout& layout) { relayout(t, plain(layout.weight_dims), layout.blocked); }
-void unpack_(const Tensor& t, const PackedLayout& layout) { relayout(t, layout.blocked, plain(layout.weight_dims)); }
+void pack_(const Tensor& t, const PackedLayout& layout) {
+  if (layout.taps) return pack_taps_(t, layout);
+  relayout(t, plain(layout.weight_dims), layout.blocked);
+}
+void unpack_(const Tensor& t, const PackedLayout& layout) {
+  if (layout.taps) return unpack_taps_(t, layout);
+  relayout(t, layout.blocked, plain(layout.weight_dims));
+}
 
 Tensor packed_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const PackedLayoutPtr& layout) {
   if (x.dim() != static_cast<int64_t>(layout->weight_dims.size()) || x.size(1) != layout->weight_dims[1])
     throw Error("packed conv: the input does not fit the weight");
+  if (layout->taps) return taps_conv(x, weight, bias, layout->id);
   return PackedConv::apply(x, weight, bias, layout->id);
 }
 
@@ -253,7 +272,8 @@ Tensor packed_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, co
 struct PackedLayout {};
 bool packed_conv_supported() { return false; }
 int64_t layout_fingerprint(const PackedLayout&) { return 0; }
-PackedLayoutPtr choose_packed_layout(const Tensor&) { return nullptr; }
+bool layout_is_winograd(const PackedLayout&) { return false; }
+PackedLayoutPtr choose_packed_layout(const Tensor&, bool) { return nullptr; }
 void pack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }
 void unpack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }
 Tensor packed_conv(const Tensor&, const Tensor&, const Tensor&, const PackedLayoutPtr&) {

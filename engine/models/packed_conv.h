@@ -25,7 +25,14 @@ bool packed_conv_supported();
 // The order oneDNN's forward picks for this stride-1, padding-1, 3×3(×3) conv weight; null
 // where packing cannot apply or would change nothing (no oneDNN, not fp32 on the CPU, a pick
 // that pads the blocks or is the plain order itself).
-PackedLayoutPtr choose_packed_layout(const torch::Tensor& weight);
+// `winograd`: where the CPU has oneDNN's F(4×4, 3×3) Winograd kernels for all three training
+// passes, use them (a 3-D kernel runs as three 2-D temporal taps over the frames). They do about
+// a quarter of the multiplications of the direct kernels, with rounding a few times larger than
+// the direct kernels' (relative 1e-6 against 1e-7 of the output's scale).
+PackedLayoutPtr choose_packed_layout(const torch::Tensor& weight, bool winograd = true);
+
+// Whether convs with this layout run oneDNN's Winograd kernels.
+bool layout_is_winograd(const PackedLayout& layout);
 
 // A number naming the order (equal on two machines exactly when they pick the same order), below
 // 2^52 so a double carries it exactly through a collective.

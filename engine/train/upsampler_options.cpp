@@ -58,6 +58,7 @@ io::OptionSchema upsampler_option_schema() {
             "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
   s.boolean("gradient_checkpointing", true, "recompute ResBlock activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
+  s.boolean("winograd_convs", true, "CPU fp32: the 3×3 convs train on oneDNN's Winograd kernels (about 2× faster; false: the direct kernels, as the reference)");
   s.integer("vae_mini_batch", 1, "clips per VAE call").min("vae_mini_batch", 1).max("vae_mini_batch", 1024);
   s.boolean("low_vram", true, "keep the VAE on the CPU between calls (GPU builds)");
   s.boolean("use_ema", false, "keep an EMA of the weights; validation and the final save use it");

@@ -106,6 +106,7 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
     s.latent_cache_dir = cfg.opt_str("latent_cache_dir").value_or(fs::join(s.run.output_dir, "latent_cache"));
   // The pixel loss decodes through the VAE inside the step, so it never encodes ahead.
   s.overlap_vae_encode = cfg.boolean("overlap_vae_encode") && !s.pixel_loss;
+  s.winograd_convs = cfg.boolean("winograd_convs");
   s.validation_steps = cfg.integer("validation_steps");
   s.validation_epochs = cfg.integer("validation_epochs");
   s.maths = maths_options(cfg);

@@ -30,6 +30,7 @@ struct UpsamplerSetup {
   int64_t vae_mini_batch = 1;
   std::optional<std::string> latent_cache_dir;  // set when cache_latents is on
   bool overlap_vae_encode = false;
+  bool winograd_convs = true;
   int64_t validation_steps = 2000, validation_epochs = 5;
   nlohmann::json maths = nlohmann::json::object();  // maths_options(), hashed into checkpoints
   std::string vae_file;                 // the VAE weights actually loaded

@@ -177,6 +177,7 @@ void Trainer::build_model_and_vae() {
   o.trainable_modules = setup_.trainable_modules;
   o.trainable_modules_low_learning_rate = setup_.trainable_modules_low_learning_rate;
   o.use_ema = setup_.use_ema;
+  o.winograd_convs = setup_.winograd_convs;
   o.schedule = opt.schedule;
   o.schedule.training_steps = max_steps_;
   o.schedule.base_lr = o.learning_rate;

@@ -48,7 +48,7 @@ UpsamplerUpdater::UpsamplerUpdater(models::LatentUpsampler model, UpsamplerUpdat
   for (const auto& item : model_->named_modules()) {
     auto* conv = dynamic_cast<models::ConvNdImpl*>(item.value().get());
     if (!conv || !conv->weight.requires_grad()) continue;
-    if (auto layout = models::choose_packed_layout(conv->weight))
+    if (auto layout = models::choose_packed_layout(conv->weight, opts_.winograd_convs))
       packable_.push_back({item.key() + ".weight", conv, std::move(layout)});
   }
   set_packed(true);
@@ -80,6 +80,12 @@ void UpsamplerUpdater::set_packed(bool on) {
     c.conv->packed = on ? c.layout : nullptr;
   }
   packed_ = on;
+}
+
+size_t UpsamplerUpdater::winograd_convs() const {
+  size_t n = 0;
+  for (const auto& c : packable_) n += packed_ && models::layout_is_winograd(*c.layout);
+  return n;
 }
 
 int64_t UpsamplerUpdater::packing_fingerprint() const {

@@ -35,6 +35,9 @@ struct UpsamplerUpdateOptions {
   // Keep trained fp32 CPU conv weights in oneDNN's blocked order between steps
   // (models/packed_conv.h). Data-parallel ranks must agree on the order: see packing_fingerprint().
   bool pack_conv_weights = true;
+  // With packing: 3×3 convs on oneDNN's Winograd kernels where the CPU has them (same maths,
+  // rounding a few times the direct kernels'; see choose_packed_layout).
+  bool winograd_convs = true;
 };
 
 // What one optimizer update did (the `step` event's numbers and the parity quantities).
@@ -83,6 +86,8 @@ class UpsamplerUpdater {
   PlainWeights plain_weights() { return PlainWeights(*this); }
   // The number of conv weights kept packed between steps (0: all plain).
   size_t packed_convs() const { return packed_ ? packable_.size() : 0; }
+  // How many of those run oneDNN's Winograd kernels.
+  size_t winograd_convs() const;
   // Names every packed conv's order (0: none packed). The gradient mean is elementwise, so ranks
   // whose numbers differ (different CPUs) must all call drop_packing() before the first step.
   int64_t packing_fingerprint() const;

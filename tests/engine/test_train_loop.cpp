@@ -272,15 +272,27 @@ class TestTrainLoop : public QObject {
   }
 
   void packed_conv_matches_libtorch() {
-    // 3-D as in the ResBlocks, 2-D as in the resampler (a batch of frames, wider output).
+    // 3-D as in the ResBlocks (Winograd temporal taps, and the direct kernels), 2-D as in the
+    // resampler (a batch of frames, wider output). The taps cases cover one frame (the outer taps
+    // see only padding), two, a batch of several clips and unequal channel counts.
     torch::manual_seed(6);
     struct Case {
       torch::Tensor x, w;
-    } cases[] = {{torch::randn({1, 32, 3, 7, 9}), torch::randn({32, 32, 3, 3, 3}) * 0.1},
-                 {torch::randn({2, 32, 7, 9}), torch::randn({64, 32, 3, 3}) * 0.1}};
+      bool winograd;
+    } cases[] = {{torch::randn({1, 32, 3, 7, 9}), torch::randn({32, 32, 3, 3, 3}) * 0.1, true},
+                 {torch::randn({2, 32, 5, 7, 9}), torch::randn({32, 32, 3, 3, 3}) * 0.1, true},
+                 {torch::randn({1, 48, 1, 6, 6}), torch::randn({32, 48, 3, 3, 3}) * 0.1, true},
+                 {torch::randn({3, 32, 2, 8, 5}), torch::randn({48, 32, 3, 3, 3}) * 0.1, true},
+                 {torch::randn({1, 32, 3, 7, 9}), torch::randn({32, 32, 3, 3, 3}) * 0.1, false},
+                 {torch::randn({2, 32, 7, 9}), torch::randn({64, 32, 3, 3}) * 0.1, true}};
     for (auto& c : cases) {
-      auto layout = models::choose_packed_layout(c.w);
-      QVERIFY2(layout, "oneDNN picks a blocked weight order on this CPU");
+      const std::string what = std::to_string(c.x.dim()) + "-D input " + std::to_string(c.x.size(0)) + "x" +
+                               std::to_string(c.x.size(2)) + (c.winograd ? ", winograd allowed" : ", direct");
+      auto layout = models::choose_packed_layout(c.w, c.winograd);
+      QVERIFY2(layout, ("oneDNN picks a blocked weight order on this CPU: " + what).c_str());
+      // Winograd's kernels need AVX-512; on such a CPU a 3-D kernel must get them when allowed.
+      const bool want_winograd = c.winograd && c.w.dim() == 5 && __builtin_cpu_supports("avx512f");
+      QVERIFY2(models::layout_is_winograd(*layout) == want_winograd, what.c_str());
       auto x = c.x.clone().requires_grad_();
       auto b = torch::randn({c.w.size(0)}).requires_grad_();
       auto w = c.w.clone().requires_grad_();
@@ -295,14 +307,14 @@ class TestTrainLoop : public QObject {
       QVERIFY(!torch::equal(wp, c.w));  // the storage really holds another order
       wp.requires_grad_();
       auto y = models::packed_conv(x, wp, b, layout);
-      QVERIFY(torch::allclose(y, y_ref, 1e-4, 1e-5));
+      QVERIFY2(torch::allclose(y, y_ref, 1e-4, 1e-5), what.c_str());
       auto g = torch::autograd::grad({y.square().sum()}, {x, wp, b});
       auto gw = g[1].clone();
       models::unpack_(gw, *layout);  // the weight's gradient comes out in the packed order
       g[1] = gw;
       for (size_t i = 0; i < 3; ++i) {
         const double scale = g_ref[i].abs().max().item<double>();
-        QVERIFY2((g[i] - g_ref[i]).abs().max().item<double>() < 1e-5 * scale + 1e-6, std::to_string(i).c_str());
+        QVERIFY2((g[i] - g_ref[i]).abs().max().item<double>() < 1e-5 * scale + 1e-6, (what + ", grad " + std::to_string(i)).c_str());
       }
       auto back = wp.detach().clone();
       models::unpack_(back, *layout);

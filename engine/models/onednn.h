@@ -1,0 +1,52 @@
+// What the packed conv's two sources share (packed_conv.cpp, packed_conv_taps.cpp): the layout
+// record, the CPU engine and small helpers over oneDNN's API. Compiled only where CMake found
+// oneDNN (WANSTUDIO_HAVE_DNNL); nothing outside models/ includes it.
+#pragma once
+#ifdef WANSTUDIO_HAVE_DNNL
+#include <torch/torch.h>
+
+#include <oneapi/dnnl/dnnl.hpp>
+
+#include "models/packed_conv.h"
+
+namespace ws::models {
+
+struct PackedLayout {
+  int64_t id = 0;      // index in the registry: autograd's saved data holds numbers, not pointers
+  dnnl::memory::dims weight_dims;  // the parameter's shape
+  // `taps`: a 3×3×3 kernel stored as its three temporal taps, [O, I, 3, 3] each in `blocked`
+  // order one after the other, and run as three 2-D Winograd convs over the frames.
+  bool taps = false;
+  dnnl::memory::desc blocked;  // the order of the whole kernel, or of one tap
+};
+
+namespace onednn {
+
+using md = dnnl::memory::desc;
+using dims_t = dnnl::memory::dims;
+
+dnnl::engine& cpu();
+PackedLayoutPtr layout_by_id(int64_t id);
+PackedLayoutPtr register_layout(std::shared_ptr<PackedLayout> layout);  // sets its id
+
+inline dims_t dims_of(c10::IntArrayRef s) { return dims_t(s.begin(), s.end()); }
+md plain(const dims_t& d);
+md any(const dims_t& d);
+
+// Copies between two orders of the same dims; src and dst must not overlap.
+void reorder(const md& from, const void* src, const md& to, void* dst, dnnl::stream& s);
+
+// A flat fp32 tensor of at least `bytes`.
+torch::Tensor floats(size_t bytes);
+
+}  // namespace onednn
+
+// packed_conv_taps.cpp: the temporal-taps layout for a 3×3×3 weight (null where Winograd does not
+// cover it), the conv, and moving a weight between the plain order and the taps.
+PackedLayoutPtr choose_taps_layout(const torch::Tensor& weight);
+torch::Tensor taps_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, int64_t layout_id);
+void pack_taps_(const torch::Tensor& t, const PackedLayout& layout);
+void unpack_taps_(const torch::Tensor& t, const PackedLayout& layout);
+
+}  // namespace ws::models
+#endif

@@ -1,0 +1,320 @@
+// A 3×3×3 training conv as three 2-D Winograd convs, one per temporal tap:
+//   y[t] = conv2d(x[t−1], W₀) + conv2d(x[t], W₁) + conv2d(x[t+1], W₂)   (frames outside are zero)
+// oneDNN's F(4×4, 3×3) Winograd kernels are 2-D only and do about a quarter of the direct
+// kernels' multiplications; each tap runs over just the frames it reaches. Frames live in
+// 16-channel blocks ([F, C/16, H, W, 16]), so any run of frames is a pointer and a count.
+#include "models/onednn.h"
+
+#ifdef WANSTUDIO_HAVE_DNNL
+#include <mutex>
+#include <unordered_map>
+#include <vector>
+
+#include "core/error.h"
+
+namespace ws::models {
+
+using torch::Tensor;
+using namespace onednn;
+
+namespace {
+
+using tag = dnnl::memory::format_tag;
+constexpr auto kF32 = dnnl::memory::data_type::f32;
+constexpr auto kWinograd = dnnl::algorithm::convolution_winograd;
+constexpr auto kDirect = dnnl::algorithm::convolution_direct;
+const dims_t kOnes{1, 1};
+
+md frames(int64_t count, int64_t C, int64_t H, int64_t W) { return md({count, C, H, W}, kF32, tag::aBcd16b); }
+
+// One plain [C, T, H, W] sample seen as frames [T, C, H, W].
+md sample_as_frames(int64_t C, int64_t T, int64_t H, int64_t W) {
+  return md({T, C, H, W}, kF32, dims_t{H * W, T * H * W, W, 1});
+}
+
+// One plain [O, I, 3, 3, 3] kernel's tap k seen as [O, I, 3, 3] (its pointer offset is k·9).
+md plain_tap(int64_t O, int64_t I) { return md({O, I, 3, 3}, kF32, dims_t{I * 27, 27, 3, 1}); }
+
+struct Sizes {
+  int64_t N, C, K, T, H, W;
+  int64_t in_frame() const { return C * H * W; }
+  int64_t out_frame() const { return K * H * W; }
+  int64_t tap() const { return K * C * 9; }
+};
+
+Sizes sizes_of(const Tensor& x, const PackedLayout& layout) {
+  return {x.size(0), x.size(1), layout.weight_dims[0], x.size(2), x.size(3), x.size(4)};
+}
+
+dnnl::primitive_attr user_scratchpad() {
+  dnnl::primitive_attr a;
+  a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
+  return a;
+}
+
+dnnl::convolution_forward::primitive_desc forward_pd(const Sizes& z, int64_t count, bool bias, dnnl::algorithm alg) {
+  dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, alg, frames(count, z.C, z.H, z.W),
+                                    any({z.K, z.C, 3, 3}), bias ? plain({z.K}) : md(), frames(count, z.K, z.H, z.W),
+                                    kOnes, kOnes, kOnes);
+  return {d, user_scratchpad(), cpu()};
+}
+
+// Winograd where its kernels take the shape; the direct kernels (same weights, same result up to
+// rounding) where they do not.
+dnnl::algorithm algorithm_for(const Sizes& z, int64_t count) {
+  try {
+    forward_pd(z, count, true, kWinograd);
+    return kWinograd;
+  } catch (const dnnl::error&) {
+    return kDirect;
+  }
+}
+
+// One buffer for every pass's scratchpad (Winograd's transformed tiles and per-thread kernel
+// sums): allocating it per call would fault its pages in again each time. Guarded by
+// taps_mutex(), which every forward and backward holds throughout.
+std::mutex& taps_mutex() {
+  static std::mutex m;
+  return m;
+}
+dnnl::memory scratchpad(const md& d) {
+  static Tensor buf;
+  if (!buf.defined() || static_cast<size_t>(buf.numel()) * sizeof(float) < d.get_size()) {
+    buf = Tensor();
+    buf = floats(d.get_size());
+  }
+  return dnnl::memory(d, cpu(), buf.data_ptr());
+}
+
+float* at(const Tensor& t, int64_t offset) { return t.data_ptr<float>() + offset; }
+
+// One forward or backward call: its stream and the temporaries it must keep until the end.
+struct Call {
+  Call(const PackedLayout& l, const Sizes& sizes) : layout(l), z(sizes) {}
+  const PackedLayout& layout;
+  const Sizes z;
+  dnnl::stream s{cpu()};
+  std::vector<Tensor> keep;
+
+  // Tap k of the packed weight `w`, in the order `want`.
+  dnnl::memory weights(const Tensor& w, int k, const md& want) {
+    float* p = at(w, k * z.tap());
+    if (want == layout.blocked) return dnnl::memory(want, cpu(), p);
+    Tensor t = floats(want.get_size());
+    keep.push_back(t);
+    reorder(layout.blocked, p, want, t.data_ptr(), s);
+    return dnnl::memory(want, cpu(), t.data_ptr());
+  }
+
+  // [N, ch, T, H, W] plain → N·T frames.
+  Tensor to_frames(const Tensor& x, int64_t ch) {
+    Tensor f = floats(static_cast<size_t>(x.numel()) * sizeof(float));
+    const int64_t sample = ch * z.T * z.H * z.W;
+    for (int64_t n = 0; n < z.N; ++n)
+      reorder(sample_as_frames(ch, z.T, z.H, z.W), at(x, n * sample), frames(z.T, ch, z.H, z.W), at(f, n * sample), s);
+    return f;
+  }
+  Tensor from_frames(const Tensor& f, int64_t ch) {
+    Tensor x = torch::empty({z.N, ch, z.T, z.H, z.W}, torch::kFloat);
+    const int64_t sample = ch * z.T * z.H * z.W;
+    for (int64_t n = 0; n < z.N; ++n)
+      reorder(frames(z.T, ch, z.H, z.W), at(f, n * sample), sample_as_frames(ch, z.T, z.H, z.W), at(x, n * sample), s);
+    return x;
+  }
+
+  void forward(const Tensor& w, int k, const float* src, int64_t count, const float* bias, float* dst) {
+    const auto pd = forward_pd(z, count, bias != nullptr, algorithm_for(z, count));
+    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
+                                               {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
+                                               {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), cpu(), dst)},
+                                               {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
+    if (bias) args[DNNL_ARG_BIAS] = dnnl::memory(plain({z.K}), cpu(), const_cast<float*>(bias));
+    dnnl::convolution_forward(pd).execute(s, args);
+  }
+
+  void backward_data(const Tensor& w, int k, const float* diff_dst, int64_t count, float* diff_src) {
+    const dnnl::algorithm alg = algorithm_for(z, count);
+    dnnl::convolution_backward_data::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}),
+                                            frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
+    dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu(), forward_pd(z, count, false, alg));
+    dnnl::convolution_backward_data(pd).execute(
+        s, {{DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
+            {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
+            {DNNL_ARG_DIFF_SRC, dnnl::memory(pd.diff_src_desc(), cpu(), diff_src)},
+            {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}});
+  }
+
+  // Writes tap k's kernel gradient, in the layout's order, at `diff_w`.
+  void backward_weights(const float* src, const float* diff_dst, int64_t count, float* diff_w, float* diff_bias) {
+    const dnnl::algorithm alg = algorithm_for(z, count);
+    const md bias = diff_bias ? plain({z.K}) : md();
+    dnnl::convolution_backward_weights::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}), bias,
+                                               frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
+    dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu(),
+                                                          forward_pd(z, count, diff_bias != nullptr, alg));
+    const md produced = pd.diff_weights_desc();
+    Tensor tmp;
+    if (!(produced == layout.blocked)) tmp = floats(produced.get_size());
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
+        {DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
+        {DNNL_ARG_DIFF_WEIGHTS, dnnl::memory(produced, cpu(), tmp.defined() ? tmp.data_ptr() : diff_w)},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
+    if (diff_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(bias, cpu(), diff_bias);
+    dnnl::convolution_backward_weights(pd).execute(s, args);
+    if (tmp.defined()) reorder(produced, tmp.data_ptr(), layout.blocked, diff_w, s);
+  }
+};
+
+// `into[offset …] += from[0 …)`, `length` floats.
+void add(const Tensor& into, int64_t offset, const Tensor& from, int64_t length) {
+  into.narrow(0, offset, length).add_(from.narrow(0, 0, length));
+}
+
+Tensor fp32_contiguous(const Tensor& t) { return t.to(torch::kFloat).contiguous(); }
+
+struct TapsConv : public torch::autograd::Function<TapsConv> {
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x_in, const Tensor& w, const Tensor& b_in,
+                        int64_t layout_id) {
+    const PackedLayoutPtr layout = layout_by_id(layout_id);
+    const Tensor x = fp32_contiguous(x_in), b = fp32_contiguous(b_in);
+    std::lock_guard<std::mutex> lock(taps_mutex());
+    Call c(*layout, sizes_of(x, *layout));
+    const Sizes& z = c.z;
+    const Tensor xf = c.to_frames(x, z.C);
+    const Tensor yf = floats(static_cast<size_t>(z.N * z.T * z.out_frame()) * sizeof(float));
+    c.forward(w, 1, xf.data_ptr<float>(), z.N * z.T, b.data_ptr<float>(), yf.data_ptr<float>());
+    if (z.T > 1) {
+      const int64_t run = (z.T - 1) * z.out_frame();
+      const Tensor tmp = floats(static_cast<size_t>(run) * sizeof(float));
+      for (int64_t n = 0; n < z.N; ++n) {
+        const int64_t x0 = n * z.T * z.in_frame(), y0 = n * z.T * z.out_frame();
+        c.forward(w, 0, at(xf, x0), z.T - 1, nullptr, tmp.data_ptr<float>());  // y[t] += W₀ x[t−1]
+        add(yf, y0 + z.out_frame(), tmp, run);
+        c.forward(w, 2, at(xf, x0 + z.in_frame()), z.T - 1, nullptr, tmp.data_ptr<float>());  // y[t] += W₂ x[t+1]
+        add(yf, y0, tmp, run);
+      }
+    }
+    Tensor y = c.from_frames(yf, z.K);
+    c.s.wait();
+    ctx->save_for_backward({x, w});
+    ctx->saved_data["layout"] = layout_id;
+    return y;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor& x = saved[0];
+    const Tensor& w = saved[1];
+    const PackedLayoutPtr layout = layout_by_id(ctx->saved_data["layout"].toInt());
+    const Tensor gy = fp32_contiguous(grads[0]);
+    std::lock_guard<std::mutex> lock(taps_mutex());
+    Call c(*layout, sizes_of(x, *layout));
+    const Sizes& z = c.z;
+    const Tensor dyf = c.to_frames(gy, z.K);
+    Tensor gx, gw, gb;
+    if (ctx->needs_input_grad(0)) {
+      const Tensor dxf = floats(static_cast<size_t>(x.numel()) * sizeof(float));
+      c.backward_data(w, 1, dyf.data_ptr<float>(), z.N * z.T, dxf.data_ptr<float>());
+      if (z.T > 1) {
+        const int64_t run = (z.T - 1) * z.in_frame();
+        const Tensor tmp = floats(static_cast<size_t>(run) * sizeof(float));
+        for (int64_t n = 0; n < z.N; ++n) {
+          const int64_t x0 = n * z.T * z.in_frame(), y0 = n * z.T * z.out_frame();
+          c.backward_data(w, 0, at(dyf, y0 + z.out_frame()), z.T - 1, tmp.data_ptr<float>());  // ∂x[s] += W₀ᵀ ∂y[s+1]
+          add(dxf, x0, tmp, run);
+          c.backward_data(w, 2, at(dyf, y0), z.T - 1, tmp.data_ptr<float>());  // ∂x[s] += W₂ᵀ ∂y[s−1]
+          add(dxf, x0 + z.in_frame(), tmp, run);
+        }
+      }
+      gx = c.from_frames(dxf, z.C);
+    }
+    if (ctx->needs_input_grad(1) || ctx->needs_input_grad(2)) {
+      const Tensor xf = c.to_frames(x, z.C);
+      gw = torch::empty(c10::IntArrayRef(layout->weight_dims), torch::kFloat);
+      gb = torch::empty({z.K}, torch::kFloat);
+      c.backward_weights(xf.data_ptr<float>(), dyf.data_ptr<float>(), z.N * z.T, at(gw, z.tap()), gb.data_ptr<float>());
+      if (z.T == 1) {
+        // One frame: the outer taps reach only the zero padding.
+        gw.view({-1}).narrow(0, 0, z.tap()).zero_();
+        gw.view({-1}).narrow(0, 2 * z.tap(), z.tap()).zero_();
+      } else {
+        const Tensor tmp = z.N > 1 ? floats(static_cast<size_t>(z.tap()) * sizeof(float)) : Tensor();
+        const Tensor flat = gw.view({-1});
+        for (int k : {0, 2}) {
+          for (int64_t n = 0; n < z.N; ++n) {
+            // Tap 0 pairs x[0 … T−2] with ∂y[1 … T−1]; tap 2 pairs x[1 … T−1] with ∂y[0 … T−2].
+            const float* src = at(xf, n * z.T * z.in_frame() + (k == 2 ? z.in_frame() : 0));
+            const float* dy = at(dyf, n * z.T * z.out_frame() + (k == 0 ? z.out_frame() : 0));
+            float* dst = n == 0 ? at(gw, k * z.tap()) : tmp.data_ptr<float>();
+            c.backward_weights(src, dy, z.T - 1, dst, nullptr);
+            if (n > 0) add(flat, k * z.tap(), tmp, z.tap());
+          }
+        }
+      }
+    }
+    c.s.wait();
+    return {gx, gw, gb, Tensor()};
+  }
+};
+
+void check_weight(const Tensor& t) {
+  if (t.scalar_type() != torch::kFloat || !t.is_contiguous() || !t.device().is_cpu())
+    throw Error("packed conv weights: expected a contiguous fp32 CPU tensor");
+}
+
+}  // namespace
+
+PackedLayoutPtr choose_taps_layout(const Tensor& weight) {
+  if (weight.dim() != 5 || weight.size(2) != 3 || weight.size(3) != 3 || weight.size(4) != 3) return nullptr;
+  const int64_t K = weight.size(0), C = weight.size(1);
+  if (K % 16 != 0 || C % 16 != 0) return nullptr;  // whole channel blocks: a frame run is a pointer
+  const Sizes z{1, C, K, 8, 16, 16};
+  try {
+    // Training needs Winograd for all three passes.
+    const auto fwd = forward_pd(z, z.T, true, kWinograd);
+    dnnl::convolution_backward_data::desc bd(kWinograd, frames(z.T, C, z.H, z.W), any({K, C, 3, 3}),
+                                             frames(z.T, K, z.H, z.W), kOnes, kOnes, kOnes);
+    dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), cpu(), fwd);
+    dnnl::convolution_backward_weights::desc wd(kWinograd, frames(z.T, C, z.H, z.W), any({K, C, 3, 3}), plain({K}),
+                                                frames(z.T, K, z.H, z.W), kOnes, kOnes, kOnes);
+    dnnl::convolution_backward_weights::primitive_desc(wd, user_scratchpad(), cpu(), fwd);
+    const md picked = fwd.weights_desc();
+    if (picked.get_size() != static_cast<size_t>(z.tap()) * sizeof(float)) return nullptr;
+    auto layout = std::make_shared<PackedLayout>();
+    layout->weight_dims = dims_of(weight.sizes());
+    layout->taps = true;
+    layout->blocked = picked;
+    return register_layout(std::move(layout));
+  } catch (const dnnl::error&) {
+    return nullptr;
+  }
+}
+
+Tensor taps_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t layout_id) {
+  return TapsConv::apply(x, weight, bias, layout_id);
+}
+
+void pack_taps_(const Tensor& t, const PackedLayout& layout) {
+  check_weight(t);
+  torch::NoGradGuard no_grad;
+  const int64_t K = layout.weight_dims[0], C = layout.weight_dims[1], tap = K * C * 9;
+  const Tensor src = t.clone();
+  dnnl::stream s(cpu());
+  for (int64_t k = 0; k < 3; ++k) reorder(plain_tap(K, C), at(src, k * 9), layout.blocked, at(t, k * tap), s);
+  s.wait();
+}
+
+void unpack_taps_(const Tensor& t, const PackedLayout& layout) {
+  check_weight(t);
+  torch::NoGradGuard no_grad;
+  const int64_t K = layout.weight_dims[0], C = layout.weight_dims[1], tap = K * C * 9;
+  const Tensor src = t.clone();
+  dnnl::stream s(cpu());
+  for (int64_t k = 0; k < 3; ++k) reorder(layout.blocked, at(src, k * tap), plain_tap(K, C), at(t, k * 9), s);
+  s.wait();
+}
+
+}  // namespace ws::models
+#endif
