@@ -136,7 +136,8 @@ int bench_train(const std::vector<std::string>& argv) {
   const double est = runtime + P * (4 + 4 + 8 + (s.ema ? 4 : 0)) +
                      train::upsampler_activation_bytes(s.cfg, s.batch, s.frames, s.h, s.w, s.checkpointing) +
                      (s.torch_conv ? (s.device.is_cuda() ? 0.0 : P * 4)  // LibTorch's conv: one copy
-                                    : train::upsampler_conv_backward_bytes(s.cfg, s.batch, s.frames, s.h, s.device.is_cuda()));
+                                    : train::upsampler_conv_backward_bytes(s.cfg, s.batch, s.frames, s.h, s.device.is_cuda(),
+                                                                                         !s.plain_weights && !s.direct_convs));
   extra["estimate_mb"] = est / (1024.0 * 1024.0);
   bench_report(ms, extra, "step");
   return 0;

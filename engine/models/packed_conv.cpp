@@ -273,6 +273,7 @@ struct PackedLayout {};
 bool packed_conv_supported() { return false; }
 int64_t layout_fingerprint(const PackedLayout&) { return 0; }
 bool layout_is_winograd(const PackedLayout&) { return false; }
+double winograd_taps_scratch_bytes(int64_t, int64_t, int64_t, int64_t, int64_t) { return 0; }
 PackedLayoutPtr choose_packed_layout(const Tensor&, bool) { return nullptr; }
 void pack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }
 void unpack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }

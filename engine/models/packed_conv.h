@@ -34,6 +34,11 @@ PackedLayoutPtr choose_packed_layout(const torch::Tensor& weight, bool winograd 
 // Whether convs with this layout run oneDNN's Winograd kernels.
 bool layout_is_winograd(const PackedLayout& layout);
 
+// The scratch the Winograd taps convs keep (one buffer, the largest pass's need: transformed
+// tiles and per-thread kernel sums) for an in→out 3×3×3 conv over `frames` frames of h×w; 0 where
+// Winograd does not apply. For memory estimates.
+double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames, int64_t h, int64_t w);
+
 // A number naming the order (equal on two machines exactly when they pick the same order), below
 // 2^52 so a double carries it exactly through a collective.
 int64_t layout_fingerprint(const PackedLayout& layout);

@@ -6,6 +6,9 @@
 #include "models/onednn.h"
 
 #ifdef WANSTUDIO_HAVE_DNNL
+#include <sys/mman.h>
+
+#include <algorithm>
 #include <mutex>
 #include <unordered_map>
 #include <vector>
@@ -77,13 +80,32 @@ std::mutex& taps_mutex() {
   static std::mutex m;
   return m;
 }
-dnnl::memory scratchpad(const md& d) {
-  static Tensor buf;
-  if (!buf.defined() || static_cast<size_t>(buf.numel()) * sizeof(float) < d.get_size()) {
-    buf = Tensor();
-    buf = floats(d.get_size());
+// Mapped apart from the heap, so it leaves no hole there when it grows.
+class Scratch {
+ public:
+  ~Scratch() { release(); }
+  void* at_least(size_t bytes) {
+    if (bytes > size_) {
+      release();
+      void* p = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+      if (p == MAP_FAILED) throw Error("Winograd conv: cannot map " + std::to_string(bytes >> 20) + " MB of scratch");
+      data_ = p, size_ = bytes;
+    }
+    return data_;
   }
-  return dnnl::memory(d, cpu(), buf.data_ptr());
+
+ private:
+  void release() {
+    if (data_) munmap(data_, size_);
+    data_ = nullptr, size_ = 0;
+  }
+  void* data_ = nullptr;
+  size_t size_ = 0;
+};
+
+dnnl::memory scratchpad(const md& d) {
+  static Scratch buf;
+  return dnnl::memory(d, cpu(), buf.at_least(std::max<size_t>(d.get_size(), 1)));
 }
 
 float* at(const Tensor& t, int64_t offset) { return t.data_ptr<float>() + offset; }
@@ -289,6 +311,25 @@ PackedLayoutPtr choose_taps_layout(const Tensor& weight) {
     return register_layout(std::move(layout));
   } catch (const dnnl::error&) {
     return nullptr;
+  }
+}
+
+double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int64_t h, int64_t w) {
+  if (in % 16 != 0 || out % 16 != 0) return 0;
+  const Sizes z{1, in, out, frames_, h, w};
+  try {
+    const auto fwd = forward_pd(z, frames_, true, kWinograd);
+    dnnl::convolution_backward_data::desc bd(kWinograd, frames(frames_, in, h, w), any({out, in, 3, 3}),
+                                             frames(frames_, out, h, w), kOnes, kOnes, kOnes);
+    dnnl::convolution_backward_weights::desc wd(kWinograd, frames(frames_, in, h, w), any({out, in, 3, 3}), plain({out}),
+                                                frames(frames_, out, h, w), kOnes, kOnes, kOnes);
+    const size_t most = std::max(
+        {fwd.scratchpad_desc().get_size(),
+         dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), cpu(), fwd).scratchpad_desc().get_size(),
+         dnnl::convolution_backward_weights::primitive_desc(wd, user_scratchpad(), cpu(), fwd).scratchpad_desc().get_size()});
+    return static_cast<double>(most);
+  } catch (const dnnl::error&) {
+    return 0;
   }
 }
 

@@ -104,14 +104,19 @@ double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_
   return outside + blocks + backward;
 }
 
-double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu) {
+double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu,
+                                     bool winograd) {
   if (gpu) return 0;
   if (models::packed_conv_supported()) {
     // models/packed_conv.h: the trainer's weights stay packed; backward-data reorders one kernel
-    // at a time, the largest being the resampler's.
+    // at a time, the largest being the resampler's. The Winograd taps keep one scratch buffer,
+    // sized by the widest conv at the upsampled size.
     const auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
     const int64_t k = c.dims == 3 ? 27 : 9, C = c.in_channels, M = c.mid_channels;
-    return 4.0 * static_cast<double>(std::max({k * C * M, k * M * M, 9 * num * num * M * M}));
+    const double copy = 4.0 * static_cast<double>(std::max({k * C * M, k * M * M, 9 * num * num * M * M}));
+    if (!winograd || c.dims != 3) return copy;
+    const int64_t up = (h * num + den - 1) / den;
+    return copy + models::winograd_taps_scratch_bytes(M, M, batch * t, up, up);
   }
   // models/train_conv3d.h: batch 1 with C·D·H ≤ 20480 takes the oneDNN training conv (two copies).
   const bool onednn_train = batch == 1 && c.mid_channels * t * h <= 20480;

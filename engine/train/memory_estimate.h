@@ -54,7 +54,8 @@ double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_
 // backward makes weight-sized copies (the flipped kernel and the weight gradient's transpose with
 // the oneDNN training conv, one with LibTorch's), and glibc keeps the freed blocks for reuse. Zero
 // on a GPU.
-double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu);
+double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu,
+                                     bool winograd = true);
 
 // The peak of a Wan VAE encode or decode of one clip chunk at pixel size h×w: the widest stage's
 // few live tensors (docs/design/estimate.md §3), in fp32.

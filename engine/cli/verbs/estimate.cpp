@@ -132,9 +132,12 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
         s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
   const double clip = clip_bytes(s.data);
   if (!target.gpu) {
-    m.add("conv backward", train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false),
-          models::packed_conv_supported() ? "backward-data's copy of one packed kernel at a time"
-                                          : "weight-sized copies in each 3-D conv's backward, kept by the allocator");
+    const double conv = train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false, s.winograd_convs);
+    const double copy = train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false, false);
+    m.add("conv backward", conv,
+          !models::packed_conv_supported() ? "weight-sized copies in each 3-D conv's backward, kept by the allocator"
+          : conv > copy                    ? "backward-data's copy of one packed kernel at a time, and the Winograd convs' scratch"
+                                           : "backward-data's copy of one packed kernel at a time");
     const int64_t workers = std::max<int64_t>(1, s.data.workers);
     m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
   }
