@@ -119,7 +119,10 @@ void Trainer::prepare(TrainingRun& run) {
 json Trainer::started_fields() const {
   return {{"num_train_epochs", num_epochs_},
           {"dataset_rows", loader_->rows().size()},
-          {"parameters", setup_.model.parameter_count()}};
+          {"parameters", setup_.model.parameter_count()},
+          // How the CPU training convs run (models/packed_conv.h): kept packed, and of those on Winograd.
+          {"packed_convs", updater_ ? updater_->packed_convs() : 0},
+          {"winograd_convs", updater_ ? updater_->winograd_convs() : 0}};
 }
 
 void Trainer::build_model_and_vae() {

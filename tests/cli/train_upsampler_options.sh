@@ -205,6 +205,7 @@ spawn hw_off --video_sample_size 768 --video_sample_n_frames 1 --max_train_steps
 spawn b2 "${fast[@]}" --max_train_steps 2 --train_batch_size 2 --vae_mini_batch 1
 spawn b2m2 "${fast[@]}" --max_train_steps 2 --train_batch_size 2 --vae_mini_batch 2
 spawn ov_off "${fast[@]}" --max_train_steps 2 --overlap_vae_encode=false
+spawn wg_off "${fast[@]}" --max_train_steps 2 --winograd_convs=false
 spawn acc2 --max_train_steps 1 --gradient_accumulation_steps 2
 spawn deg "${fast[@]}" --max_train_steps 3 --enable_degradation --dataloader_num_workers 0
 spawn deg_w2 "${fast[@]}" --max_train_steps 3 --enable_degradation --dataloader_num_workers 2
@@ -356,6 +357,16 @@ ok 'not any(s["encoded_ahead"] for s in S("ov_off") + S("px"))' "overlap_vae_enc
    '[s["encoded_ahead"] for s in S("ov_off") + S("px")]'
 ok 'TS(W("ov_off")) == TS(W("fast"))' "overlap_vae_encode: the same weights as encoding in the step"
 ok 'any("overlap_vae_encode" in e and "enable_pixel_loss" in e for e in ERR("px_ov"))' "overlap with the pixel loss is an error" 'ERR("px_ov")'
+# winograd_convs (on by default): on a CPU with AVX-512 the ResBlocks' 3-D convs (mid 32) run as
+# Winograd taps; off, none does, and the losses agree to the rounding of the two algorithms.
+if grep -q avx512f /proc/cpuinfo; then
+  ok 'ST("fast")["winograd_convs"] > 0 and ST("fast")["winograd_convs"] < ST("fast")["packed_convs"]' \
+     "winograd_convs: the 3-D convs on Winograd, the resampler's direct" '(ST("fast")["winograd_convs"], ST("fast")["packed_convs"])'
+fi
+ok 'ST("wg_off")["winograd_convs"] == 0 and ST("wg_off")["packed_convs"] == ST("fast")["packed_convs"]' \
+   "winograd_convs false: packed, none on Winograd" '(ST("wg_off")["winograd_convs"], ST("wg_off")["packed_convs"])'
+ok 'all(close(a["loss"], b["loss"], 1e-4) for a, b in zip(S("wg_off"), S("fast")))' "winograd_convs false: the same losses" \
+   '[(a["loss"], b["loss"]) for a, b in zip(S("wg_off"), S("fast"))]'
 # Update 1 of `base` has lr 0, so its second batch met the initial weights too: accumulating
 # both batches gives the mean of base's first two losses.
 ok 'close(L("acc2"), (L("base", 0) + L("base", 1)) / 2, 1e-5)' "gradient_accumulation_steps 2: loss of two micro-batches" \
