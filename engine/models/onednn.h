@@ -1,4 +1,4 @@
-// What the packed conv's two sources share (packed_conv.cpp, packed_conv_taps.cpp): the layout
+// What the packed conv's two sources share (packed_conv.cpp, packed_conv_winograd.cpp): the layout
 // record, the CPU engine and small helpers over oneDNN's API. Compiled only where CMake found
 // oneDNN (WANSTUDIO_HAVE_DNNL); nothing outside models/ includes it.
 #pragma once
@@ -17,6 +17,10 @@ struct PackedLayout {
   // `taps`: a 3×3×3 kernel stored as its three temporal taps, [O, I, 3, 3] each in `blocked`
   // order one after the other, and run as three 2-D Winograd convs over the frames.
   bool taps = false;
+  // `chunks` > 0: a 2-D kernel of chunks·P outputs stored as `chunks` kernels [P, I, 3, 3], each in
+  // `blocked` order, run as that many 2-D Winograd convs (the resampler's 4608 outputs as 9 × 512:
+  // Winograd's per-thread kernel sums grow with the outputs of one conv).
+  int64_t chunks = 0;
   dnnl::memory::desc blocked;  // the order of the whole kernel, or of one tap
 };
 
@@ -41,12 +45,14 @@ torch::Tensor floats(size_t bytes);
 
 }  // namespace onednn
 
-// packed_conv_taps.cpp: the temporal-taps layout for a 3×3×3 weight (null where Winograd does not
-// cover it), the conv, and moving a weight between the plain order and the taps.
-PackedLayoutPtr choose_taps_layout(const torch::Tensor& weight);
-torch::Tensor taps_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias, int64_t layout_id);
-void pack_taps_(const torch::Tensor& t, const PackedLayout& layout);
-void unpack_taps_(const torch::Tensor& t, const PackedLayout& layout);
+// packed_conv_winograd.cpp: the taps layout of a 3×3×3 weight or the chunks of a 3×3 one (null
+// where Winograd does not cover it), the conv, and moving a weight between the plain order and
+// its pieces.
+PackedLayoutPtr choose_winograd_layout(const torch::Tensor& weight);
+torch::Tensor winograd_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                            int64_t layout_id);
+void pack_pieces_(const torch::Tensor& t, const PackedLayout& layout);
+void unpack_pieces_(const torch::Tensor& t, const PackedLayout& layout);
 
 }  // namespace ws::models
 #endif

@@ -212,8 +212,8 @@ PackedLayoutPtr choose_packed_layout(const Tensor& weight, bool winograd) {
   if (!weight.device().is_cpu() || weight.scalar_type() != torch::kFloat) return nullptr;
   if ((weight.dim() != 4 && weight.dim() != 5) || weight.size(2) != 3 || weight.size(3) != 3) return nullptr;
   if (weight.dim() == 5 && weight.size(4) != 3) return nullptr;
-  if (winograd && weight.dim() == 5)
-    if (auto taps = choose_taps_layout(weight)) return taps;
+  if (winograd)
+    if (auto pieces = choose_winograd_layout(weight)) return pieces;
   const dims_t wei = dims_of(weight.sizes());
   // A nominal input: the direct kernels choose their weight order by channels and ISA, and
   // each call checks the order it gets (a different pick costs one reorder, never accuracy).
@@ -232,7 +232,7 @@ PackedLayoutPtr choose_packed_layout(const Tensor& weight, bool winograd) {
   return register_layout(std::move(layout));
 }
 
-bool layout_is_winograd(const PackedLayout& layout) { return layout.taps; }
+bool layout_is_winograd(const PackedLayout& layout) { return layout.taps || layout.chunks > 0; }
 
 int64_t layout_fingerprint(const PackedLayout& layout) {
   // FNV-1a over the blocking that defines the order: strides and the inner blocks.
@@ -243,6 +243,7 @@ int64_t layout_fingerprint(const PackedLayout& layout) {
     h *= 1099511628211ull;
   };
   mix(layout.taps);
+  mix(layout.chunks);
   mix(d.ndims);
   for (int i = 0; i < d.ndims; ++i) mix(d.dims[i]), mix(d.padded_dims[i]), mix(d.format_desc.blocking.strides[i]);
   const auto& b = d.format_desc.blocking;
@@ -252,18 +253,18 @@ int64_t layout_fingerprint(const PackedLayout& layout) {
 }
 
 void pack_(const Tensor& t, const PackedLayout& layout) {
-  if (layout.taps) return pack_taps_(t, layout);
+  if (layout_is_winograd(layout)) return pack_pieces_(t, layout);
   relayout(t, plain(layout.weight_dims), layout.blocked);
 }
 void unpack_(const Tensor& t, const PackedLayout& layout) {
-  if (layout.taps) return unpack_taps_(t, layout);
+  if (layout_is_winograd(layout)) return unpack_pieces_(t, layout);
   relayout(t, layout.blocked, plain(layout.weight_dims));
 }
 
 Tensor packed_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, const PackedLayoutPtr& layout) {
   if (x.dim() != static_cast<int64_t>(layout->weight_dims.size()) || x.size(1) != layout->weight_dims[1])
     throw Error("packed conv: the input does not fit the weight");
-  if (layout->taps) return taps_conv(x, weight, bias, layout->id);
+  if (layout_is_winograd(*layout)) return winograd_conv(x, weight, bias, layout->id);
   return PackedConv::apply(x, weight, bias, layout->id);
 }
 

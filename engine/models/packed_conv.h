@@ -7,7 +7,8 @@
 // its gradient comes out in that order; AdamW, clipping, the gradient mean and the EMA are
 // elementwise, so a step reorders a weight only once (backward-data wants its own order).
 // Whoever reads a packed weight by position (checkpoints, resume, parity) unpacks it first
-// (train::UpsamplerUpdater::plain_weights()).
+// (train::UpsamplerUpdater::plain_weights()). Where Winograd applies the weight is stored in
+// pieces (taps or chunks), each in the Winograd forward's order.
 #pragma once
 #include <torch/torch.h>
 
@@ -26,17 +27,18 @@ bool packed_conv_supported();
 // where packing cannot apply or would change nothing (no oneDNN, not fp32 on the CPU, a pick
 // that pads the blocks or is the plain order itself).
 // `winograd`: where the CPU has oneDNN's F(4×4, 3×3) Winograd kernels for all three training
-// passes, use them (a 3-D kernel runs as three 2-D temporal taps over the frames). They do about
-// a quarter of the multiplications of the direct kernels, with rounding a few times larger than
-// the direct kernels' (relative 1e-6 against 1e-7 of the output's scale).
+// passes (AVX-512) and the channel counts are multiples of 16, run on them: a 3×3×3 kernel as its
+// three temporal taps over the frames, a 3×3 one in chunks of ≤ 512 outputs
+// (packed_conv_winograd.cpp). About a quarter of the direct kernels' multiplications; rounding a
+// little larger, inside the tests' tolerances for the direct kernels.
 PackedLayoutPtr choose_packed_layout(const torch::Tensor& weight, bool winograd = true);
 
 // Whether convs with this layout run oneDNN's Winograd kernels.
 bool layout_is_winograd(const PackedLayout& layout);
 
-// The scratch the Winograd taps convs keep (one buffer, the largest pass's need: transformed
-// tiles and per-thread kernel sums) for an in→out 3×3×3 conv over `frames` frames of h×w; 0 where
-// Winograd does not apply. For memory estimates.
+// The scratch the Winograd convs keep (one buffer, the largest pass's need: transformed tiles and
+// per-thread kernel sums) for one in→out 3×3 piece over `frames` frames of h×w; 0 where Winograd
+// does not apply. For memory estimates.
 double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames, int64_t h, int64_t w);
 
 // A number naming the order (equal on two machines exactly when they pick the same order), below

@@ -109,14 +109,17 @@ double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int
   if (gpu) return 0;
   if (models::packed_conv_supported()) {
     // models/packed_conv.h: the trainer's weights stay packed; backward-data reorders one kernel
-    // at a time, the largest being the resampler's. The Winograd taps keep one scratch buffer,
-    // sized by the widest conv at the upsampled size.
+    // at a time, the largest being the resampler's. On Winograd it reorders one piece (a tap, or a
+    // chunk of ≤ 512 outputs) instead, and the pieces keep one scratch buffer, sized by a ResBlock
+    // conv at the upsampled size.
     const auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
     const int64_t k = c.dims == 3 ? 27 : 9, C = c.in_channels, M = c.mid_channels;
     const double copy = 4.0 * static_cast<double>(std::max({k * C * M, k * M * M, 9 * num * num * M * M}));
-    if (!winograd || c.dims != 3) return copy;
     const int64_t up = (h * num + den - 1) / den;
-    return copy + models::winograd_taps_scratch_bytes(M, M, batch * t, up, up);
+    const double scratch = winograd ? models::winograd_taps_scratch_bytes(M, M, batch * (c.dims == 3 ? t : 1), up, up) : 0;
+    if (scratch == 0) return copy;  // not asked for, or this CPU has no Winograd kernels
+    const int64_t widest = std::max(M, std::min<int64_t>(num * num * M, 512));
+    return 4.0 * 9 * static_cast<double>(std::max(M, C) * widest) + scratch;
   }
   // models/train_conv3d.h: batch 1 with C·D·H ≤ 20480 takes the oneDNN training conv (two copies).
   const bool onednn_train = batch == 1 && c.mid_channels * t * h <= 20480;

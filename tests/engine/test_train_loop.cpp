@@ -273,8 +273,9 @@ class TestTrainLoop : public QObject {
 
   void packed_conv_matches_libtorch() {
     // 3-D as in the ResBlocks (Winograd temporal taps, and the direct kernels), 2-D as in the
-    // resampler (a batch of frames, wider output). The taps cases cover one frame (the outer taps
-    // see only padding), two, a batch of several clips and unequal channel counts.
+    // resampler (a batch of frames, wider output: Winograd in chunks of ≤ 512 outputs, and direct).
+    // The taps cases cover one frame (the outer taps see only padding), two, a batch of several
+    // clips and unequal channel counts; the chunked one 3 × 384 outputs.
     torch::manual_seed(6);
     struct Case {
       torch::Tensor x, w;
@@ -284,14 +285,16 @@ class TestTrainLoop : public QObject {
                  {torch::randn({1, 48, 1, 6, 6}), torch::randn({32, 48, 3, 3, 3}) * 0.1, true},
                  {torch::randn({3, 32, 2, 8, 5}), torch::randn({48, 32, 3, 3, 3}) * 0.1, true},
                  {torch::randn({1, 32, 3, 7, 9}), torch::randn({32, 32, 3, 3, 3}) * 0.1, false},
-                 {torch::randn({2, 32, 7, 9}), torch::randn({64, 32, 3, 3}) * 0.1, true}};
+                 {torch::randn({2, 32, 7, 9}), torch::randn({64, 32, 3, 3}) * 0.1, true},
+                 {torch::randn({3, 16, 5, 6}), torch::randn({1152, 16, 3, 3}) * 0.1, true},
+                 {torch::randn({2, 32, 7, 9}), torch::randn({64, 32, 3, 3}) * 0.1, false}};
     for (auto& c : cases) {
       const std::string what = std::to_string(c.x.dim()) + "-D input " + std::to_string(c.x.size(0)) + "x" +
                                std::to_string(c.x.size(2)) + (c.winograd ? ", winograd allowed" : ", direct");
       auto layout = models::choose_packed_layout(c.w, c.winograd);
       QVERIFY2(layout, ("oneDNN picks a blocked weight order on this CPU: " + what).c_str());
       // Winograd's kernels need AVX-512; on such a CPU a 3-D kernel must get them when allowed.
-      const bool want_winograd = c.winograd && c.w.dim() == 5 && __builtin_cpu_supports("avx512f");
+      const bool want_winograd = c.winograd && __builtin_cpu_supports("avx512f");
       QVERIFY2(models::layout_is_winograd(*layout) == want_winograd, what.c_str());
       auto x = c.x.clone().requires_grad_();
       auto b = torch::randn({c.w.size(0)}).requires_grad_();

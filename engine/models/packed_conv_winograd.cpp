@@ -1,8 +1,11 @@
-// A 3×3×3 training conv as three 2-D Winograd convs, one per temporal tap:
-//   y[t] = conv2d(x[t−1], W₀) + conv2d(x[t], W₁) + conv2d(x[t+1], W₂)   (frames outside are zero)
-// oneDNN's F(4×4, 3×3) Winograd kernels are 2-D only and do about a quarter of the direct
-// kernels' multiplications; each tap runs over just the frames it reaches. Frames live in
-// 16-channel blocks ([F, C/16, H, W, 16]), so any run of frames is a pointer and a count.
+// Training convs on oneDNN's F(4×4, 3×3) Winograd kernels, which are 2-D only and do about a
+// quarter of the direct kernels' multiplications.
+// - A 3×3×3 conv runs as three 2-D convs, one per temporal tap, each over just the frames it reaches:
+//     y[t] = conv2d(x[t−1], W₀) + conv2d(x[t], W₁) + conv2d(x[t+1], W₂)   (frames outside are zero)
+// - A wide 3×3 conv (the resampler's 4608 outputs) runs as chunks of at most 512 outputs, since
+//   Winograd's scratch holds a sum of the transformed kernel per thread.
+// Frames live in 16-channel blocks ([F, C/16, H, W, 16]), so any run of frames is a pointer and a
+// count; a weight is stored piece by piece (tap or chunk), each in the forward's blocked order.
 #include "models/onednn.h"
 
 #ifdef WANSTUDIO_HAVE_DNNL
@@ -37,6 +40,11 @@ md sample_as_frames(int64_t C, int64_t T, int64_t H, int64_t W) {
 
 // One plain [O, I, 3, 3, 3] kernel's tap k seen as [O, I, 3, 3] (its pointer offset is k·9).
 md plain_tap(int64_t O, int64_t I) { return md({O, I, 3, 3}, kF32, dims_t{I * 27, 27, 3, 1}); }
+
+// Output channels [j·P, (j+1)·P) of a plain [N, O, H, W] tensor (its pointer offset is j·P·H·W).
+md plain_chunk(int64_t N, int64_t O, int64_t P, int64_t H, int64_t W) {
+  return md({N, P, H, W}, kF32, dims_t{O * H * W, H * W, W, 1});
+}
 
 struct Sizes {
   int64_t N, C, K, T, H, W;
@@ -281,20 +289,82 @@ struct TapsConv : public torch::autograd::Function<TapsConv> {
   }
 };
 
+// A 3×3 conv [N, I, H, W] → [N, chunks·P, H, W] as `chunks` convs of P outputs.
+struct ChunksConv : public torch::autograd::Function<ChunksConv> {
+  static Sizes sizes(const Tensor& x, const PackedLayout& layout) {
+    return {x.size(0), x.size(1), layout.weight_dims[0] / layout.chunks, 1, x.size(2), x.size(3)};
+  }
+
+  static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x_in, const Tensor& w, const Tensor& b_in,
+                        int64_t layout_id) {
+    const PackedLayoutPtr layout = layout_by_id(layout_id);
+    const Tensor x = fp32_contiguous(x_in), b = fp32_contiguous(b_in);
+    std::lock_guard<std::mutex> lock(taps_mutex());
+    Call c(*layout, sizes(x, *layout));
+    const Sizes& z = c.z;
+    const int64_t O = layout->weight_dims[0];
+    const Tensor xf = floats(static_cast<size_t>(x.numel()) * sizeof(float));
+    reorder(plain({z.N, z.C, z.H, z.W}), x.data_ptr(), frames(z.N, z.C, z.H, z.W), xf.data_ptr(), c.s);
+    const Tensor part = floats(static_cast<size_t>(z.N * z.out_frame()) * sizeof(float));
+    Tensor y = torch::empty({z.N, O, z.H, z.W}, torch::kFloat);
+    for (int64_t j = 0; j < layout->chunks; ++j) {
+      c.forward(w, static_cast<int>(j), xf.data_ptr<float>(), z.N, at(b, j * z.K), part.data_ptr<float>());
+      reorder(frames(z.N, z.K, z.H, z.W), part.data_ptr(), plain_chunk(z.N, O, z.K, z.H, z.W), at(y, j * z.K * z.H * z.W), c.s);
+    }
+    c.s.wait();
+    ctx->save_for_backward({x, w});
+    ctx->saved_data["layout"] = layout_id;
+    return y;
+  }
+
+  static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
+                                               torch::autograd::tensor_list grads) {
+    const auto saved = ctx->get_saved_variables();
+    const Tensor& x = saved[0];
+    const Tensor& w = saved[1];
+    const PackedLayoutPtr layout = layout_by_id(ctx->saved_data["layout"].toInt());
+    const Tensor gy = fp32_contiguous(grads[0]);
+    std::lock_guard<std::mutex> lock(taps_mutex());
+    Call c(*layout, sizes(x, *layout));
+    const Sizes& z = c.z;
+    const int64_t O = layout->weight_dims[0], in = z.N * z.in_frame();
+    const bool want_x = ctx->needs_input_grad(0), want_w = ctx->needs_input_grad(1) || ctx->needs_input_grad(2);
+    Tensor xf, dxf, part, gx, gw, gb;
+    if (want_x) dxf = floats(static_cast<size_t>(in) * sizeof(float)), part = floats(static_cast<size_t>(in) * sizeof(float));
+    if (want_w) {
+      xf = floats(static_cast<size_t>(in) * sizeof(float));
+      reorder(plain({z.N, z.C, z.H, z.W}), x.data_ptr(), frames(z.N, z.C, z.H, z.W), xf.data_ptr(), c.s);
+      gw = torch::empty(c10::IntArrayRef(layout->weight_dims), torch::kFloat);
+      gb = torch::empty({O}, torch::kFloat);
+    }
+    const Tensor dyf = floats(static_cast<size_t>(z.N * z.out_frame()) * sizeof(float));
+    for (int64_t j = 0; j < layout->chunks; ++j) {
+      reorder(plain_chunk(z.N, O, z.K, z.H, z.W), at(gy, j * z.K * z.H * z.W), frames(z.N, z.K, z.H, z.W), dyf.data_ptr(), c.s);
+      if (want_x) {
+        c.backward_data(w, static_cast<int>(j), dyf.data_ptr<float>(), z.N, (j == 0 ? dxf : part).data_ptr<float>());
+        if (j > 0) add(dxf, 0, part, in);
+      }
+      if (want_w) c.backward_weights(xf.data_ptr<float>(), dyf.data_ptr<float>(), z.N, at(gw, j * z.tap()), at(gb, j * z.K));
+    }
+    if (want_x) {
+      gx = torch::empty_like(x);
+      reorder(frames(z.N, z.C, z.H, z.W), dxf.data_ptr(), plain({z.N, z.C, z.H, z.W}), gx.data_ptr(), c.s);
+    }
+    c.s.wait();
+    return {gx, gw, gb, Tensor()};
+  }
+};
+
 void check_weight(const Tensor& t) {
   if (t.scalar_type() != torch::kFloat || !t.is_contiguous() || !t.device().is_cpu())
     throw Error("packed conv weights: expected a contiguous fp32 CPU tensor");
 }
 
-}  // namespace
-
-PackedLayoutPtr choose_taps_layout(const Tensor& weight) {
-  if (weight.dim() != 5 || weight.size(2) != 3 || weight.size(3) != 3 || weight.size(4) != 3) return nullptr;
-  const int64_t K = weight.size(0), C = weight.size(1);
-  if (K % 16 != 0 || C % 16 != 0) return nullptr;  // whole channel blocks: a frame run is a pointer
+// The weight order Winograd's forward picks for [K, C, 3, 3] pieces, checking that all three
+// passes take them; empty where they do not.
+md winograd_order(int64_t C, int64_t K) {
   const Sizes z{1, C, K, 8, 16, 16};
   try {
-    // Training needs Winograd for all three passes.
     const auto fwd = forward_pd(z, z.T, true, kWinograd);
     dnnl::convolution_backward_data::desc bd(kWinograd, frames(z.T, C, z.H, z.W), any({K, C, 3, 3}),
                                              frames(z.T, K, z.H, z.W), kOnes, kOnes, kOnes);
@@ -303,15 +373,32 @@ PackedLayoutPtr choose_taps_layout(const Tensor& weight) {
                                                 frames(z.T, K, z.H, z.W), kOnes, kOnes, kOnes);
     dnnl::convolution_backward_weights::primitive_desc(wd, user_scratchpad(), cpu(), fwd);
     const md picked = fwd.weights_desc();
-    if (picked.get_size() != static_cast<size_t>(z.tap()) * sizeof(float)) return nullptr;
-    auto layout = std::make_shared<PackedLayout>();
-    layout->weight_dims = dims_of(weight.sizes());
-    layout->taps = true;
-    layout->blocked = picked;
-    return register_layout(std::move(layout));
+    if (picked.get_size() != static_cast<size_t>(K * C * 9) * sizeof(float)) return md();
+    return picked;
   } catch (const dnnl::error&) {
-    return nullptr;
+    return md();
   }
+}
+
+}  // namespace
+
+PackedLayoutPtr choose_winograd_layout(const Tensor& weight) {
+  const bool taps = weight.dim() == 5;
+  if ((weight.dim() != 4 && !taps) || weight.size(2) != 3 || weight.size(3) != 3 || (taps && weight.size(4) != 3))
+    return nullptr;
+  const int64_t O = weight.size(0), C = weight.size(1);
+  if (O % 16 != 0 || C % 16 != 0) return nullptr;  // whole channel blocks: a frame run is a pointer
+  int64_t piece = O;
+  if (!taps)
+    for (piece = std::min<int64_t>(O, 512); O % piece != 0;) piece -= 16;
+  const md picked = winograd_order(C, piece);
+  if (picked.get_size() == 0) return nullptr;
+  auto layout = std::make_shared<PackedLayout>();
+  layout->weight_dims = dims_of(weight.sizes());
+  layout->taps = taps;
+  layout->chunks = taps ? 0 : O / piece;
+  layout->blocked = picked;
+  return register_layout(std::move(layout));
 }
 
 double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int64_t h, int64_t w) {
@@ -333,27 +420,38 @@ double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int
   }
 }
 
-Tensor taps_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t layout_id) {
-  return TapsConv::apply(x, weight, bias, layout_id);
+Tensor winograd_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t layout_id) {
+  const PackedLayoutPtr layout = layout_by_id(layout_id);
+  return layout->taps ? TapsConv::apply(x, weight, bias, layout_id) : ChunksConv::apply(x, weight, bias, layout_id);
 }
 
-void pack_taps_(const Tensor& t, const PackedLayout& layout) {
+void pack_pieces_(const Tensor& t, const PackedLayout& layout) {
   check_weight(t);
   torch::NoGradGuard no_grad;
-  const int64_t K = layout.weight_dims[0], C = layout.weight_dims[1], tap = K * C * 9;
   const Tensor src = t.clone();
   dnnl::stream s(cpu());
-  for (int64_t k = 0; k < 3; ++k) reorder(plain_tap(K, C), at(src, k * 9), layout.blocked, at(t, k * tap), s);
+  const int64_t O = layout.weight_dims[0], C = layout.weight_dims[1];
+  if (layout.taps) {
+    for (int64_t k = 0; k < 3; ++k) reorder(plain_tap(O, C), at(src, k * 9), layout.blocked, at(t, k * O * C * 9), s);
+  } else {
+    const int64_t P = O / layout.chunks, piece = P * C * 9;  // a chunk of the plain kernel is contiguous
+    for (int64_t j = 0; j < layout.chunks; ++j) reorder(plain({P, C, 3, 3}), at(src, j * piece), layout.blocked, at(t, j * piece), s);
+  }
   s.wait();
 }
 
-void unpack_taps_(const Tensor& t, const PackedLayout& layout) {
+void unpack_pieces_(const Tensor& t, const PackedLayout& layout) {
   check_weight(t);
   torch::NoGradGuard no_grad;
-  const int64_t K = layout.weight_dims[0], C = layout.weight_dims[1], tap = K * C * 9;
   const Tensor src = t.clone();
   dnnl::stream s(cpu());
-  for (int64_t k = 0; k < 3; ++k) reorder(layout.blocked, at(src, k * tap), plain_tap(K, C), at(t, k * 9), s);
+  const int64_t O = layout.weight_dims[0], C = layout.weight_dims[1];
+  if (layout.taps) {
+    for (int64_t k = 0; k < 3; ++k) reorder(layout.blocked, at(src, k * O * C * 9), plain_tap(O, C), at(t, k * 9), s);
+  } else {
+    const int64_t P = O / layout.chunks, piece = P * C * 9;
+    for (int64_t j = 0; j < layout.chunks; ++j) reorder(layout.blocked, at(src, j * piece), plain({P, C, 3, 3}), at(t, j * piece), s);
+  }
   s.wait();
 }
 
