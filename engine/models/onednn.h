@@ -43,6 +43,16 @@ void reorder(const md& from, const void* src, const md& to, void* dst, dnnl::str
 // A flat fp32 tensor of at least `bytes`.
 torch::Tensor floats(size_t bytes);
 
+inline torch::Tensor fp32_contiguous(const torch::Tensor& t) { return t.to(torch::kFloat).contiguous(); }
+
+// What every packed conv's autograd Function keeps for its backward.
+struct SavedConv {
+  torch::Tensor x, w;
+  PackedLayoutPtr layout;
+  static void save(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& w, int64_t layout_id);
+  static SavedConv load(torch::autograd::AutogradContext* ctx);
+};
+
 }  // namespace onednn
 
 // packed_conv_winograd.cpp: the taps layout of a 3×3×3 weight or the chunks of a 3×3 one (null

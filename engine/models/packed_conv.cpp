@@ -58,6 +58,16 @@ Tensor floats(size_t bytes) {
   return torch::empty({static_cast<int64_t>((bytes + sizeof(float) - 1) / sizeof(float))}, torch::kFloat);
 }
 
+void SavedConv::save(torch::autograd::AutogradContext* ctx, const Tensor& x, const Tensor& w, int64_t layout_id) {
+  ctx->save_for_backward({x, w});
+  ctx->saved_data["layout"] = layout_id;  // a number: saved data holds no pointers
+}
+
+SavedConv SavedConv::load(torch::autograd::AutogradContext* ctx) {
+  const auto saved = ctx->get_saved_variables();
+  return {saved[0], saved[1], layout_by_id(ctx->saved_data["layout"].toInt())};
+}
+
 }  // namespace onednn
 
 using namespace onednn;
@@ -114,7 +124,6 @@ void finish(dnnl::memory produced, const Tensor& out, const md& wanted, dnnl::st
   dnnl::reorder(produced, dst).execute(s, produced, dst);
 }
 
-Tensor fp32_contiguous(const Tensor& t) { return t.to(torch::kFloat).contiguous(); }
 
 // The direct kernels on the whole 2-D or 3-D weight.
 struct PackedConv : public torch::autograd::Function<PackedConv> {
@@ -135,17 +144,13 @@ struct PackedConv : public torch::autograd::Function<PackedConv> {
         s, {{DNNL_ARG_SRC, src}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_BIAS, bias}, {DNNL_ARG_DST, dst}});
     finish(dst, y, plain(g.dst), s);
     s.wait();
-    ctx->save_for_backward({x, w});
-    ctx->saved_data["layout"] = layout_id;
+    SavedConv::save(ctx, x, w, layout_id);
     return y;
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const Tensor& x = saved[0];
-    const Tensor& w = saved[1];
-    const PackedLayoutPtr layout = layout_by_id(ctx->saved_data["layout"].toInt());
+    const auto [x, w, layout] = SavedConv::load(ctx);
     const Tensor gy = fp32_contiguous(grads[0]);
     const Geometry g = geometry(x.sizes(), layout->weight_dims);
     const auto hint = forward_pd(g);

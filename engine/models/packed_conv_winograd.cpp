@@ -201,7 +201,6 @@ void add(const Tensor& into, int64_t offset, const Tensor& from, int64_t length)
   into.narrow(0, offset, length).add_(from.narrow(0, 0, length));
 }
 
-Tensor fp32_contiguous(const Tensor& t) { return t.to(torch::kFloat).contiguous(); }
 
 struct TapsConv : public torch::autograd::Function<TapsConv> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x_in, const Tensor& w, const Tensor& b_in,
@@ -227,17 +226,13 @@ struct TapsConv : public torch::autograd::Function<TapsConv> {
     }
     Tensor y = c.from_frames(yf, z.K);
     c.s.wait();
-    ctx->save_for_backward({x, w});
-    ctx->saved_data["layout"] = layout_id;
+    SavedConv::save(ctx, x, w, layout_id);
     return y;
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const Tensor& x = saved[0];
-    const Tensor& w = saved[1];
-    const PackedLayoutPtr layout = layout_by_id(ctx->saved_data["layout"].toInt());
+    const auto [x, w, layout] = SavedConv::load(ctx);
     const Tensor gy = fp32_contiguous(grads[0]);
     std::lock_guard<std::mutex> lock(taps_mutex());
     Call c(*layout, sizes_of(x, *layout));
@@ -312,17 +307,13 @@ struct ChunksConv : public torch::autograd::Function<ChunksConv> {
       reorder(frames(z.N, z.K, z.H, z.W), part.data_ptr(), plain_chunk(z.N, O, z.K, z.H, z.W), at(y, j * z.K * z.H * z.W), c.s);
     }
     c.s.wait();
-    ctx->save_for_backward({x, w});
-    ctx->saved_data["layout"] = layout_id;
+    SavedConv::save(ctx, x, w, layout_id);
     return y;
   }
 
   static torch::autograd::tensor_list backward(torch::autograd::AutogradContext* ctx,
                                                torch::autograd::tensor_list grads) {
-    const auto saved = ctx->get_saved_variables();
-    const Tensor& x = saved[0];
-    const Tensor& w = saved[1];
-    const PackedLayoutPtr layout = layout_by_id(ctx->saved_data["layout"].toInt());
+    const auto [x, w, layout] = SavedConv::load(ctx);
     const Tensor gy = fp32_contiguous(grads[0]);
     std::lock_guard<std::mutex> lock(taps_mutex());
     Call c(*layout, sizes(x, *layout));
