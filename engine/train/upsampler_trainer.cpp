@@ -428,6 +428,9 @@ void Trainer::checkpoint(bool final_save) {
 void Trainer::validate(int64_t step) {
   ahead_.settle();  // a batch being encoded ahead would share the VAE
   if (setup_.validation_paths.empty() || !run_->is_rank_zero()) return;
+  // Plain weights run LibTorch's convs, as `upsample` does on the checkpoint: the scores match it
+  // exactly (the packed Winograd convs round differently).
+  const auto plain = updater_->plain_weights();
   auto& model = updater_->model();
   // Validation runs with the EMA weights when EMA is on; the live ones come back bit for bit.
   io::StateDict live;
