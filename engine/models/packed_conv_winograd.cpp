@@ -70,6 +70,20 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Sizes& z, int64_t cou
   return {d, user_scratchpad(), cpu()};
 }
 
+dnnl::convolution_backward_data::primitive_desc backward_data_pd(const Sizes& z, int64_t count, dnnl::algorithm alg) {
+  dnnl::convolution_backward_data::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}),
+                                          frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
+  return {d, user_scratchpad(), cpu(), forward_pd(z, count, false, alg)};
+}
+
+dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(const Sizes& z, int64_t count, bool bias,
+                                                                       dnnl::algorithm alg) {
+  dnnl::convolution_backward_weights::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}),
+                                             bias ? plain({z.K}) : md(), frames(count, z.K, z.H, z.W), kOnes, kOnes,
+                                             kOnes);
+  return {d, user_scratchpad(), cpu(), forward_pd(z, count, bias, alg)};
+}
+
 // Winograd where its kernels take the shape; the direct kernels (same weights, same result up to
 // rounding) where they do not.
 dnnl::algorithm algorithm_for(const Sizes& z, int64_t count) {
@@ -83,8 +97,8 @@ dnnl::algorithm algorithm_for(const Sizes& z, int64_t count) {
 
 // One buffer for every pass's scratchpad (Winograd's transformed tiles and per-thread kernel
 // sums): allocating it per call would fault its pages in again each time. Guarded by
-// taps_mutex(), which every forward and backward holds throughout.
-std::mutex& taps_mutex() {
+// winograd_mutex(), which every forward and backward holds throughout.
+std::mutex& winograd_mutex() {
   static std::mutex m;
   return m;
 }
@@ -164,9 +178,7 @@ struct Call {
 
   void backward_data(const Tensor& w, int k, const float* diff_dst, int64_t count, float* diff_src) {
     const dnnl::algorithm alg = algorithm_for(z, count);
-    dnnl::convolution_backward_data::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}),
-                                            frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
-    dnnl::convolution_backward_data::primitive_desc pd(d, user_scratchpad(), cpu(), forward_pd(z, count, false, alg));
+    const auto pd = backward_data_pd(z, count, alg);
     dnnl::convolution_backward_data(pd).execute(
         s, {{DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
             {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
@@ -177,11 +189,7 @@ struct Call {
   // Writes tap k's kernel gradient, in the layout's order, at `diff_w`.
   void backward_weights(const float* src, const float* diff_dst, int64_t count, float* diff_w, float* diff_bias) {
     const dnnl::algorithm alg = algorithm_for(z, count);
-    const md bias = diff_bias ? plain({z.K}) : md();
-    dnnl::convolution_backward_weights::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}), bias,
-                                               frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
-    dnnl::convolution_backward_weights::primitive_desc pd(d, user_scratchpad(), cpu(),
-                                                          forward_pd(z, count, diff_bias != nullptr, alg));
+    const auto pd = backward_weights_pd(z, count, diff_bias != nullptr, alg);
     const md produced = pd.diff_weights_desc();
     Tensor tmp;
     if (!(produced == layout.blocked)) tmp = floats(produced.get_size());
@@ -190,7 +198,7 @@ struct Call {
         {DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
         {DNNL_ARG_DIFF_WEIGHTS, dnnl::memory(produced, cpu(), tmp.defined() ? tmp.data_ptr() : diff_w)},
         {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
-    if (diff_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(bias, cpu(), diff_bias);
+    if (diff_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(plain({z.K}), cpu(), diff_bias);
     dnnl::convolution_backward_weights(pd).execute(s, args);
     if (tmp.defined()) reorder(produced, tmp.data_ptr(), layout.blocked, diff_w, s);
   }
@@ -207,7 +215,7 @@ struct TapsConv : public torch::autograd::Function<TapsConv> {
                         int64_t layout_id) {
     const PackedLayoutPtr layout = layout_by_id(layout_id);
     const Tensor x = fp32_contiguous(x_in), b = fp32_contiguous(b_in);
-    std::lock_guard<std::mutex> lock(taps_mutex());
+    std::lock_guard<std::mutex> lock(winograd_mutex());
     Call c(*layout, sizes_of(x, *layout));
     const Sizes& z = c.z;
     const Tensor xf = c.to_frames(x, z.C);
@@ -234,7 +242,7 @@ struct TapsConv : public torch::autograd::Function<TapsConv> {
                                                torch::autograd::tensor_list grads) {
     const auto [x, w, layout] = SavedConv::load(ctx);
     const Tensor gy = fp32_contiguous(grads[0]);
-    std::lock_guard<std::mutex> lock(taps_mutex());
+    std::lock_guard<std::mutex> lock(winograd_mutex());
     Call c(*layout, sizes_of(x, *layout));
     const Sizes& z = c.z;
     const Tensor dyf = c.to_frames(gy, z.K);
@@ -294,7 +302,7 @@ struct ChunksConv : public torch::autograd::Function<ChunksConv> {
                         int64_t layout_id) {
     const PackedLayoutPtr layout = layout_by_id(layout_id);
     const Tensor x = fp32_contiguous(x_in), b = fp32_contiguous(b_in);
-    std::lock_guard<std::mutex> lock(taps_mutex());
+    std::lock_guard<std::mutex> lock(winograd_mutex());
     Call c(*layout, sizes(x, *layout));
     const Sizes& z = c.z;
     const int64_t O = layout->weight_dims[0];
@@ -315,7 +323,7 @@ struct ChunksConv : public torch::autograd::Function<ChunksConv> {
                                                torch::autograd::tensor_list grads) {
     const auto [x, w, layout] = SavedConv::load(ctx);
     const Tensor gy = fp32_contiguous(grads[0]);
-    std::lock_guard<std::mutex> lock(taps_mutex());
+    std::lock_guard<std::mutex> lock(winograd_mutex());
     Call c(*layout, sizes(x, *layout));
     const Sizes& z = c.z;
     const int64_t O = layout->weight_dims[0], in = z.N * z.in_frame();
@@ -357,12 +365,8 @@ md winograd_order(int64_t C, int64_t K) {
   const Sizes z{1, C, K, 8, 16, 16};
   try {
     const auto fwd = forward_pd(z, z.T, true, kWinograd);
-    dnnl::convolution_backward_data::desc bd(kWinograd, frames(z.T, C, z.H, z.W), any({K, C, 3, 3}),
-                                             frames(z.T, K, z.H, z.W), kOnes, kOnes, kOnes);
-    dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), cpu(), fwd);
-    dnnl::convolution_backward_weights::desc wd(kWinograd, frames(z.T, C, z.H, z.W), any({K, C, 3, 3}), plain({K}),
-                                                frames(z.T, K, z.H, z.W), kOnes, kOnes, kOnes);
-    dnnl::convolution_backward_weights::primitive_desc(wd, user_scratchpad(), cpu(), fwd);
+    backward_data_pd(z, z.T, kWinograd);
+    backward_weights_pd(z, z.T, true, kWinograd);
     const md picked = fwd.weights_desc();
     if (picked.get_size() != static_cast<size_t>(K * C * 9) * sizeof(float)) return md();
     return picked;
@@ -396,15 +400,9 @@ double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int
   if (in % 16 != 0 || out % 16 != 0) return 0;
   const Sizes z{1, in, out, frames_, h, w};
   try {
-    const auto fwd = forward_pd(z, frames_, true, kWinograd);
-    dnnl::convolution_backward_data::desc bd(kWinograd, frames(frames_, in, h, w), any({out, in, 3, 3}),
-                                             frames(frames_, out, h, w), kOnes, kOnes, kOnes);
-    dnnl::convolution_backward_weights::desc wd(kWinograd, frames(frames_, in, h, w), any({out, in, 3, 3}), plain({out}),
-                                                frames(frames_, out, h, w), kOnes, kOnes, kOnes);
-    const size_t most = std::max(
-        {fwd.scratchpad_desc().get_size(),
-         dnnl::convolution_backward_data::primitive_desc(bd, user_scratchpad(), cpu(), fwd).scratchpad_desc().get_size(),
-         dnnl::convolution_backward_weights::primitive_desc(wd, user_scratchpad(), cpu(), fwd).scratchpad_desc().get_size()});
+    const size_t most = std::max({forward_pd(z, frames_, true, kWinograd).scratchpad_desc().get_size(),
+                                  backward_data_pd(z, frames_, kWinograd).scratchpad_desc().get_size(),
+                                  backward_weights_pd(z, frames_, true, kWinograd).scratchpad_desc().get_size()});
     return static_cast<double>(most);
   } catch (const dnnl::error&) {
     return 0;
