@@ -1,10 +1,13 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs missing packages, configures and builds Wan Studio into build/ (Release, Ninja).
 # Extra arguments go to CMake (e.g. -DWANSTUDIO_GUI=OFF).
-#   packaging/build.sh --gpu [cmake args]   builds against a CUDA LibTorch instead of Debian's CPU one,
-#       into build-gpu/: TORCH_PREFIX=/path/to/libtorch (the standalone LibTorch) or, by default,
-#       the LibTorch inside the `python3` PyTorch (torch.utils.cmake_prefix_path). See the README's
-#       "GPU build".
+#   packaging/build.sh --gpu [cmake args]   builds against PyTorch's CUDA LibTorch instead of Debian's
+#       CPU one, into build-gpu/: the pinned wheel (packaging/python/torch.txt) in the project's
+#       .venv/ by default, or TORCH_PREFIX=/path/to/libtorch (a standalone LibTorch). The README's
+#       "GPU build" says which versions are verified.
+# Compiles go through ccache when it is installed, with one cache for every clone of this user
+# (paths inside the tree are hashed relative to it).
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
 gpu=0
@@ -14,13 +17,29 @@ if [ "${1:-}" = "--gpu" ]; then
 fi
 "$root/packaging/deps.sh"
 jobs=${WANSTUDIO_JOBS:-$(nproc)}
+args=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
+if command -v ccache >/dev/null && [ "${WANSTUDIO_CCACHE:-1}" != 0 ]; then
+  export CCACHE_BASEDIR=$root
+  # The precompiled headers: ccache must hash them by content and accept the -include they come in.
+  export CCACHE_SLOPPINESS=${CCACHE_SLOPPINESS:-pch_defines,time_macros,include_file_mtime,include_file_ctime}
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+  args+=(-DCMAKE_CXX_COMPILER_LAUNCHER=ccache)
+fi
 if [ "$gpu" = 1 ]; then
-  prefix=${TORCH_PREFIX:-$(python3 -c 'import torch; print(torch.utils.cmake_prefix_path)' 2>/dev/null || true)}
-  [ -n "$prefix" ] || { echo "build.sh --gpu: set TORCH_PREFIX to a CUDA LibTorch, or install PyTorch with CUDA for python3" >&2; exit 1; }
+  if [ -n "${TORCH_PREFIX:-}" ]; then
+    prefix=$TORCH_PREFIX
+    python=$(command -v python3)
+  else
+    python=$("$root/packaging/python_env.sh")
+    torch_root=$("$python" -c 'import os, torch; print(os.path.dirname(torch.__file__))')
+    # The torch folder itself first, so its lib/ wins over Debian's libtorch.so (which CMake's
+    # system paths would otherwise find first: 1.13 libraries under 2.x headers).
+    prefix="$torch_root;$torch_root/share/cmake"
+  fi
   build=${WANSTUDIO_BUILD_DIR:-$root/build-gpu}
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DCMAKE_PREFIX_PATH="$prefix" "$@"
+  cmake -S "$root" -B "$build" "${args[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DPython3_EXECUTABLE="$python" "$@"
 else
   build=${WANSTUDIO_BUILD_DIR:-$root/build}
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release "$@"
+  cmake -S "$root" -B "$build" "${args[@]}" "$@"
 fi
 cmake --build "$build" -j "$jobs"

@@ -12,7 +12,7 @@ pkgs=(
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
   libgloo-dev xvfb xauth
   libsentencepiece-dev sentencepiece
-  help2man lintian
+  help2man lintian clang-format ccache
   python3
 )
 [ "${1:-}" = "--bench" ] && pkgs+=(python3-torch python3-opencv opencv-doc)

@@ -20,7 +20,7 @@ case "$mode" in
 prepare)
   mkdir -p "$dev/debs"
   (cd "$dev/debs" && apt-get download libyaml-cpp-dev libyaml-cpp0.7 libspdlog-dev libspdlog1.10 libfmt-dev libfmt9 \
-     nlohmann-json3-dev)
+     nlohmann-json3-dev libsentencepiece-dev libsentencepiece0 libprotobuf-lite32)
   ls "$dev/debs"
   exit 0
   ;;
@@ -32,10 +32,15 @@ run)
   torch_prefix=${TORCH_PREFIX:-$(python3 -c "import torch;print(torch.utils.cmake_prefix_path)")}
   build=$root/build-gpu
   cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWANSTUDIO_GUI=OFF -DWANSTUDIO_VIDEO=OFF \
-    -DWANSTUDIO_GLOO=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$dev/prefix/usr" >"$out/configure.log" 2>&1
-  cmake --build "$build" -j "$(nproc)" --target wanstudio-engine >"$out/build.log" 2>&1 || { tail -20 "$out/build.log"; exit 1; }
+    -DWANSTUDIO_GLOO=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$dev/prefix/usr" >"$out/configure.log" 2>&1 ||
+    { tail -30 "$out/configure.log"; exit 1; }
+  grep 'Wan Studio:' "$out/configure.log" || true
+  # -k 0: a failed build lists every broken file at once (a lent GPU's minutes are few).
+  cmake --build "$build" -j "$(nproc)" --target wanstudio-engine -- -k 0 >"$out/build.log" 2>&1 ||
+    { grep -E 'error|FAILED' "$out/build.log" | head -60; exit 1; }
   E=$build/engine/wanstudio-engine
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
+  echo "build: $((SECONDS)) s" | tee -a "$out/gpu.txt"
   gpu=1
   ;;
 cpu)
@@ -54,9 +59,25 @@ esac
 
 data=$root/tests/data
 cfg=$root/configs/wan2.2
+# At most 8 files come back from a lent machine: $res gets the table (rewritten after every row, so
+# a run cut short still returns what it measured) and one archive of every check's files, which
+# live in a private scratch folder.
+res=$out
+out=$(mktemp -d)
 rows=$out/rows.tsv
 : >"$rows"
-row() { printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$rows"; }
+started=$SECONDS
+limit=${CHECK_TIMEOUT:-150}  # seconds any one check may take, so one hang cannot eat the lease
+row() {
+  printf '%s\t%s\t%s\n' "$1" "$2" "$3" >>"$rows"
+  echo "[$((SECONDS - started)) s] $1: $2" >&2
+  {
+    echo "| check | result | figures |"
+    echo "|---|---|---|"
+    while IFS=$'\t' read -r a b c; do echo "| $a | $b | $c |"; done <"$rows"
+  } >"$res/table.md"
+  tar czf "$res/logs.tar.gz" -C "$out" --exclude='run-*' --exclude=latents --exclude=demo-data . 2>/dev/null || true
+}
 # A bench's last line (JSON) into $out/<name>.json; its log beside it. The GPU's peak memory comes
 # from nvidia-smi, polled while the bench runs (the engine reports the host's peak RSS itself).
 bench() {
@@ -67,7 +88,7 @@ bench() {
     (while sleep 0.2; do nvidia-smi --query-gpu=memory.used --format=csv,noheader,nounits; done) >"$out/$name.mem" &
     poll=$!
   fi
-  if "$E" bench "$@" >"$out/$name.out" 2>"$out/$name.log"; then tail -1 "$out/$name.out" >"$out/$name.json"; else echo '{}' >"$out/$name.json"; fi
+  if timeout "$limit" "$E" bench "$@" >"$out/$name.out" 2>"$out/$name.log"; then tail -1 "$out/$name.out" >"$out/$name.json"; else echo '{}' >"$out/$name.json"; fi
   if [ -n "$poll" ]; then kill "$poll" 2>/dev/null || true; fi
 }
 # "peak RSS N MB" and, on the GPU, the GPU's peak.
@@ -82,7 +103,7 @@ print("-" if v is None else (round(v, 1) if isinstance(v, float) else v))' "$out
 
 # 1. Parity against the fixtures (fp32; every case).
 for k in vae vae21 upsampler dit t5 sampler; do
-  if "$E" parity "$k" "$data/$k" >"$out/parity_$k.log" 2>&1; then s=PASS; else s=FAIL; fi
+  if timeout "$limit" "$E" parity "$k" "$data/$k" >"$out/parity_$k.log" 2>&1; then s=PASS; else s=FAIL; fi
   row "parity $k" "$s" "$(grep -c '^PASS' "$out/parity_$k.log" || true) cases pass, $(grep -c '^FAIL' "$out/parity_$k.log" || true) fail"
 done
 
@@ -198,7 +219,7 @@ for run in full lora; do
           --lora --lora_rank 16 --fp8 e4m3 --max_train_steps 6 --checkpointing_steps 6 --output_dir "$out/run-lora")
   fi
   rm -rf "$out/run-$run"
-  "$E" train-experts "${common[@]}" "${args[@]}" >"$out/experts_$run.jsonl" 2>"$out/experts_$run.log" || true
+  timeout "$limit" "$E" train-experts "${common[@]}" "${args[@]}" >"$out/experts_$run.jsonl" 2>"$out/experts_$run.log" || true
   summary=$(python3 - "$out/experts_$run.jsonl" <<'PY'
 import json, sys, statistics
 ev = [json.loads(l) for l in open(sys.argv[1]) if l.startswith("{")]
@@ -228,7 +249,7 @@ fi
 be=$([ "$gpu" = 1 ] && echo nccl || echo gloo)
 rm -rf "$out/run-dp"
 WANSTUDIO_DP_BACKEND=$be WORLD_SIZE=1 RANK=0 LOCAL_RANK=0 MASTER_ADDR=127.0.0.1 MASTER_PORT=${DP_PORT:-29631} \
-  "$E" train-experts "${common[@]}" --transformer_config "$model" --max_train_steps 3 --checkpointing_steps 3 \
+  timeout "$limit" "$E" train-experts "${common[@]}" --transformer_config "$model" --max_train_steps 3 --checkpointing_steps 3 \
   --output_dir "$out/run-dp" >"$out/dp_$be.jsonl" 2>"$out/dp_$be.log" || true
 if grep -q "data parallel: rank 0 of 1 over $be" "$out/dp_$be.log" && grep -q '"status":"completed"' "$out/dp_$be.jsonl"; then
   row "data parallel over $be, 1 rank" PASS "3 steps of train-experts, a checkpoint written"
@@ -236,8 +257,5 @@ else
   row "data parallel over $be, 1 rank" FAIL "$(grep -m1 -i 'error' "$out/dp_$be.log" | cut -c1-160)"
 fi
 
-{
-  echo "| check | result | figures |"
-  echo "|---|---|---|"
-  while IFS=$'\t' read -r a b c; do echo "| $a | $b | $c |"; done <"$rows"
-} | tee "$out/table.md"
+cat "$res/table.md"
+rm -rf "$out"

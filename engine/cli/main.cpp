@@ -9,6 +9,7 @@
 
 #include "core/error.h"
 #include "io/printable.h"
+#include "cli/build_info.h"
 #include "cli/verb.h"
 
 namespace {
@@ -31,7 +32,7 @@ int main(int argc, char** argv) {
     return argc < 2 ? 1 : 0;
   }
   if (!std::strcmp(argv[1], "--version")) {
-    std::printf("wanstudio-engine 0.1.0\n");
+    std::fputs(ws::cli::build_info().c_str(), stdout);
     return 0;
   }
   const ws::cli::Verb* verb = ws::cli::find_verb(argv[1]);

@@ -1,9 +1,8 @@
 #include "models/wan_vae.h"
 
-#include <spdlog/spdlog.h>
-
 #include "core/json_depth.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "io/weights.h"
 #include "models/wan_vae_weights.h"
 
@@ -102,7 +101,7 @@ void WanVae::setup_device() {
                             {opts_.bf16, "bf16"},
                             {opts_.low_vram, "low_vram"}})
       if (on) wanted += (wanted.empty() ? "" : ", ") + name;
-    if (!wanted.empty()) spdlog::warn("VAE: {} needs CUDA, which is not available; running fp32 on the CPU", wanted);
+    if (!wanted.empty()) ws::log::warn("VAE: {} needs CUDA, which is not available; running fp32 on the CPU", wanted);
     device_ = torch::kCPU;
     dtype_ = torch::kFloat;
     low_vram_ = false;

@@ -25,34 +25,10 @@ namespace ws::parallel {
 
 namespace {
 
-int env_int(const char* name, int fallback) {
-  const char* v = std::getenv(name);
-  if (!v || !*v) return fallback;
-  char* end = nullptr;
-  const long x = std::strtol(v, &end, 10);
-  if (*end) throw Error(std::string(name) + "='" + v + "' is not an integer");
-  return static_cast<int>(x);
-}
-
 // Flat buffers of at most this many elements per all-reduce call.
 constexpr int64_t kBucketElements = 64 << 20;
 
 }  // namespace
-
-DistEnv DistEnv::from_environment() {
-  DistEnv e;
-  e.world = env_int("WORLD_SIZE", 1);
-  e.rank = env_int("RANK", 0);
-  e.local_rank = env_int("LOCAL_RANK", e.rank);
-  if (const char* a = std::getenv("MASTER_ADDR"); a && *a) e.master_addr = a;
-  e.master_port = env_int("MASTER_PORT", 29500);
-  if (e.world < 1) throw Error("WORLD_SIZE must be at least 1, got " + std::to_string(e.world));
-  if (e.rank < 0 || e.rank >= e.world)
-    throw Error("RANK " + std::to_string(e.rank) + " is outside 0.." + std::to_string(e.world - 1) + " (WORLD_SIZE " +
-                std::to_string(e.world) + ")");
-  if (e.master_port <= 0 || e.master_port > 65535) throw Error("MASTER_PORT must be 1..65535");
-  return e;
-}
 
 std::vector<std::string> DataParallel::backends() {
   std::vector<std::string> b;

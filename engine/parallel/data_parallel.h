@@ -1,5 +1,5 @@
-// Data parallel over c10d (docs/design/architecture.md "Processes"): the worker reads torchrun's
-// environment (RANK, WORLD_SIZE, LOCAL_RANK, MASTER_ADDR, MASTER_PORT), meets the other ranks
+// Data parallel over c10d (docs/design/architecture.md "Processes"): the worker reads its place from
+// torchrun's or Slurm's environment (parallel/dist_env.h), meets the other ranks
 // through a TCPStore and all-reduces over NCCL (a run on GPUs, in a build that has it) or Gloo
 // (CPU tensors; CUDA ones are staged through the host). WANSTUDIO_DP_BACKEND=nccl|gloo picks one
 // by name, and then makes a group even of one process. Every rank runs the same sampler and
@@ -12,15 +12,9 @@
 #include <string>
 #include <vector>
 
-namespace ws::parallel {
+#include "parallel/dist_env.h"
 
-struct DistEnv {
-  int rank = 0, world = 1, local_rank = 0;
-  std::string master_addr = "127.0.0.1";
-  int master_port = 29500;
-  // From the environment; ws::Error for values that do not fit together.
-  static DistEnv from_environment();
-};
+namespace ws::parallel {
 
 class DataParallel {
  public:

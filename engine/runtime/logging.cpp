@@ -1,6 +1,7 @@
 #include "runtime/logging.h"
 
 #include <spdlog/sinks/base_sink.h>
+#include <spdlog/spdlog.h>
 #include <spdlog/sinks/basic_file_sink.h>
 #include <spdlog/sinks/stdout_color_sinks.h>
 
@@ -14,18 +15,18 @@
 namespace ws::runtime {
 namespace {
 
-// Forwards log messages as `log` events. EventStream never logs, so this cannot recurse.
-class EventSink : public spdlog::sinks::base_sink<std::mutex> {
- protected:
-  void sink_it_(const spdlog::details::log_msg& msg) override {
-    EventStream::global().log(event_level_name(msg.level), std::string(msg.payload.data(), msg.payload.size()));
+spdlog::level::level_enum to_spdlog(log::Level level) {
+  switch (level) {
+    case log::Level::kDebug: return spdlog::level::debug;
+    case log::Level::kInfo: return spdlog::level::info;
+    case log::Level::kWarn: return spdlog::level::warn;
+    case log::Level::kError: return spdlog::level::err;
+    case log::Level::kOff: return spdlog::level::off;
   }
-  void flush_() override {}
-};
+  return spdlog::level::info;
+}
 
-}  // namespace
-
-const char* event_level_name(spdlog::level::level_enum level) {
+const char* spdlog_level_name(spdlog::level::level_enum level) {
   switch (level) {
     case spdlog::level::trace:
     case spdlog::level::debug: return "debug";
@@ -35,8 +36,28 @@ const char* event_level_name(spdlog::level::level_enum level) {
   }
 }
 
+// Forwards log messages as `log` events. EventStream never logs, so this cannot recurse.
+class EventSink : public spdlog::sinks::base_sink<std::mutex> {
+ protected:
+  void sink_it_(const spdlog::details::log_msg& msg) override {
+    EventStream::global().log(spdlog_level_name(msg.level), std::string(msg.payload.data(), msg.payload.size()));
+  }
+  void flush_() override {}
+};
+
+}  // namespace
+
+const char* event_level_name(log::Level level) {
+  switch (level) {
+    case log::Level::kDebug: return "debug";
+    case log::Level::kInfo: return "info";
+    case log::Level::kWarn: return "warning";
+    default: return "error";
+  }
+}
+
 void setup_logging(const LogOptions& opts) {
-  auto level = opts.level;
+  auto level = to_spdlog(opts.level);
   if (const char* env = std::getenv("WANSTUDIO_LOG_LEVEL"); env && *env) {
     auto parsed = spdlog::level::from_str(env);
     // from_str answers `off` for names it does not know; only an explicit "off" silences.
@@ -44,7 +65,8 @@ void setup_logging(const LogOptions& opts) {
   }
   std::vector<spdlog::sink_ptr> sinks;
   auto err = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
-  err->set_pattern(contract::kStderrLogPattern);
+  err->set_pattern(opts.rank < 0 ? std::string(contract::kStderrLogPattern)
+                                  : "[%H:%M:%S] [rank " + std::to_string(opts.rank) + "] [%^%l%$] %v");
   sinks.push_back(err);
   if (!opts.file.empty()) {
     try {
@@ -57,7 +79,7 @@ void setup_logging(const LogOptions& opts) {
   }
   if (opts.to_events) {
     auto ev = std::make_shared<EventSink>();
-    ev->set_level(opts.events_level);
+    ev->set_level(to_spdlog(opts.events_level));
     sinks.push_back(ev);
   }
   auto logger = std::make_shared<spdlog::logger>("wanstudio", sinks.begin(), sinks.end());

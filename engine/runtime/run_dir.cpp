@@ -4,8 +4,6 @@
 #include <sys/file.h>
 #include <unistd.h>
 
-#include <spdlog/spdlog.h>
-
 #include <algorithm>
 #include <cerrno>
 #include <cstring>
@@ -15,6 +13,7 @@
 #include "contract/run_layout.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "runtime/events.h"
 #include "runtime/logging.h"
 
@@ -43,7 +42,6 @@ bool parse_hidden(std::string_view name, std::string_view suffix, int64_t* step)
 }
 
 }  // namespace
-
 
 std::vector<Checkpoint> list_checkpoints(const std::string& dir) {
   std::vector<Checkpoint> out;
@@ -190,9 +188,9 @@ void RunDir::setup_logging(bool warnings_to_events) {
   o.file = file(contract::kEngineLog);
   o.to_events = warnings_to_events;
   ws::runtime::setup_logging(o);
-  for (const auto& n : recovery_.removed) spdlog::info("removed {} left by an interrupted run", n);
+  for (const auto& n : recovery_.removed) ws::log::info("removed {} left by an interrupted run", n);
   for (const auto& n : recovery_.restored)
-    spdlog::warn("restored {} from {} (a checkpoint save was interrupted)", n.substr(1, n.size() - 5), n);
+    ws::log::warn("restored {} from {} (a checkpoint save was interrupted)", n.substr(1, n.size() - 5), n);
 }
 
 void RunDir::open_events(EventStream& stream) {
@@ -257,7 +255,7 @@ Checkpoint RunDir::commit_checkpoint(CheckpointWriter& w, std::optional<int64_t>
     fs::fsync_dir(path_);
   }
   if (events_) events_->emit(contract::CheckpointEvent{w.step_, name});
-  spdlog::info("saved {}", name);
+  ws::log::info("saved {}", name);
 
   prune(total_limit, name);
   return {w.step_, name, final_dir};
@@ -274,7 +272,7 @@ void RunDir::prune(std::optional<int64_t> total_limit, const std::string& keep) 
     if (count <= limit) break;
     if (c.name == keep || (best_ && c.step == best_->step)) continue;
     remove_checkpoint_dir(c.name);
-    spdlog::info("removed {} (checkpoints_total_limit {})", c.name, *total_limit);
+    ws::log::info("removed {} (checkpoints_total_limit {})", c.name, *total_limit);
     --count;
   }
 }
@@ -294,7 +292,7 @@ void RunDir::set_best(const contract::BestCheckpoint& best, std::optional<int64_
     f.erase("higher_is_better");
     events_->emit("best", f);
   }
-  spdlog::info("best so far: {} ({} {:.6g})", best.path, best.metric, best.value);
+  ws::log::info("best so far: {} ({} {:.6g})", best.path, best.metric, best.value);
   prune(total_limit, best.path);  // the previous best may now be beyond the last N
 }
 

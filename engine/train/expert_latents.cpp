@@ -1,9 +1,8 @@
 #include "train/expert_latents.h"
 
-#include <spdlog/spdlog.h>
-
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "io/safetensors.h"
 
@@ -73,7 +72,7 @@ ExpertLatents ExpertLatentSource::of(const data::Batch& batch) {
         images.push_back(im->second.to(torch::kFloat));
       }
     } catch (const std::exception& e) {
-      spdlog::warn("latent cache entry unusable, recomputing: {}", e.what());
+      ws::log::warn("latent cache entry unusable, recomputing: {}", e.what());
       all = false;
     }
   }

@@ -11,6 +11,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "data/clip_loader.h"
 #include "dataset/metadata.h"
@@ -184,7 +185,7 @@ void Trainer::complete() {
   evaluate();
   render_videos(global_step());  // after the last step (once, if the cadence just rendered it)
   const int64_t step = global_step();
-  spdlog::info("done: {} steps, high {} ({:.1f} %), low {}", step, high_->global_step(),
+  ws::log::info("done: {} steps, high {} ({:.1f} %), low {}", step, high_->global_step(),
                step ? 100.0 * static_cast<double>(high_->global_step()) / static_cast<double>(step) : 0.0, low_->global_step());
 }
 
@@ -193,7 +194,7 @@ void Trainer::build_loader() {
   meta_ = data::read_metadata(d.meta, d.dir);
   std::vector<data::DroppedRow> dropped;
   auto rows = data::usable_rows_with_latents(meta_, d.stride, &dropped);
-  for (const auto& r : dropped) spdlog::warn("dataset row {} ({}) skipped: {}", r.meta_index, r.file, r.reason);
+  for (const auto& r : dropped) ws::log::warn("dataset row {} ({}) skipped: {}", r.meta_index, r.file, r.reason);
   if (rows.empty()) throw Error(d.meta + ": no usable rows (every row was skipped)");
   check_expert_latent_rows(rows, d.meta, setup_.high.config);
   const int world = run_->world();
@@ -212,7 +213,7 @@ void Trainer::build_loader() {
   lo.world = world;
   const int64_t n = static_cast<int64_t>(rows.size());
   loader_ = std::make_unique<data::ClipLoader>(std::move(rows), lo, [](const std::string& file, const std::string& reason) {
-    spdlog::warn("{}: skipped, a random other row trains instead ({})", file, reason);
+    ws::log::warn("{}: skipped, a random other row trains instead ({})", file, reason);
   });
   const int64_t batches = std::max<int64_t>(1, n / lo.batch_size);
   const int64_t A = setup_.run.gradient_accumulation_steps;
@@ -225,7 +226,7 @@ void Trainer::build_loader() {
     max_steps_ = num_epochs_ * steps_per_epoch;
     run_->set_derived("max_train_steps", max_steps_, "num_train_epochs × steps per epoch");
   }
-  spdlog::info("{} usable rows, about {} steps per epoch, {} steps", n, steps_per_epoch, max_steps_);
+  ws::log::info("{} usable rows, about {} steps per epoch, {} steps", n, steps_per_epoch, max_steps_);
 }
 
 void Trainer::activate(bool high) {
@@ -239,7 +240,7 @@ void Trainer::activate(bool high) {
 
 void Trainer::build_models() {
   if (!setup_.vae_file.empty()) {
-    spdlog::info("loading the VAE from {}", setup_.vae_file);
+    ws::log::info("loading the VAE from {}", setup_.vae_file);
     models::WanVaeOptions vo;
     if (device_.is_cuda()) {
       vo.device = "cuda:" + std::to_string(device_.index());
@@ -248,7 +249,7 @@ void Trainer::build_models() {
     }
     vae_ = models::WanVae::load(setup_.vae_file, setup_.vae_config, vo);
   } else {
-    spdlog::info("every row brings its latent file: no VAE");
+    ws::log::info("every row brings its latent file: no VAE");
   }
   texts_ = std::make_unique<TextEmbeddings>(setup_.text_dir, setup_.high.config.text_len, setup_.high.config.text_dim);
 
@@ -261,7 +262,7 @@ void Trainer::build_models() {
     const bool is_high = tag[0] == 'h';
     models::WanModel m{nullptr};
     if (src.weights) {
-      spdlog::info("loading the {} expert from {}", tag, *src.weights);
+      ws::log::info("loading the {} expert from {}", tag, *src.weights);
       m = models::load_wan_model(src.config, *src.weights);
     } else {
       // Fresh experts (the tiny demo): each one's initial weights follow the seed and its name.
@@ -300,7 +301,7 @@ void Trainer::build_models() {
   }
   if (setup_.bf16_weights)
     for (auto* e : {high_.get(), low_.get()}) e->keep_master_weights();
-  spdlog::info("optimizer state on this rank: {:.1f} MB{}", static_cast<double>(optimizer_bytes()) / 1e6,
+  ws::log::info("optimizer state on this rank: {:.1f} MB{}", static_cast<double>(optimizer_bytes()) / 1e6,
                high_->sharded() ? " (ZeRO-2: this rank's shard of each expert)" : "");
   // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (docs/design/dual-expert-training.md §5).
   swap_experts_ = device_.is_cuda() && setup_.run.low_vram;
@@ -326,7 +327,7 @@ void Trainer::resume() {
   epoch_ = st.epoch;
   resume_step_ = st.global_step;
   warn_changed_options(st.options_sha256, st.options, options_sha_, setup_.maths);
-  spdlog::info("resumed from {} at step {} (high {}, low {})", dir, st.global_step, st.steps_high, st.steps_low);
+  ws::log::info("resumed from {} at step {} (high {}, low {})", dir, st.global_step, st.steps_high, st.steps_low);
 }
 
 void Trainer::condition(ExpertStepInput& in, const ExpertLatents& z, int64_t b, bool ti2v_image) const {
@@ -350,7 +351,7 @@ void Trainer::build_eval() {
   data::Metadata meta = data::read_metadata(*setup_.eval_meta, d.dir);
   std::vector<data::DroppedRow> dropped;
   auto rows = data::usable_rows_with_latents(meta, d.stride, &dropped);
-  for (const auto& r : dropped) spdlog::warn("eval row {} ({}) skipped: {}", r.meta_index, r.file, r.reason);
+  for (const auto& r : dropped) ws::log::warn("eval row {} ({}) skipped: {}", r.meta_index, r.file, r.reason);
   check_expert_latent_rows(rows, *setup_.eval_meta, setup_.high.config);
   auto [kept, kept_t] = select_eval_rows(rows, setup_.eval_timesteps, setup_.eval_max_samples_per_t);
   if (kept.empty()) throw Error(*setup_.eval_meta + ": no usable eval rows");
@@ -366,7 +367,7 @@ void Trainer::build_eval() {
   lo.start_at_zero = true;   // from each clip's first frame (docs/design/dual-expert-training.md §6)
   lo.workers = 0;
   data::ClipLoader loader(kept, lo);
-  spdlog::info("encoding {} eval clips", kept.size());
+  ws::log::info("encoding {} eval clips", kept.size());
   for (size_t i = 0; i < kept.size(); ++i) {
     data::BatchPlan plan;
     plan.seq = static_cast<int64_t>(i);

@@ -1,11 +1,10 @@
 #include "train/experts_validation.h"
 
-#include <spdlog/spdlog.h>
-
 #include <chrono>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"

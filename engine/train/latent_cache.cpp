@@ -2,10 +2,9 @@
 
 #include <sys/stat.h>
 
-#include <spdlog/spdlog.h>
-
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "io/safetensors.h"
 
@@ -53,7 +52,7 @@ bool LatentCache::load(const std::string& key, torch::Tensor* z_hr, torch::Tenso
     *z_hr = a->second.to(torch::kFloat).clone();
     *z_lr = b->second.to(torch::kFloat).clone();
   } catch (const std::exception& e) {
-    spdlog::warn("latent cache entry unusable, recomputing: {}", e.what());
+    ws::log::warn("latent cache entry unusable, recomputing: {}", e.what());
     ++misses_;
     return false;
   }

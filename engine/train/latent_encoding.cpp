@@ -1,12 +1,11 @@
 #include "train/latent_encoding.h"
 
-#include <spdlog/spdlog.h>
-
 #include <cstdio>
 #include <filesystem>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "data/clip_loader.h"
 #include "dataset/metadata.h"

@@ -1,8 +1,7 @@
 #include "train/resume_checks.h"
 
-#include <spdlog/spdlog.h>
-
 #include "core/error.h"
+#include "core/log.h"
 
 namespace ws::train {
 
@@ -18,7 +17,7 @@ void warn_changed_options(const std::string& saved_sha256, const nlohmann::json&
   std::string changed;
   for (auto& [k, v] : now.items())
     if (!saved.contains(k) || saved[k] != v) changed += (changed.empty() ? "" : ", ") + k;
-  spdlog::warn("resuming with changed options: {}", changed.empty() ? std::string("(unknown)") : changed);
+  ws::log::warn("resuming with changed options: {}", changed.empty() ? std::string("(unknown)") : changed);
 }
 
 }  // namespace ws::train

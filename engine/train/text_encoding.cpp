@@ -1,11 +1,10 @@
 #include "train/text_encoding.h"
 
-#include <spdlog/spdlog.h>
-
 #include <set>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "io/safetensors.h"
 #include "dataset/text_embedding_file.h"
 #include "models/umt5.h"
@@ -49,7 +48,7 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
                   std::to_string(kMaxCaptionBytes) + " is no caption (the encoder reads " + std::to_string(o.text_len) +
                   " tokens, a few thousand characters)");
   const text::Umt5Tokenizer tok(o.tokenizer_path);
-  spdlog::info("loading the text encoder from {}", o.encoder_path);
+  ws::log::info("loading the text encoder from {}", o.encoder_path);
   models::Umt5Encoder enc = models::Umt5Encoder::load(o.encoder_path);
   r.dim = enc.config().dim;
   if (expect_dim > 0 && r.dim != expect_dim)
@@ -68,11 +67,11 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
     const auto t = tok.encode(j->text, o.text_len);
     if (t.cleaned.empty()) {
       ++r.empty;
-      spdlog::warn("{}: empty caption: it encodes as the end-of-sequence token alone", j->label);
+      ws::log::warn("{}: empty caption: it encodes as the end-of-sequence token alone", j->label);
     }
     if (t.truncated) {
       ++r.truncated;
-      spdlog::warn("{}: the caption has {} tokens; the first {} are used (text_len {})", j->label, t.content_tokens,
+      ws::log::warn("{}: the caption has {} tokens; the first {} are used (text_len {})", j->label, t.content_tokens,
                    o.text_len - 1, o.text_len);
     }
     io::StateDict sd;
@@ -100,12 +99,12 @@ EncodeReport encode_missing_captions(const std::vector<std::string>& metadata_fi
   int64_t last = -1;
   auto progress = [&](int64_t done, int64_t total) {
     if (done == total || done - last >= std::max<int64_t>(1, total / 10)) {
-      spdlog::info("text embeddings: {} of {}", done, total);
+      ws::log::info("text embeddings: {} of {}", done, total);
       last = done;
     }
   };
   const EncodeReport r = encode_captions(jobs, options, progress, cancel, text_dim);
-  if (r.encoded) spdlog::info("encoded {} captions with {}", r.encoded, options.encoder_path);
+  if (r.encoded) ws::log::info("encoded {} captions with {}", r.encoded, options.encoder_path);
   return r;
 }
 

@@ -1,6 +1,6 @@
 #include "train/training_device.h"
 
-#include <spdlog/spdlog.h>
+#include "core/log.h"
 #include <torch/cuda.h>
 
 namespace ws::train {
@@ -27,12 +27,12 @@ std::string no_gpu_warning(const torch::Device& device, const std::vector<std::s
 
 torch::Device open_training_device(int local_rank, bool bf16, bool low_vram, const std::string& low_vram_effect) {
   const torch::Device device = training_device(local_rank);
-  spdlog::info("training on {}", device.str());
+  ws::log::info("training on {}", device.str());
   std::vector<std::string> gpu_only;
   if (bf16) gpu_only.push_back("mixed_precision bf16 runs in fp32");
   if (low_vram) gpu_only.push_back("low_vram has no effect (" + low_vram_effect + ")");
   const std::string w = no_gpu_warning(device, gpu_only);
-  if (!w.empty()) spdlog::warn("{}", w);
+  if (!w.empty()) ws::log::warn("{}", w);
   return device;
 }
 

@@ -1,6 +1,5 @@
 #include "train/training_run.h"
 
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cmath>
@@ -34,8 +33,9 @@ std::unique_ptr<runtime::RunDir> open_run_for_rank(const std::string& output_dir
     dir->open_events();
     return dir;
   }
-  runtime::setup_logging(runtime::LogOptions{});
-  spdlog::default_logger()->set_pattern("[%H:%M:%S] [rank " + std::to_string(rank) + "] [%^%l%$] %v");
+  runtime::LogOptions opts;
+  opts.rank = rank;
+  runtime::setup_logging(opts);
   runtime::EventStream::global().set_stdout(false);
   return nullptr;
 }
@@ -60,22 +60,22 @@ void TrainingRun::open(const DeviceWishes& wishes) {
   local_rank_ = env.local_rank;
   run_ = open_run_for_rank(options_.output_dir, rank_);
   if (run_) heartbeat_ = std::make_unique<runtime::Heartbeat>(5.0);
-  for (const auto& w : warnings_) spdlog::warn("{}", w);
+  for (const auto& w : warnings_) ws::log::warn("{}", w);
   if (!wishes.gpu) {
     device_ = torch::kCPU;
-    spdlog::info("training on the CPU");
+    ws::log::info("training on the CPU");
   } else {
     device_ = open_training_device(local_rank_, options_.bf16_asked, options_.low_vram_asked, wishes.low_vram_effect);
   }
   // The device decides the backend (NCCL for GPUs where built).
   dp_ = parallel::DataParallel::connect(env, device_);
-  if (dp_) spdlog::info("data parallel: rank {} of {} over {}", rank_, world_, dp_->backend());
+  if (dp_) ws::log::info("data parallel: rank {} of {} over {}", rank_, world_, dp_->backend());
   if (options_.allow_tf32) {
     if (device_.is_cuda()) {
       at::globalContext().setAllowTF32CuBLAS(true);
       at::globalContext().setAllowTF32CuDNN(true);
     } else {
-      spdlog::info("allow_tf32 has no effect on the CPU");
+      ws::log::info("allow_tf32 has no effect on the CPU");
     }
   }
 }
@@ -144,7 +144,7 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
     runtime::release_free_heap();
     runtime::keep_large_blocks_for_reuse();
     if (run_ && run_->best() && (!options_.keep_best || run_->best()->step > t.resume_step())) {
-      if (options_.keep_best) spdlog::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);
+      if (options_.keep_best) ws::log::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);
       run_->clear_best();  // without keep_best the old best is pruned like any checkpoint
     }
     if (any_rank(runtime::cancel_requested())) {  // asked to stop while preparing (encoding captions, ...)

@@ -1,6 +1,5 @@
 #include "train/training_verb.h"
 
-#include <spdlog/spdlog.h>
 #include <torch/torch.h>
 
 #include <algorithm>
@@ -12,6 +11,7 @@
 #include "contract/best_checkpoint.h"
 #include "contract/run_layout.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "dataset/metadata.h"
 #include "parallel/data_parallel.h"
 #include "io/printable.h"
@@ -35,7 +35,7 @@ io::Config load_training_config(const io::OptionSchema& schema, const std::vecto
   runtime::install_cancel_handlers();
   io::Config cfg = io::load_config(schema, argv);
   try {
-    if (make_demo_data_if_asked(cfg)) spdlog::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
+    if (make_demo_data_if_asked(cfg)) ws::log::info("wrote the demo dataset for {}", cfg.str("train_data_meta"));
   } catch (const std::exception& e) {
     cfg.error("demo_data", e.what());
   }
@@ -78,7 +78,7 @@ void clear_previous_run(const RunOptions& run) {
   std::error_code ec;
   for (const auto& c : runtime::list_checkpoints(output_dir)) std::filesystem::remove_all(c.path, ec);
   for (const char* name : {contract::kEventsFile, contract::kRunYaml, contract::kBestFile}) std::filesystem::remove(fs::join(output_dir, name), ec);
-  spdlog::warn("overwrite_output_dir: removed the previous run's checkpoints and events in {}", output_dir);
+  ws::log::warn("overwrite_output_dir: removed the previous run's checkpoints and events in {}", output_dir);
 }
 
 void check_data_options(io::Config& cfg, const DataOptions& data) {
@@ -157,7 +157,7 @@ int report_run_failure(std::exception_ptr error, int64_t step) {
   }
   events.error(msg);
   // Data-parallel ranks other than 0 emit no events: their log line is the only trace.
-  if (!events.to_stdout()) spdlog::error("{}", msg);
+  if (!events.to_stdout()) ws::log::error("{}", msg);
   events.finished("failed", step);
   return 1;
 }

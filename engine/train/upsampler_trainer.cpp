@@ -10,6 +10,7 @@
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "data/clip_loader.h"
 #include "dataset/metadata.h"
@@ -134,7 +135,7 @@ void Trainer::build_model_and_vae() {
     vo.bf16 = setup_.run.bf16;  // docs/design/upsampler-training.md §9.5: a bf16 VAE; the upsampler keeps fp32 master weights
     vo.low_vram = setup_.run.low_vram;
   }
-  spdlog::info("loading the VAE from {}", setup_.vae_file);
+  ws::log::info("loading the VAE from {}", setup_.vae_file);
   vae_ = models::WanVae::load(setup_.vae_file, setup_.vae_config, vo);
   for (auto& p : vae_->net().parameters()) p.set_requires_grad(false);
   if (pixel) {
@@ -149,7 +150,7 @@ void Trainer::build_model_and_vae() {
 
   if (setup_.latent_cache_dir) {
     const std::string& dir = *setup_.latent_cache_dir;
-    spdlog::info("latent cache in {} (hashing the VAE weights)", dir);
+    ws::log::info("latent cache in {} (hashing the VAE weights)", dir);
     cache_ = std::make_unique<LatentCache>(dir, sha256_file(setup_.vae_file));
   }
 
@@ -160,9 +161,9 @@ void Trainer::build_model_and_vae() {
     io::StateDict sd = fs::is_dir(p) ? io::read_model_dir(fs::exists(fs::join(p, "latent_upsampler")) ? fs::join(p, "latent_upsampler") : p).weights
                                      : io::load_weights(p);
     auto report = io::load_state_dict(*model, sd, io::LoadMode::WarmStart, p);
-    spdlog::info("warm start from {}: {}", p, report.summary());
+    ws::log::info("warm start from {}: {}", p, report.summary());
     if (!report.mismatched.empty() || !report.missing.empty())
-      spdlog::warn("warm start from {} skipped keys: {}", p, report.summary());
+      ws::log::warn("warm start from {} skipped keys: {}", p, report.summary());
   }
   model->set_gradient_checkpointing(setup_.optimizer.gradient_checkpointing);
   model->to(device_);
@@ -194,7 +195,7 @@ void Trainer::build_model_and_vae() {
     // The gradient mean is elementwise: every rank must hold its conv weights in one order.
     const double mine = static_cast<double>(updater_->packing_fingerprint());
     if (dp->max(mine) != -dp->max(-mine)) {
-      spdlog::warn("data-parallel ranks pick different oneDNN weight orders: conv weights stay plain");
+      ws::log::warn("data-parallel ranks pick different oneDNN weight orders: conv weights stay plain");
       updater_->drop_packing();
     }
   }
@@ -205,8 +206,8 @@ void Trainer::build_loader() {
   data::Metadata meta = data::read_metadata(d.meta, d.dir);
   std::vector<data::DroppedRow> dropped;
   auto rows = data::usable_rows(meta, d.stride, &dropped);
-  for (const auto& d : dropped) spdlog::warn("dataset row {} ({}) skipped: {}", d.meta_index, d.file, d.reason);
-  if (!dropped.empty()) spdlog::warn("{} of {} dataset rows skipped (see the lines above)", dropped.size(), meta.rows.size());
+  for (const auto& d : dropped) ws::log::warn("dataset row {} ({}) skipped: {}", d.meta_index, d.file, d.reason);
+  if (!dropped.empty()) ws::log::warn("{} of {} dataset rows skipped (see the lines above)", dropped.size(), meta.rows.size());
   if (rows.empty()) throw Error(d.meta + ": no usable rows (every row was skipped)");
 
   data::LoaderOptions lo;
@@ -228,7 +229,7 @@ void Trainer::build_loader() {
   const int world = run_->world();
   const int64_t n = static_cast<int64_t>(rows.size());
   loader_ = std::make_unique<data::ClipLoader>(std::move(rows), lo, [](const std::string& file, const std::string& reason) {
-    spdlog::warn("{}: skipped, a random other row trains instead ({})", file, reason);
+    ws::log::warn("{}: skipped, a random other row trains instead ({})", file, reason);
   });
 
   // docs/design/upsampler-training.md §9.3: steps per epoch from the batch estimate; max_train_steps wins when given.
@@ -243,7 +244,7 @@ void Trainer::build_loader() {
     run_->set_derived("max_train_steps", max_steps_, "num_train_epochs × steps per epoch");
   }
   num_epochs_ = (max_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
-  spdlog::info("{} usable rows, about {} steps per epoch, {} steps, {} epochs", n, steps_per_epoch_, max_steps_, num_epochs_);
+  ws::log::info("{} usable rows, about {} steps per epoch, {} steps, {} epochs", n, steps_per_epoch_, max_steps_, num_epochs_);
 }
 
 void Trainer::resume() {
@@ -268,7 +269,7 @@ void Trainer::resume() {
   epoch_ = ck.state.epoch;
   resume_step_ = ck.state.global_step;
   warn_changed_options(ck.state.options_sha256, ck.state.options, options_sha_, setup_.maths);
-  spdlog::info("resumed from {} at step {} (epoch {})", dir, resume_step_, epoch_);
+  ws::log::info("resumed from {} at step {} (epoch {})", dir, resume_step_, epoch_);
 }
 
 // The loader's next batch and its latents; on the encoding-ahead thread, with its GPU work on a
@@ -460,7 +461,7 @@ void Trainer::validate(int64_t step) {
                           {"val/psnr_ceiling_" + std::to_string(i), static_cast<float>(r.psnr_ceiling)}},
                          step);
     } catch (const std::exception& e) {
-      spdlog::warn("validation of {} failed: {}", path, e.what());
+      ws::log::warn("validation of {} failed: {}", path, e.what());
     }
     if (runtime::cancel_requested()) break;
   }

@@ -1,9 +1,8 @@
 #include "train/vae_run.h"
 
-#include <spdlog/spdlog.h>
-
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "data/random_streams.h"
 #include "dataset/metadata.h"
 #include "io/safetensors.h"
@@ -32,23 +31,23 @@ class VaeTrainer final : public TrainerHooks {
     std::optional<std::string> resume = setup_.resume_dir;
     if (setup_.run.resume_from_checkpoint == std::optional<std::string>("latest")) {
       if (auto c = run.run_dir()->latest()) resume = c->path;
-      else spdlog::info("resume_from_checkpoint latest: no checkpoint in {}; starting a new run", setup_.run.output_dir);
+      else ws::log::info("resume_from_checkpoint latest: no checkpoint in {}; starting a new run", setup_.run.output_dir);
     }
     if (resume) {
       if (!runtime::parse_checkpoint_name(fs::basename(*resume), &resume_step_))
         throw Error(*resume + ": a checkpoint folder is named checkpoint-<step>");
       vae_ = load_vae_for_training(fs::join(*resume, kVaeWeightsFile), setup_.widths);
-      spdlog::info("resuming from {} (step {})", *resume, resume_step_);
+      ws::log::info("resuming from {} (step {})", *resume, resume_step_);
     } else if (setup_.warm_start) {
       vae_ = load_vae_for_training(*setup_.warm_start, setup_.widths);
-      spdlog::info("warm start from {}", *setup_.warm_start);
+      ws::log::info("warm start from {}", *setup_.warm_start);
     } else {
       models::WanVaeOptions o;
       o.pack_weights = false;  // packed oneDNN weights are inference-only
       auto c = models::WanVaeConfig::from_json(setup_.widths, setup_.widths_source, tiny_vae_config());
       vae_ = models::WanVae::random(c, setup_.run.seed, o);
     }
-    spdlog::info("VAE dim {} dec_dim {} z_dim {}: {} parameters", vae_->config().dim, vae_->config().dec_dim,
+    ws::log::info("VAE dim {} dec_dim {} z_dim {}: {} parameters", vae_->config().dim, vae_->config().dec_dim,
                  vae_->config().z_dim, vae_->parameter_count());
 
     VaeUpdateOptions uo;
@@ -75,7 +74,7 @@ class VaeTrainer final : public TrainerHooks {
     d.batch = setup_.data.batch_size;
     d.seed = setup_.run.seed;
     sampler_ = std::make_unique<VaeClipSampler>(data::read_metadata(setup_.data.meta, setup_.data.dir), d);
-    spdlog::info("{} usable rows ({} skipped)", sampler_->rows(), sampler_->skipped());
+    ws::log::info("{} usable rows ({} skipped)", sampler_->rows(), sampler_->skipped());
   }
 
   int64_t global_step() const override { return updater_ ? updater_->global_step() : resume_step_; }
@@ -95,7 +94,7 @@ class VaeTrainer final : public TrainerHooks {
     r.samples = rec.clips;
     r.extra = {{"recon", rec.recon}, {"kl", rec.kl}};
     if (rec.step % 10 == 0 || rec.step == max_steps_)
-      spdlog::info("step {}/{} loss {:.5f} recon {:.5f} kl {:.3f} lr {:.3g}", rec.step, max_steps_, rec.loss, rec.recon,
+      ws::log::info("step {}/{} loss {:.5f} recon {:.5f} kl {:.3f} lr {:.3g}", rec.step, max_steps_, rec.loss, rec.recon,
                    rec.kl, rec.lr);
     return r;
   }
@@ -124,7 +123,7 @@ class VaeTrainer final : public TrainerHooks {
     if (!final_save) return;
     fs::make_dirs(fs::dirname(setup_.save_path));
     save_vae_weights(*vae_, setup_.save_path);
-    spdlog::info("saved the VAE weights to {}", setup_.save_path);
+    ws::log::info("saved the VAE weights to {}", setup_.save_path);
     runtime::EventStream::global().log("info", "saved the VAE weights to " + setup_.save_path);
   }
 

@@ -1,7 +1,6 @@
 #include "train/vae_trainer.h"
 
 #include <ATen/CPUGeneratorImpl.h>
-#include <spdlog/spdlog.h>
 
 #include <algorithm>
 #include <limits>
@@ -9,6 +8,7 @@
 #include <numeric>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "data/clip_tensor.h"
 #include "dataset/frame_sampling.h"
 #include "data/random_streams.h"
@@ -96,7 +96,7 @@ VaeClipSampler::VaeClipSampler(data::Metadata meta, VaeDataOptions opts) : meta_
     if (why.empty() && !row.is_image() && data::plan_clip(rep.frames, opts_.n_frames, opts_.stride).n == 0)
       why = "too short: " + std::to_string(rep.frames) + " frames < stride " + std::to_string(opts_.stride);
     if (!why.empty()) {
-      spdlog::warn("{}: row {} ({}) skipped: {}", meta_.path, i, row.file_path, why);
+      ws::log::warn("{}: row {} ({}) skipped: {}", meta_.path, i, row.file_path, why);
       ++skipped_;
       continue;
     }
@@ -147,7 +147,7 @@ std::vector<torch::Tensor> VaeClipSampler::batch(int64_t step) {
           out.push_back(read(usable_[pick], step, slot));
           break;
         } catch (const Error& e) {
-          spdlog::warn("{}: row {} skipped from now on: {}", meta_.path, usable_[pick].index, e.what());
+          ws::log::warn("{}: row {} skipped from now on: {}", meta_.path, usable_[pick].index, e.what());
           failed_[pick] = true;
         }
       }

@@ -10,7 +10,9 @@
 
 #include "core/fs.h"
 #include "io/safetensors.h"
+#include "parallel/dist_env.h"
 #include "test_paths.h"
+#include "test_util.h"
 
 // QVERIFY2 in a helper that returns a value.
 #define QVERIFY2_RET(cond, msg, ret)                                                            \
@@ -215,6 +217,40 @@ class TestDataParallel : public QObject {
     auto m = re.match(seen);
     QVERIFY(m.hasMatch());
     QVERIFY(fs::is_dir(dir_ + "/c/checkpoint-" + m.captured(1).toStdString()));
+  }
+
+  // srun sets Slurm's variables only: rank, world, local rank and the master (the job's first node)
+  // come from them; torchrun's WORLD_SIZE, where set, wins.
+  void slurm_environment_places_the_rank() {
+    QCOMPARE(parallel::first_slurm_host("gpu[07-09,12],cpu1"), std::string("gpu07"));
+    QCOMPARE(parallel::first_slurm_host("node3,node4"), std::string("node3"));
+    QCOMPARE(parallel::first_slurm_host("rack[2]-n[1-4]"), std::string("rack2-n1"));
+    QCOMPARE(parallel::first_slurm_host("solo"), std::string("solo"));
+    for (const char* bad : {"", "gpu[", "gpu[]", "gpu[a-b]", ",x"})
+      QVERIFY2(!test::error_of([&] { parallel::first_slurm_host(bad); }).isEmpty(), bad);
+
+    const char* names[] = {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_NTASKS",
+                           "SLURM_PROCID", "SLURM_LOCALID", "SLURM_JOB_NODELIST"};
+    for (const char* n : names) qunsetenv(n);
+    qputenv("SLURM_NTASKS", "16");
+    qputenv("SLURM_PROCID", "9");
+    qputenv("SLURM_LOCALID", "1");
+    qputenv("SLURM_JOB_NODELIST", "gpu[01-02]");
+    auto e = parallel::DistEnv::from_environment();
+    QCOMPARE(e.world, 16);
+    QCOMPARE(e.rank, 9);
+    QCOMPARE(e.local_rank, 1);
+    QCOMPARE(e.master_addr, std::string("gpu01"));
+    QCOMPARE(e.launcher, std::string("slurm"));
+    qputenv("MASTER_ADDR", "10.0.0.5");  // an explicit master wins over the node list
+    QCOMPARE(parallel::DistEnv::from_environment().master_addr, std::string("10.0.0.5"));
+    qputenv("SLURM_PROCID", "16");
+    QVERIFY(test::error_of([] { parallel::DistEnv::from_environment(); }).contains("RANK 16 is outside 0..15"));
+    qputenv("WORLD_SIZE", "1");  // torchrun inside an allocation: its variables win
+    e = parallel::DistEnv::from_environment();
+    QCOMPARE(e.world, 1);
+    QCOMPARE(e.launcher, std::string("torchrun"));
+    for (const char* n : names) qunsetenv(n);
   }
 
   void bad_rank_variables_are_one_error() {

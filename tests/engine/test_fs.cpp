@@ -12,6 +12,7 @@
 #include <filesystem>
 
 #include "core/error.h"
+#include "core/format.h"
 #include "core/fs.h"
 #include "core/json_depth.h"
 #include "core/sha256.h"
@@ -62,6 +63,18 @@ class TestFs : public QObject {
   std::string at(const std::string& name) const { return tmp_.path().toStdString() + "/" + name; }
 
  private Q_SLOTS:
+  // The log formatter (core/format.h) prints what spdlog's fmt printed for the fields the engine uses.
+  void formatFillsFieldsLikeFmt() {
+    QCOMPARE(ws::format("{} clips, {} of {}", 3, std::string("a"), "b"), std::string("3 clips, a of b"));
+    QCOMPARE(ws::format("{:.2f} s, {:.3g}, {}", 1.005f * 2, 0.000123456, 0.1), std::string("2.01 s, 0.000123, 0.1"));
+    QCOMPARE(ws::format("{} {} {}", true, 'x', uint64_t{18446744073709551615ull}),
+             std::string("true x 18446744073709551615"));
+    QCOMPARE(ws::format("{{literal}} {}", -7), std::string("{literal} -7"));
+    QCOMPARE(ws::format("{} and {}", 1), std::string("1 and {}"));  // a field with no argument stays
+    QCOMPARE(ws::format("{}", 1e-5), std::string("1e-05"));
+    QCOMPARE(ws::format("{:.1f}", 3), std::string("3.0"));
+  }
+
   void failedSaveKeepsTheOlderBackup() {
     const std::string p = at("meta.json");
     write_bytes(p, std::string(1000, 'n'));         // the current file

@@ -8,10 +8,10 @@
 #include <filesystem>
 #include <fstream>
 #include <nlohmann/json.hpp>
-#include <spdlog/spdlog.h>
 
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "runtime/events.h"
 #include "runtime/logging.h"
 #include "runtime/run_dir.h"
@@ -331,8 +331,8 @@ class TestRunDir : public QObject {
       RunDir run(tmp.path().toStdString());
       run.open_events();
       run.setup_logging();
-      spdlog::info("hello from the test");
-      spdlog::warn("bf16 falls back to fp32");
+      ws::log::info("hello from the test");
+      ws::log::warn("bf16 falls back to fp32");
     }
     ws::runtime::setup_logging();  // back to stderr only: the run's file is closed
     std::string log = read_bytes(tmp.filePath("logs/engine.log").toStdString());

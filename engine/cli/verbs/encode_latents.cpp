@@ -3,7 +3,6 @@
 //   encode-latents --metadata META.json --vae Wan2.1_VAE.pth --out DIR [training options]
 // Events on stdout (`progress` after each row with rate and ETA, then `finished`); SIGTERM or a
 // `cancel` line stops after the current row (exit 130); a re-run keeps what is already written.
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -12,6 +11,7 @@
 #include "cli/verb.h"
 #include "contract/option_values.h"
 #include "core/error.h"
+#include "core/log.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/progress.h"
@@ -77,8 +77,8 @@ int run_encode_latents(const std::vector<std::string>& argv) {
     events.finished("failed", 0);
     throw;
   }
-  for (const auto& f : r.failed) spdlog::warn("not encoded: {}", f);
-  spdlog::info("{} rows ({} {}-channel latents): {} encoded, {} already there, {} failed{}", r.rows, r.vae_type, r.z_dim,
+  for (const auto& f : r.failed) ws::log::warn("not encoded: {}", f);
+  ws::log::info("{} rows ({} {}-channel latents): {} encoded, {} already there, {} failed{}", r.rows, r.vae_type, r.z_dim,
                r.encoded, r.existing, r.failed.size(), r.metadata_out.empty() ? "" : "; " + r.metadata_out);
   events.finished(r.cancelled ? "cancelled" : "completed", r.encoded + r.existing);
   return r.cancelled ? 130 : 0;

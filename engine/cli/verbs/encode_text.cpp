@@ -4,7 +4,6 @@
 //   encode-text --prompt "a fox" "a cat" --text_embeddings_dir DIR ...
 // Events on stdout (`progress` after each caption, then `finished`); SIGTERM or a `cancel` line
 // stops after the current caption (exit 130); a re-run skips what is already written.
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -12,6 +11,7 @@
 #include "cli/verb.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "dataset/metadata.h"
 #include "runtime/cancel.h"
@@ -74,7 +74,7 @@ int run_encode_text(const std::vector<std::string>& argv) {
     events.finished("failed", 0);
     throw;
   }
-  spdlog::info("{} captions: {} encoded, {} already there{}{}", r.total, r.encoded, r.existing,
+  ws::log::info("{} captions: {} encoded, {} already there{}{}", r.total, r.encoded, r.existing,
                r.truncated ? ", " + std::to_string(r.truncated) + " truncated" : std::string(),
                r.empty ? ", " + std::to_string(r.empty) + " empty" : std::string());
   events.finished(r.cancelled ? "cancelled" : "completed", r.encoded + r.existing);

@@ -1,12 +1,12 @@
 // `wanstudio-engine merge-lora`: folds a LoRA into an expert's weights (W += m·(α/r)·U·D) and
 // writes a model folder any loader reads (config.json + diffusion_pytorch_model.safetensors).
 //   merge-lora --model EXPERT_DIR --lora FILE [--scale M] --out DIR
-#include <spdlog/spdlog.h>
 
 #include "cli/args.h"
 #include "cli/verb.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "io/state_dict.h"
 #include "io/weights.h"
 #include "models/wan_dit.h"
@@ -45,7 +45,7 @@ int run_merge_lora(const std::vector<std::string>& argv) {
   nlohmann::json cfg = model->config().to_json();
   cfg["_class_name"] = "WanModel";
   io::write_model_dir(out, cfg, sd);
-  spdlog::info("merged {} adapters (rank {}, alpha {}) at scale {} into {}", lora.entries().size(), lora.rank(), lora.alpha(),
+  ws::log::info("merged {} adapters (rank {}, alpha {}) at scale {} into {}", lora.entries().size(), lora.rank(), lora.alpha(),
                a.real("scale", 1.0), out);
   return 0;
 }

@@ -5,7 +5,6 @@
 // latents' channel count, OUT.mp4; each file under a temporary name, renamed when whole.
 // Events: started (job sample), sample_step per step, sample, finished; SIGTERM or `cancel`
 // stops between steps (exit 130) and writes nothing.
-#include <spdlog/spdlog.h>
 
 #include <chrono>
 #include <cstdio>
@@ -17,6 +16,7 @@
 #include "contract/events.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "core/sha256.h"
 #include "data/clip_tensor.h"
 #include "io/model_yaml.h"
@@ -328,7 +328,7 @@ int run_sample(const std::vector<std::string>& argv) {
     st.job = "sample";
     st.config = record;
     events.emit(st);
-    spdlog::info("sample: {} steps of {}, {}x{}x{}, seed {}", s.sampler.steps, sampling::solver_name(s.sampler.solver),
+    ws::log::info("sample: {} steps of {}, {}x{}x{}, seed {}", s.sampler.steps, sampling::solver_name(s.sampler.solver),
                  s.width, s.height, s.frames, s.seed);
     runtime::ProgressBar bar("sample", static_cast<size_t>(s.sampler.steps));
     const auto t0 = std::chrono::steady_clock::now();

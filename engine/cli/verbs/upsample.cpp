@@ -4,7 +4,6 @@
 //   upsample --checkpoint RUN/checkpoint-N [--ema] --vae W --video clip.mp4 --out DIR
 // Events: started (job upsample), validation, finished; SIGTERM or `cancel` before the
 // videos are written exits 130 (each MP4 is written under a temporary name, then renamed).
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
@@ -14,6 +13,7 @@
 #include "contract/events.h"
 #include "core/error.h"
 #include "core/fs.h"
+#include "core/log.h"
 #include "models/latent_upsampler.h"
 #include "models/wan_vae.h"
 #include "runtime/cancel.h"
@@ -70,7 +70,7 @@ int run_upsample(const std::vector<std::string>& argv) {
     events.emit(st);
     std::vector<std::string> warnings;
     models::LatentUpsampler model = models::load_latent_upsampler(model_dir, &warnings);
-    for (const auto& w : warnings) spdlog::warn("{}", w);
+    for (const auto& w : warnings) ws::log::warn("{}", w);
     auto vae = models::WanVae::load(a.str("vae"));
     if (vae->z_dim() != model->config().in_channels)
       throw Error(a.str("vae") + ": the VAE has " + std::to_string(vae->z_dim()) + " latent channels, the upsampler " +
@@ -83,8 +83,8 @@ int run_upsample(const std::vector<std::string>& argv) {
     train::ValidationResult r = train::run_validation(a.str("video"), index, step, *vae, model, vs, a.str("out"));
     const contract::ValidationEvent ev = train::validation_event(r, step, index, a.str("video"));
     events.emit(ev);
-    spdlog::info("against the high-res decode: upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB", r.psnr, r.psnr_lowres);
-    spdlog::info("against the source: upsampled {:.2f} dB, bilinear {:.2f} dB, ceiling (the high-res decode) {:.2f} dB",
+    ws::log::info("against the high-res decode: upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB", r.psnr, r.psnr_lowres);
+    ws::log::info("against the source: upsampled {:.2f} dB, bilinear {:.2f} dB, ceiling (the high-res decode) {:.2f} dB",
                  r.psnr_source, r.psnr_lowres_source, r.psnr_ceiling);
     events.finished("completed", step);
   } catch (const UsageError&) {

@@ -4,11 +4,11 @@
 // the reverse, clamped.
 // Video files come through the data pipeline; --video is the seam for it.
 #include <ATen/Parallel.h>
-#include <spdlog/spdlog.h>
 
 #include <cstdio>
 
 #include "core/error.h"
+#include "core/log.h"
 #include "data/clip_tensor.h"
 #include "io/safetensors.h"
 #ifdef WANSTUDIO_HAVE_VIDEO
@@ -114,7 +114,7 @@ int run_encode(const std::vector<std::string>& argv) {
   ws::models::WanVaeOptions opts;
   opts.encoder_only = true;  // the decoder's weights are never read
   auto vae = open_vae(a, keys, opts);
-  spdlog::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
+  ws::log::info("vae encode: {} {} with {} threads", in, ws::io::shape_str(x.sizes().vec()), at::get_num_threads());
   torch::Tensor z = vae->encode(x);
   auto meta = ws::cli::latent_metadata(a.str("vae"), vae->config(), x, frames);
   ws::io::write_safetensors(out, {{"latents", z.squeeze(0).contiguous()}}, meta);
@@ -148,7 +148,7 @@ int run_decode(const std::vector<std::string>& argv) {
   opts.decoder_only = true;
   ws::runtime::return_large_blocks_to_system();  // one call: no transient is reused
   auto vae = open_vae(a, keys, opts);
-  spdlog::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
+  ws::log::info("vae decode: {} {} with {} threads", in, ws::io::shape_str(z.sizes().vec()), at::get_num_threads());
   torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();
   if (out.size() > 4 && out.compare(out.size() - 4, 4, ".mp4") == 0) {
 #ifdef WANSTUDIO_HAVE_VIDEO

@@ -1,0 +1,21 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# `--version` names what the worker was built with, one item a line, and each item says what CMake
+# found for this build (WS_EXPECT_*, set by tests/CMakeLists.txt): a bug report can tell builds apart.
+set -u
+engine=$1
+fail() { echo "FAIL: $*"; exit 1; }
+out=$("$engine" --version) || fail "exit $?"
+echo "$out"
+[ "$(echo "$out" | head -1)" = "wanstudio-engine ${WS_EXPECT_VERSION:?}" ] || fail "first line: $(echo "$out" | head -1)"
+item() { echo "$out" | awk -v k="$1" '$1 == k { print $2 }'; }
+for k in libtorch cuda nccl sdpa gloo video; do
+  [ "$(echo "$out" | awk -v k="$k" '$1 == k' | wc -l)" = 1 ] || fail "no single '$k' line"
+done
+[ "$(item libtorch)" = "${WS_EXPECT_LIBTORCH:?}" ] || fail "libtorch $(item libtorch), CMake found $WS_EXPECT_LIBTORCH"
+[ "$(item cuda)" = "${WS_EXPECT_CUDA:?}" ] || fail "cuda $(item cuda), expected $WS_EXPECT_CUDA"
+[ "$(item nccl)" = "${WS_EXPECT_NCCL:?}" ] || fail "nccl $(item nccl), expected $WS_EXPECT_NCCL"
+[ "$(item sdpa)" = "${WS_EXPECT_SDPA:?}" ] || fail "sdpa $(item sdpa), expected $WS_EXPECT_SDPA"
+[ "$(item gloo)" = "${WS_EXPECT_GLOO:?}" ] || fail "gloo $(item gloo), expected $WS_EXPECT_GLOO"
+[ "$(item video)" = "${WS_EXPECT_VIDEO:?}" ] || fail "video $(item video), expected $WS_EXPECT_VIDEO"
+echo "PASS"
