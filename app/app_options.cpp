@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "app_options.h"
 
 #include "jobs/worker_job.h"

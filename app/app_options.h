@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The command line of `wanstudio`. Parsed without a QApplication so --help, --version and
 // --batch never need a display.
 #pragma once

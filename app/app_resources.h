@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compiled-in resources (icons, style sheet) of the static wanstudio_app library.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What `wanstudio --batch` prints. On a terminal: one progress line (step/total, bar, loss,
 // clips/s, ETA) redrawn in place, cleared before any other line and drawn again after it.
 // Elsewhere (a pipe, a log file): plain lines only, one per step.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio --batch A.yaml B.yaml ... [flags]`: the runs one after another, each through its
 // own BatchRunner (the same output as a single --batch), then one summary line per run. A failed
 // run does not stop the queue; a cancel (Ctrl-C) does, and the runs after it are not started.

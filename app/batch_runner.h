@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio --batch RUN.yaml [flags]`: runs the YAML's job in a worker without a display,
 // prints its events (a progress line on a terminal, plain lines otherwise), the final state
 // and the run folder, and exits with the run's final state (0 / 1 / 130).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wanstudio: the studio window, or `--batch RUN.yaml` without any display.
 #include <QApplication>
 #include <QCoreApplication>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The studio window: the runs dock on the left, pages (Run, Dataset) in the middle. It only
 // wires things together; the work lives in the pages, docks, models and jobs.
 #pragma once

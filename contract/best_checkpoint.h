@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // keep_best [contract, docs/design/architecture.md §4]: `<output_dir>/best.json` names the
 // checkpoint with the best validation or eval figure so far. Pruning by checkpoints_total_limit
 // never removes it and does not count it; the studio and users' scripts read it from here.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The event stream [contract, docs/design/architecture.md §3]: one JSON object per line, each with
 // "type" and "time" (unix seconds). The worker writes every line with format_event_line() and
 // the studio (or a user's script) reads them with parse_event_line(); the typed events below are

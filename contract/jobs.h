@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The jobs a run can be [contract]: the `job` name written in run.yaml and shown by the studio,
 // and the worker verb that runs it. One table for the worker's `schema`, the studio's New Run
 // dialog, Resume and `wanstudio --batch`.

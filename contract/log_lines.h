@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The worker's human log on stderr [contract]: "[HH:MM:SS] [level] message" (spdlog's pattern
 // below), or "error: message" for a failure before logging starts. `wanstudio --batch` reads
 // these lines to show each warning once.

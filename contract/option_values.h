@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The option value grammar [contract, docs/design/architecture.md §5]: how text from the command
 // line, a run.yaml scalar or a field of the studio's form becomes a typed option value. The worker's
 // config loader and the studio's form and run.yaml reader all call these functions, so a preset

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run folder [contract, docs/design/architecture.md §4]: the names the worker writes and
 // every reader (the studio, users' scripts) looks for. A checkpoint is a folder named exactly
 // `checkpoint-` followed by decimal digits; `.checkpoint-<N>.tmp`, `.checkpoint-<N>.old` and

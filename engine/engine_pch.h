@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Precompiled header for the engine: the expensive, stable includes.
 #pragma once
 #include <torch/torch.h>

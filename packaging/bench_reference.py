@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """Times the reference PyTorch Wan VAE on the same clip `wanstudio-engine bench vae-encode|vae-decode`
 times, or the reference upsampler's training step as `bench upsampler-train` does, for side-by-side
 figures (alternate the two; compare medians). The reference code is not part of this project: pass the

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: Apache-2.0
 """The reference for `wanstudio-engine bench train-e2e`: a VideoX-Fun-style upsampler training loop in
 PyTorch over the same videos, sizes and widths — a torch DataLoader whose workers decode the clips
 (OpenCV), resize to cover, centre-crop and downsample as train_upsampler.py's collate does; then per

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's demo command: set up a fresh Debian machine, build, and train a small latent
 # upsampler headless on the built-in demo data:
 #   1. buckets: which bucket, sizes and frames each demo row trains at -> out/demo/buckets.json

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Installs the Debian packages Wan Studio builds and runs with; skips what is present.
 #   packaging/deps.sh           what the build, the demo and the tests need
 #   packaging/deps.sh --bench   also PyTorch and OpenCV, for the side-by-side benchmarks

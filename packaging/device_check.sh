@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every GPU figure in one run and one table, for the lent device machine (CUDA LibTorch inside
 # PyTorch; no Qt, FFmpeg, yaml-cpp, spdlog, fmt or nlohmann-json there, and no package registry).
 #   here:  packaging/device_check.sh prepare   downloads those libraries' .deb files into .device/

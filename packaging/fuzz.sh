@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the libFuzzer harnesses (clang, ASan, UBSan) into build-fuzz/ and runs each for
 # FUZZ_SECONDS (default 600) on a scratch copy of its committed corpus; prints executions and
 # findings per harness. Crashes land in build-fuzz/findings/<harness>/: add them to

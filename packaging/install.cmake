@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # What `cmake --install` and the Debian package (packaging/package.sh) put under the prefix
 # besides the programs: presets and the demo's assets, the desktop entry, icons, AppStream
 # metainfo, man pages made from each program's --help, and the package's documents. The

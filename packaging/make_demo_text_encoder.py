@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the demo's text encoder (run once; the outputs are committed):
   configs/demo/umt5_demo_spiece.model  a SentencePiece unigram model trained with Debian's spm_train on
                                        captions like the demo dataset's (the role of google/umt5-xxl)

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Builds the Debian package: packaging/package.sh [OUT_DIR]  ->  OUT_DIR/wanstudio_<version>_amd64.deb
 # (default out/package/). Installs what is missing and builds build/ first (packaging/build.sh),
 # then packs its install tree with CPack and checks the package with lintian (errors fail).

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The README's test command: set up a fresh Debian machine, build, run every test.
 # Exits non-zero on any failure.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Precompiled header shared by the engine tests.
 #pragma once
 #include <torch/torch.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers shared by the engine tests: whole-file bytes in and out, and the message of the
 // ws::Error a call throws.
 #pragma once

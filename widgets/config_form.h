@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A form generated from a training verb's option schema: one editor per option, grouped as
 // the schema groups them, defaults shown, help as tooltips, changed options in bold and
 // validation messages under their field. values() holds only what differs from the default,

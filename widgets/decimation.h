@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reduces a long x-sorted series to what a plot of `buckets` pixel columns can show: the
 // min and max of each column (in their original order), so spikes survive decimation.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bias-corrected exponential moving average, the smoothing TensorBoard's loss curves use.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "float_spin_box.h"
 
 #include <QLocale>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Decoded frames of one video for the players, from a background thread (cf. Qt's
 // Mandelbrot example): request(N) supersedes every older request, only the newest result is
 // delivered (frameReady, queued to the receivers' GUI thread), and while idle the thread

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A metric vs step (loss by default): raw points (faint dots) and a bias-corrected EMA line
 // per series, with a smoothing slider. Keeps every point; draws a min/max decimation of the
 // visible range, so 100k+ points stay interactive. One series per name ("upsampler", "high",

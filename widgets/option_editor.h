@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The editor of one schema option, chosen by its type: a check box (bool), spin boxes (int,
 // float), a combo box (enum), a line edit (string), a line edit with a browse button (path),
 // a comma-separated line edit (lists). Shows the default, the help as tooltip, and a

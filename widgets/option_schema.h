@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The option schema of one training verb (`wanstudio-engine schema train-upsampler`),
 // parsed from its JSON, plus the value conversions every editor of it shares.
 #pragma once

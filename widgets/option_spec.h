@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One option of a training verb, as `wanstudio-engine schema <verb>` describes it. Values
 // are QVariants typed by `type`: bool, qlonglong (int), double (float), QString (string,
 // path, enum); a list option holds a QVariantList of those. A null QVariant means "not set".

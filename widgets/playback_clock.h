@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The one clock every pane of a video comparison follows: frame index, play/pause, frame
 // step, loop, seek. A tick advances only when the gate says every pane shows the current
 // frame, so a slow decoder stalls all panes together instead of letting them drift apart.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Thumbnails for the dataset grid, decoded on one background thread: the middle frame of a
 // video (or the picture), scaled to fit `edge` pixels. Requests queue in the order asked and
 // a repeated request moves to the front, so the rows on screen come first; clear() drops

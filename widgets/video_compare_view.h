@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Videos compared on one clock: side by side (one pane each) or as a split wipe (two of
 // them in one pane with a draggable divider), with shared zoom and pan, play/pause, frame
 // step, loop and scrubbing. Each video decodes on its own FrameSource thread.

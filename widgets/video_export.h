@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The compare player's videos as one MP4: side by side at the height of the first, each with
 // its title drawn on a strip above it; a shorter video holds its last frame. The file appears
 // only when complete (the encoder writes a temporary file and renames it).

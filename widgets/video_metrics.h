@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Per-frame PSNR and SSIM of a video against a reference (the compare chart), on 8-bit RGB
 // frames decoded with FFmpeg. PSNR over the three channels, capped at 100 dB for identical
 // frames; SSIM on luma (BT.601) with the usual 11×11 Gaussian window (σ 1.5, K1 0.01, K2 0.03).

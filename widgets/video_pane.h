@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One pane of a video comparison: a frame of one video, or in wipe mode two videos split by
 // a draggable divider. Wheel zooms and drag pans through the ViewTransform all panes share.
 // Frames arrive from FrameSources over queued connections; a frame that is not the one

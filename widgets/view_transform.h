@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Zoom and pan shared by every pane of a comparison. Kept in normalised image coordinates
 // (0..1 across the frame), so a 480p low-res pane and a 720p upsampled pane show exactly
 // the same region of the picture.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The checks a run config gets before the studio launches it, so mistakes show next to
 // their field instead of as a failed run: required options, allowed values, and the schema's
 // bounds and shape rules (checked by the contract's own code, as the worker checks them), and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a run YAML's text says in terms of a schema: the job, the options it sets, and what
 // is wrong with it (RunYamlCodec::parse).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run YAML (docs/design/architecture.md "Run configs"): flat `key: value` options plus `job`.
 // The app reads only what it needs to start and describe a run; the worker validates it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "config/run_yaml_codec.h"
 
 #include <yaml-cpp/yaml.h>

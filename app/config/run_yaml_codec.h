@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run YAML text <-> option values of a schema (docs/design/architecture.md "Run configs": flat
 // `job:` plus options under their flag names). Writes only what it is given, in schema order.
 #pragma once

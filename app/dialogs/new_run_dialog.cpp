@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dialogs/new_run_dialog.h"
 
 #include <QComboBox>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // File ▸ New Run…: pick a job and a preset, edit the options in a form generated from the
 // worker's own schema or as raw YAML (kept in sync both ways), see problems next to their
 // field, then write <workspace>/<run name>/run.yaml and start it through the JobManager.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run queue's dock: the queued runs in order with their state and estimated start, and
 // what can be done to them before they start: move up or down, edit the run.yaml, retry a
 // failed one, remove; pause or resume the whole queue.

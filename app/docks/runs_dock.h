@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runs of the workspace as a sortable table; selecting one shows it on the run page.
 #pragma once
 

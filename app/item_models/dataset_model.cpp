@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "item_models/dataset_model.h"
 
 #include <QFileInfo>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A VideoX-Fun metadata.json as a list model for the dataset page: one item per row with its
 // file, type, caption, size and, once probed, frames, fps and problems; thumbnails arrive from
 // a background loader. Captions and sizes are edited here and saved atomically with the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "item_models/event_level_filter.h"
 
 #include "item_models/event_log_model.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shows the event log rows at or above a level, optionally containing a text.
 #pragma once
 

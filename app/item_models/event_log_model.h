@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A list model over a RunEvents log (every event but heartbeats), one formatted line a row.
 #pragma once
 

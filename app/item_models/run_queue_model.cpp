@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "item_models/run_queue_model.h"
 
 #include <QDateTime>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run queue as a table the Queue dock binds to: position, run, job, processes, state (with
 // a failed run's reason) and estimated start. Follows RunQueue::changed; the estimate column
 // ticks with a clock.

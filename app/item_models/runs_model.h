@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runs of a workspace: every folder holding events.jsonl or run.yaml (the workspace
 // itself, or up to three levels below it), with the state derived from its events and from
 // whether a worker of ours owns it. Re-reads only what grew since the last refresh.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine estimate` for a run file that is not started yet (New Run): runs the worker
 // in the background and delivers only the latest answer; a new request stops the one in flight.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jobs/events_file_tail.h"
 
 #include <sys/stat.h>

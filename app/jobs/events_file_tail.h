@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Follows a growing events.jsonl (a run started by another wanstudio, a terminal, a server
 // share): QFileSystemWatcher for prompt updates, plus polling because inotify misses writes
 // on network file systems and the file may not exist yet.

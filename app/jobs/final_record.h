@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a supervisor appends to a run's events.jsonl when its worker ended without `finished`
 // (killed, crashed, hung): an `error` with the reason and `finished`, both marked
 // `"supervisor": true`, so every reader of the folder (another studio, a script) knows at once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The workers this studio supervises, by run directory (cf. Shotcut's JobQueue). The runs
 // list and the run page ask it whether a live worker owns a run and how a finished one ended.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // How a supervised worker ended: the final state a run is shown with.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where the YAML presets (configs/) are: --configs DIR, $WANSTUDIO_CONFIGS, the installed
 // share/wanstudio/configs, or the source tree's configs/ next to a build directory.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One render through the cache (cf. WorkerJob, which it drives): a cached result ends at once;
 // otherwise the engine writes into <cache>/<key>.partial/, which becomes <cache>/<key>/ only
 // when the render completed, so a cancelled or failed render leaves no half-written file.

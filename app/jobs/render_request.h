@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One render the Compare view asks for: a checkpoint of a run (experts → `sample`, upsampler →
 // `upsample`), the input (a prompt or a video) and the settings. It knows the engine's
 // arguments and the cache key: the same checkpoint files, input and settings give the same key,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jobs/run_queue.h"
 
 #include <QDateTime>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run queue: runs waiting to train one after another, kept in the workspace on disk
 // (<workspace>/.wanstudio-queue.json, written atomically on every change) so it survives a
 // restart or a crash of the studio. The queue starts its next run when no worker trains in this

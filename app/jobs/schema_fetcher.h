@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The option schema of a training verb, from the worker itself (`wanstudio-engine schema
 // <verb>`), so the New Run form never drifts from what the worker accepts. Cached per
 // worker and verb: the answer only changes with the worker binary.

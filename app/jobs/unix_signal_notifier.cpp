@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jobs/unix_signal_notifier.h"
 
 #include <fcntl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Turns Unix signals (SIGINT, SIGTERM, ...) into a Qt signal on the main thread: the handler
 // only writes the number to a socket pair (the self-pipe trick), a QSocketNotifier reads it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "jobs/worker_job.h"
 
 #include <signal.h>

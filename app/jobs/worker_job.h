@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Supervises one `wanstudio-engine` process (cf. Shotcut's AbstractJob): starts it in its own
 // process group, parses stdout as the event stream and keeps stderr as log text, cancels and
 // kills it, watches its heartbeat, and turns however it ended into one JobResult.

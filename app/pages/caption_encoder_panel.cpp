@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pages/caption_encoder_panel.h"
 
 #include <QFileDialog>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dataset page's text-encoder row: the UMT5 checkpoint, its tokenizer and the embeddings
 // folder the dataset's captions are checked against, and "Encode captions", which runs
 // `wanstudio-engine encode-text` as a job with progress and cancel (docs/design/umt5.md §7).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Compare: any two checkpoints, of one run or two, rendered on the same input and played side
 // by side. Expert checkpoints render a prompt with `sample`; upsampler checkpoints upsample a
 // video with `upsample` (their high-res decode is the reference). Renders run as background

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Config tab of a run: the resolved options, from the last `started` event or run.yaml.
 #pragma once
 

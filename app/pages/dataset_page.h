@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dataset page: a metadata.json as a thumbnail grid with a filter, and beside it the
 // selected row's preview, facts (size, frames, problems) and caption editor. Save writes the
 // file atomically and keeps metadata.json.bak; "Check files" runs the same row check as

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pages/event_log_view.h"
 
 #include <QComboBox>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Events tab of a run: the event log with a level filter and a search box; follows new
 // rows while scrolled to the bottom.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Validation tab of an expert run: a grid of its validation videos, one row per step and
 // one column per prompt; the selected cells (up to four) play side by side on one clock, so
 // a prompt can be followed down the steps or the prompts of one step compared.

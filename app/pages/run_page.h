@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One run: state and progress, the training charts, event log, config, the worker's own
 // output, and the ways out to its folder and TensorBoard. It follows events.jsonl, so a run
 // started by this studio, by `wanstudio --batch` or on another machine looks the same.

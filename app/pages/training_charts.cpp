@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "pages/training_charts.h"
 
 #include <QLabel>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run page's charts: loss (smoothing slider), learning rate, grad norm and clips/s, one
 // tab each, with one series per expert on a step axis the tabs share, and each expert's
 // share of the steps above them; dual-expert runs with an eval set add an Eval tab (the combined

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What both Validation views share (the upsampler's list, the experts' grid): the run's events
 // and folder, a list with a hint under it beside the synced player, the rows on the player, and
 // a rebuild whenever events arrive.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run page's Validation tab: every `validation` event of the run (step, index, PSNR,
 // low-res PSNR, latent MSE); one selected row plays its low-res, upsampled and high-res
 // videos side by side; two selected rows compare their upsampled videos.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One human-readable line per event: the GUI's event log and `wanstudio --batch` share it.
 #pragma once
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart model of a training run: splits step points into one series per expert for each
 // metric (loss, learning rate, grad norm on a shared step axis; throughput for the whole run;
 // the step's time as one series per phase: data wait, VAE, model, the whole step) and counts

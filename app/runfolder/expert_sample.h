@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One validation video of an expert run (the experts' `validation` event): the step, the
 // prompt's index and text, the video and latent files as absolute paths, and how long the
 // render took. nullopt for other events (an upsampler's validation included).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The last lines of a text file (logs/engine.log), read from its end so a long log costs
 // no more than the lines asked for.
 #pragma once

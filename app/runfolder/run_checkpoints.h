@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A run's checkpoints: directories named exactly `checkpoint-` followed by digits
 // (docs/design/architecture.md "Run directory"); `.checkpoint-N.tmp`, `checkpoint-final` and files are not.
 #pragma once

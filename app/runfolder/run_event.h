@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One line of the worker's event stream (docs/design/architecture.md §3), parsed by the
 // contract's reader (contract/events.h) and held as Qt JSON for the views.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The events of one run, read from events.jsonl or a live worker, with the reader rules of
 // the event stream contract: torn lines are skipped, a resumed run appends a new `started`,
 // and points of earlier segments with step > resume_step are marked dropped.

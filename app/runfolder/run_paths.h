@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A file of a run folder as a Qt path. The names are the contract's (contract/run_layout.h):
 // runFile(dir, contract::kEventsFile), runFile(dir, contract::kRunYaml).
 #pragma once

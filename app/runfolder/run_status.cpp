@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "runfolder/run_status.h"
 
 #include "runfolder/run_summary.h"

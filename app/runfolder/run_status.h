@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The state a run is shown with, derived from its events and from whether a live worker owns it.
 #pragma once
 

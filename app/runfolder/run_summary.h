@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a run's event stream says so far, kept up to date event by event by RunEvents.
 #pragma once
 

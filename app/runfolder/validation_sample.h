@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One validation video set of a run (the `validation` event): step, index, the low-res,
 // upsampled and (optional) high-res videos as absolute paths, and the scores.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Command-line parsing shared by every verb, with the grammar of docs/design/architecture.md:
 // `--name value` and `--name=value`, hyphens and underscores equivalent, no prefix
 // abbreviations, bare booleans, lists up to the next `--option`, unknown options rejected.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine bench <kind> [options]`: micro-benchmarks registered per kind from their
 // own files (WS_BENCH_KIND("vae-encode", "...", &fn)). A kind parses its own options, prints
 // progress on stderr and, as its last stdout line, one JSON object (bench_report()).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench dit-train`: whole WanModel optimizer steps through the trainer's own ExpertStep
 // (flow-matching loss, backward, clipping, AdamW) on random latents and text, fresh weights.
 // `--layers` overrides the depth, so a released width (the 1.3B's dim 1536) can be timed per

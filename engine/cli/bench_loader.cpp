@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench loader`: the training loader alone on a real dataset — decode, resize, crop,
 // (degradation) and the low-res downsample, with N decode threads ahead of a consumer that
 // does nothing else. Answers "can the data keep the trainer busy?".

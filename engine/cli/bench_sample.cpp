@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench sample-step`: denoising steps of the sampler (two forward passes for classifier-free
 // guidance and one UniPC update) with fresh WanModel weights, random noise and text. `--layers`
 // overrides the depth, so a released width (the 1.3B's dim 1536) is timed per block.

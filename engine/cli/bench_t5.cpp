@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench t5-encode`: UMT5 encoder forwards on random ids with seeded random weights held as the
 // release holds them (bf16 by default), computed in fp32 (or bf16). `--layers` and `--vocab`
 // shrink a released width to what fits, so a per-block figure can be scaled to 24 layers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench train-e2e`: whole upsampler training steps as a user waits for them — the real trainer
 // (`train-upsampler`, in this process) on real video files: the loader's decode, resize, crop and
 // low-res downsample, both VAE encodes (x_hr and x_lr) and the model step. The VAE and the

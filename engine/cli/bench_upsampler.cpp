@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench upsampler-forward` and `bench upsampler-train`: the latent upsampler alone on random
 // latents with random weights (seed 0) — a forward pass, or whole optimizer steps through the
 // trainer's own update (loss, backward, clipping, AdamW, EMA).

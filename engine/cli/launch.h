@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine launch --nproc N VERB ARGS...`: data parallel on one machine without
 // torchrun. Starts N copies of this worker running VERB with torchrun's variables (RANK,
 // WORLD_SIZE, LOCAL_RANK, MASTER_ADDR=127.0.0.1, a free MASTER_PORT), passes rank 0's stdout

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // wanstudio-engine: the worker process. Dispatches to a verb; every error the user can
 // cause becomes one line on stderr and exit code 1.
 #include <c10/util/Exception.h>

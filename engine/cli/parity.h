@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine parity <kind> DIR` [contract: docs/design/architecture.md, "Parity case format"].
 // Each model kind registers its checker from its own file:
 //   WS_PARITY_KIND("vae", "Wan2.2 VAE against fixtures/vae", &parity_vae);

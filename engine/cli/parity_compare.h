@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Comparison helpers shared by the parity kinds: element-wise allclose, group statistics
 // (max, 99.9th percentile, mean of |a − b|) and relative scalar checks.
 #pragma once

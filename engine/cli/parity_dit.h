@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parity kinds for the Wan DiT: the forward pass (`parity dit DIR`, DIR/*.json) and the
 // training step (`parity dit-train DIR`, DIR/*/case.json of kind dit-train), judged as
 // docs/design/architecture.md "Parity case format" and tests/data/train/README.md §B say. Each prints one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `parity dit-train DIR`: drives train::ExpertStep (the trainer's own step) with the stored
 // steps of each DIR/*/case.json of kind dit-train and judges the quantities of
 // tests/data/train/README.md §B against the case's `suggested_tolerance`.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `parity sampler DIR` (docs/design/sampling.md §12.2): for each case, the schedule (timesteps
 // and float32 sigmas exactly), i2v's y (exactly), then the loop from the case's noise and
 // embeddings in fp32 on the CPU, every step's latent against its own tolerance.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine parity t5 DIR` (docs/design/umt5.md §8): every DIR/*.json with `case` and
 // kind "encoder" (the forward and its intermediates against the fp32 reference; the bf16 .pth
 // equal to the .safetensors) or kind "tokenizer" (cleaned text, ids and mask exactly).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parity kinds for the latent upsampler: the model (`parity upsampler DIR`) and its
 // training loop (`parity upsampler-train DIR`), judged as docs/design/architecture.md and
 // tests/data/train/README.md say. Each prints one line per case (or case and group) and

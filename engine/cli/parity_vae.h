@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Parity of the Wan VAEs against fixtures/vae (wan2.2) and fixtures/vae21 (wan2.1)
 // (docs/design/architecture.md, "Parity case format"): every DIR/*.json with a `case` key is a
 // case; files are named relative to the JSON; a case's `vae_type` must be the kind's.

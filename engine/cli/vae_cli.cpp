@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "cli/vae_cli.h"
 
 #include <ATen/Parallel.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Helpers of the `vae` and `bench vae-*` verbs: clip tensors in .safetensors files, the latent
 // file's __metadata__, thread setup.
 #pragma once

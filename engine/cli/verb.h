@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The worker's verbs (`wanstudio-engine <verb> ...`). Each verb file registers itself with
 // WS_VERB, so adding a verb touches no central table.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One exception type for everything the user can cause: its message is the one-line
 // error the CLI prints (naming the file and what is wrong).
 #pragma once

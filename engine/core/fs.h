@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Small file-system helpers shared by every writer: nothing the user made is lost, so
 // files are written under a temporary name, fsynced and renamed into place.
 #pragma once

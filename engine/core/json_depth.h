@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A bound on JSON nesting, checked before a document is parsed: nlohmann's parser is iterative,
 // but dumping, copying and walking a parsed value recurse, so 100k nested brackets in a
 // safetensors header or a metadata.json would overflow the stack later. No file we read needs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SHA-256 (FIPS 180-4): weights hashes in latent files, the latent cache's keys and the
 // run options hash in checkpoints.
 #pragma once

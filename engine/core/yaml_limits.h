@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A bound on what walking a parsed YAML document costs. yaml-cpp keeps an alias as a reference to
 // its anchor, so ten lines of nested aliases ("billion laughs") parse instantly and then expand
 // to 10^9 nodes in any walk that copies or prints the tree. Every reader of a user's YAML checks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Aspect-ratio buckets and batch sizes for the upsampler trainer (docs/design/upsampler-training.md §4);
 // frame sampling is in data/frame_sampling.h. Pure arithmetic: no decoding, no torch.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Which frames of a clip a training sample uses (docs/design/upsampler-training.md §3.3). Plain
 // arithmetic, shared by the loader, the `buckets` report and the tests.
 #pragma once

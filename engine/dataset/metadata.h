@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VideoX-Fun `metadata.json`: a JSON list of rows {file_path, text, type, width, height}
 // (docs/design/upsampler-training.md §3.1, docs/design/architecture.md "Formats"). Reading never drops a row: field
 // problems are recorded per row so `probe` can report all of them, and keys we do not know

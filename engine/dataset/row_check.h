@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Checks metadata.json rows against their files (the `probe` verb, and the start-of-training
 // bad-row check of docs/design/upsampler-training.md §3.2). Needs FFmpeg: without video support every
 // call throws ws::Error saying so.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "dataset/text_embedding_file.h"
 
 #include <nlohmann/json.hpp>

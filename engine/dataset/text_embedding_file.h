@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a row's text embedding lives and which encoder made it (docs/design/umt5.md §7), without
 // LibTorch: the trainer, `encode-text` and the studio's dataset page share these rules.
 #pragma once

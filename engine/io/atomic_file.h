@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A file written in pieces and published atomically: bytes go to a temporary name in the
 // same folder, then fsync + rename + fsync(dir) on commit(). Destroyed without commit(),
 // the temporary is removed and the old file (if any) is untouched. Unlike

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A whole file mapped into memory, shared by the tensors that view it. Pages are mapped
 // private and writable (copy-on-write), so an in-place op on a loaded tensor changes
 // only this process's copy and never crashes on a read-only page.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "io/model_yaml.h"
 
 #include <yaml-cpp/yaml.h>

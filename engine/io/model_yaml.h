@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // VideoX-Fun model YAMLs (`config_path`, e.g. config/wan2.2/wan_civitai_5b.yaml) as JSON
 // sections. Sections and keys the engine does not use are ignored (docs/design/architecture.md, Formats);
 // a used key with the wrong type is an error the caller raises when it reads it.

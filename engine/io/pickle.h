@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A restricted unpickler for the pickle subset torch.save writes for state dicts
 // (protocol 2, and the binary opcodes of later protocols). Nothing is ever imported or
 // called: GLOBAL names are checked against an allowlist (OrderedDict, the tensor rebuild

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Names taken from untrusted files go into one-line error messages: control bytes are
 // escaped and long names cut, so a hostile file cannot break the line or flood the log.
 #pragma once

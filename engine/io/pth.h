@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // PyTorch `.pth` zip checkpoints (torch.save) read without executing anything: our own
 // reader of the pickle subset a state dict uses. Like torch.load(weights_only=True) it is
 // an allowlist: OrderedDict, the tensor rebuild functions and storage types; any other

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // safetensors: read through mmap without copying, write with sorted keys and
 // `__metadata__`, sharded `*.safetensors.index.json`. A header that lies is an error.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // State dicts: named tensors, loaded into modules by key name with a report of what did
 // not fit. Strict mode (released weights) makes any problem an error naming the key;
 // warm-start mode skips mismatched keys and reports them.

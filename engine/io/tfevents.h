@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorBoard scalar logs: `events.out.tfevents.<time>.<host>` files in TFRecord framing
 // with hand-encoded `Event` protobufs, so the engine needs neither TensorFlow nor protobuf.
 // Record: u64 length, masked CRC-32C of the length, data, masked CRC-32C of the data.

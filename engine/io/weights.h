@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One entry point for every weights format the engine reads: `.safetensors`, sharded
 // `*.safetensors.index.json`, PyTorch `.pth`/`.pt`/`.bin` zip checkpoints and diffusers-style
 // model directories (`config.json` + `diffusion_pytorch_model.safetensors[.index.json]`).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Option schema, value conversion, typed access and the JSON / YAML dumps of a resolved config.
 // Loading (run YAML + flags) is in yaml_config_load.cpp.
 #include "io/yaml_config.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run configs [contract, docs/design/architecture.md "Formats" and "Command-line grammar"]: a training
 // verb declares its options as a schema; load_config() resolves the run YAML (--config) and the
 // command-line flags against it with precedence flag > run YAML > default, and collects every

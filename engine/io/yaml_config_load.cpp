@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Resolving a run config: run YAML (--config) and command-line flags over the schema's
 // defaults, collecting every problem instead of stopping at the first.
 #include <yaml-cpp/yaml.h>

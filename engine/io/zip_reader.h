@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Reads zip archives as torch.save writes them (entries STORED, optionally zip64) straight
 // from a mapping of the file: an entry's bytes are a pointer into the mapping, so a
 // multi-GB checkpoint is never copied. Any inconsistency is a ws::Error naming the file.

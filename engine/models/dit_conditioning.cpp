@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/dit_conditioning.h"
 
 #include "core/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Image conditioning of the Wan DiT's inputs (docs/design/wan-dit.md §6 "Variant notes"), one
 // implementation for training and sampling:
 //   i2v:  y = [mask(4), image latent(C)] beside x; the mask is 1 on latent frame 0 (the given

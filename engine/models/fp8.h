@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // fp8 e4m3fn weight storage (docs/design/dual-expert-training.md §10) in plain uint8 tensors, so it works on
 // every LibTorch (1.13 has no float8 dtype) and device. Codes are bit-identical to
 // float8_e4m3fn: 1 sign, 4 exponent bits (bias 7), 3 mantissa bits, max ±448, no infinities,

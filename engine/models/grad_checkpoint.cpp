@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/grad_checkpoint.h"
 
 #include <ATen/core/Generator.h>

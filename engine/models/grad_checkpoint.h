@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Activation recomputation ("gradient checkpointing"). LibTorch has no ready helper: the
 // wrapped function runs without building a graph in forward, and is run again with grad
 // enabled inside backward to get the gradients of its input and of `params`.

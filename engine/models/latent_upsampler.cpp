@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/latent_upsampler.h"
 
 #include "models/packed_conv.h"

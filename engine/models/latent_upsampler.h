@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WanLatentUpsamplerModel (docs/design/latent-upsampler.md): upsamples normalised Wan2.2-VAE
 // latents [B, 48, F, h, w] by a rational spatial scale (0.75, 1.5, 2, 4). Parameter and
 // buffer names are the diffusers state-dict keys, so checkpoints load without a table.

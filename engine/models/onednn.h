@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What the packed conv's two sources share (packed_conv.cpp, packed_conv_winograd.cpp): the layout
 // record, the CPU engine and small helpers over oneDNN's API. Compiled only where CMake found
 // oneDNN (WANSTUDIO_HAVE_DNNL); nothing outside models/ includes it.

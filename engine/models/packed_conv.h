@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training convolutions whose weights stay in oneDNN's blocked order between steps.
 //
 // LibTorch 1.13 hands every CPU convolution a plain [O, I, k…] weight, so oneDNN reorders each

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training convs on oneDNN's F(4×4, 3×3) Winograd kernels, which are 2-D only and do about a
 // quarter of the direct kernels' multiplications.
 // - A 3×3×3 conv runs as three 2-D convs, one per temporal tap, each over just the frames it reaches:

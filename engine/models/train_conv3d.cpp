@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/train_conv3d.h"
 
 #include <ATen/ops/mkldnn_convolution.h>

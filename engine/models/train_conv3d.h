@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A 3×3×3, stride-1, padding-1 conv3d for CPU training that stays on oneDNN in forward and
 // backward. LibTorch 1.13 sends batch-1 conv3d with N·C·D·H ≤ 20480 to its slow vol2col path,
 // which dominates small upsampler steps; this one is 2–3× faster there and matches it to fp32

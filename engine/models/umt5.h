@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The UMT5 text encoder of Wan 2.x (docs/design/umt5.md §2–§4): token embedding, per-layer
 // bucketed relative-position bias, pre-norm blocks (attention without 1/√d scaling, gated
 // tanh-GELU FFN), final RMS norm. Frozen: the weights are held as loaded (bf16 stays bf16, no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/vae_latent_file.h"
 
 #include "core/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Latent files (docs/design/wan21-vae.md §7): `latents` [z, F, h, w] in a .safetensors whose
 // __metadata__ says which VAE made them (type, z_dim, weights sha256, config) and from what
 // (the file's frame indices, the pixel size). `vae encode`, `encode-latents` and train-experts'

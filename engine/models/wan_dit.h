@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WanModel, the Wan 2.x diffusion transformer (docs/design/wan-dit.md), for one sample at a time.
 // Parameter names are the official state-dict keys (`blocks.0.self_attn.q.weight`,
 // `head.head.weight`, ...); Sequential indices of the reference are reproduced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WanModel (Wan 2.x DiT) configuration (docs/design/wan-dit.md §2 "Model config"): the official
 // WanModel keys with their defaults, read from a fixture/model JSON, a diffusers
 // `config.json` (WanTransformer3DModel) or a YAML file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading WanModel weights by official key names; diffusers-named checkpoints are renamed
 // first with the spec's table (docs/design/wan-dit.md §2).
 #include <regex>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Building blocks of the Wan DiT (docs/design/wan-dit.md §3–4): the float64 sinusoid and RoPE, the
 // RMSNorm over the full width and memory-bounded attention.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoRA adapters for the Wan DiT's block Linears (docs/design/lora.md): y = W·x + b +
 // m·(α/r)·U·drop(D·x), D [r, in] (kaiming-uniform, a = √5), U [out, r] (zeros), so a fresh
 // adapter changes nothing. The adapters live outside the model's state dict; attach() points the

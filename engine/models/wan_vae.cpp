@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/wan_vae.h"
 
 #include "core/json_depth.h"

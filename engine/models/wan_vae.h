@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Wan VAE for the rest of the engine, either type (docs/design/wan22-vae.md,
 // docs/design/wan21-vae.md): video [B, 3, T, H, W] in [-1, 1] <-> normalised latent
 // [B, z, 1 + (T−1)/4, H/f, W/f] (wan2.2: z 48, f 16; wan2.1: z 16, f 8). The network itself is

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Wan2.2 VAE building blocks (docs/design/wan22-vae.md §4, §8) as torch::nn modules whose
 // parameter names are the official state-dict keys. Parameter-free layers of the reference's
 // nn.Sequential still take an index, so submodules are registered as "0", "2", "3", "6", ...

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wan VAE configuration (docs/design/wan22-vae.md §2, docs/design/wan21-vae.md §2): the
 // `WanVAE_` constructor arguments of either VAE type, read from a model YAML, a
 // fixture/`__metadata__` JSON, the weights' shapes, or built in (the released widths).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Wan VAE network (`WanVAE_`, docs/design/wan22-vae.md §5-§7, docs/design/wan21-vae.md §3-§4)
 // for both types: state-dict keys are the official ones (wan2.2
 // `encoder.downsamples.1.downsamples.2.time_conv.weight`, wan2.1 `encoder.downsamples.5.time_conv.weight`).

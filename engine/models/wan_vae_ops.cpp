@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "models/wan_vae_ops.h"
 
 #include <c10/core/CPUAllocator.h>

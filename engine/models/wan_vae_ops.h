@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Stateless pieces of the Wan2.2 VAE (docs/design/wan22-vae.md §4): convolutions on the fastest
 // CPU path, RMS_norm, patchify, the parameter-free AvgDown3D / DupUp3D shortcuts and the
 // per-frame attention. Tensors are [B, C, T, H, W] unless stated otherwise.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // docs/design/wan22-vae.md §12 decode tiling: spatial latent tiles, each decoded over the whole clip with its own
 // caches, blended with linear ramps across the overlaps. Bounds activation memory by the
 // tile size; not exact, because the receptive field crosses tile borders.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a VAE weights file holds (docs/design/wan21-vae.md §7): which of the two Wan VAEs, by the
 // tensors' shapes and key layout; the diffusers names of the Wan2.1 VAE mapped to the official
 // ones; and the widths the shapes imply, so a tiny VAE without metadata loads.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data parallel over c10d (docs/design/architecture.md "Processes"): the worker reads its place from
 // torchrun's or Slurm's environment (parallel/dist_env.h), meets the other ranks
 // through a TCPStore and all-reduces over NCCL (a run on GPUs, in a build that has it) or Gloo

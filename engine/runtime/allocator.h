@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C allocator's behaviour: two policies, for one-shot inference and for training.
 //
 // One-shot inference verbs (`vae encode|decode` and their benches): glibc keeps freed blocks below its mmap threshold in the heap for reuse, and raises that

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cooperative cancellation [contract]: SIGTERM, SIGINT or a `cancel` line on stdin ask the
 // worker to finish the current step, checkpoint and exit 130; a second signal exits at once.
 // End of file on stdin is not a cancel. A `save` line asks for a checkpoint after the current

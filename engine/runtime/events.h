@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The event stream's writer [contract, docs/design/architecture.md §3]: one JSON object per line on
 // stdout and appended to <run>/events.jsonl, formatted by the contract (contract/events.h).
 // Thread-safe; every line gets "type" and "time".

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Human-readable logging for every verb: spdlog's default logger writes to stderr and, once a
 // run directory exists, to <run>/logs/engine.log. Log with ws::log::info/warn/error (core/log.h)
 // anywhere; stdout stays free for the event stream. Only logging.cpp includes spdlog.

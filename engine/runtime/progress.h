@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Progress bar with an ETA on stderr for verbs that run more than a few seconds
 // (docs/design/architecture.md "Worker verbs"). Silent unless stderr is a terminal, so logs and the
 // supervisor's pipes stay clean.

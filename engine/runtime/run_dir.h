@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run directory [contract, docs/design/architecture.md "Run directory"]: folders, logging, events.jsonl,
 // run.yaml, crash recovery and the checkpoint commit protocol. Rank 0 alone owns one.
 //

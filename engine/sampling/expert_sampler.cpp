@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/expert_sampler.h"
 
 #include <ATen/CPUGeneratorImpl.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The denoising loop of docs/design/sampling.md §1: at each step the expert whose range holds the
 // integer timestep (high-noise at t ≥ 1000·boundary, with its own guidance scale), two forward
 // passes for classifier-free guidance, one solver update, and the image conditioning of the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "sampling/flow_schedule.h"
 
 #include "core/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The denoising schedule of Wan's flow-matching samplers (docs/design/sampling.md §2): N shifted
 // noise levels from the solver's unshifted grid, then 0, and the integer timestep the model sees
 // at each step, floor(1000·σ). Computed in IEEE double in the reference's order and truncated,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The two multistep solvers of the official sampler (docs/design/sampling.md §4, §5), for
 // flow-matching velocities: UniPC (bh2, order 2, with the UniC corrector) and DPM++ 2M. Both
 // lower the order at the first and the last step; the last step returns the x0-prediction.

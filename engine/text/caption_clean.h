@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Caption cleaning before tokenization (docs/design/umt5.md §6.2): what Wan's tokenizer front end
 // does with `clean='whitespace'` — ftfy's fix_text, html.unescape twice, strip, and every run of
 // whitespace folded to one space. Implemented here without Python: ftfy's steps except its mojibake

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes engine/text/html_tables.inc: the HTML entity tables of Python's html.unescape and ftfy 6's
 entity rule, and the NFKC forms of U+FF01..U+FFEF. Run it from the repository root with the Python the
 reference used (3.11); the output is committed."""

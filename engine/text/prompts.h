@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Prompts every Wan pipeline shares (docs/design/umt5.md §1).
 #pragma once
 

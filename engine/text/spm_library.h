@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // SentencePiece, loaded from the module libwanstudio_spm.so (text/spm/spm_api.h says why it is not
 // linked). The module is looked for in $WANSTUDIO_SPM_MODULE, next to the running program, in
 // ../lib/wanstudio/ beside it, and where the build put it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "text/umt5_tokenizer.h"
 
 #include "core/error.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The UMT5 tokenizer (docs/design/umt5.md §6): the caption cleaned, encoded by SentencePiece
 // (`spiece.model` of google/umt5-xxl) with the rules that make it give what Wan's HF fast
 // tokenizer gives — a run of byte-fallback pieces is one <unk>, special-token strings are matched

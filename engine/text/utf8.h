@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // UTF-8 <-> code points for the text code: invalid bytes decode to U+FFFD, one per byte.
 #pragma once
 #include <string>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // AdamW with PyTorch's exact update (torch 1.13 single-tensor path, amsgrad off):
 // decoupled weight decay p *= 1 − lr·wd, bias corrections in double. Own implementation
 // so the per-group learning rate is passed explicitly each step and the state saves

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Exponential moving average of the trainable weights (diffusers EMAModel defaults,
 // docs/design/upsampler-training.md §10.1): own counter n incremented first, d = min(0.9999, (1+s)/(10+s))
 // with s = n − 1 (0 when s ≤ 0), update `shadow −= (1 − d)·(shadow − param)`. fp32 shadow.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "train/encode_ahead.h"
 
 #include <c10/core/impl/DeviceGuardImplInterface.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Encoding ahead (`overlap_vae_encode`, docs/design/performance.md §2): while the model trains on
 // batch n, a thread of its own takes batch n+1 from the loader and runs both VAE encodes, on a
 // CUDA stream of its own on a GPU. The step then waits only for what was not hidden.

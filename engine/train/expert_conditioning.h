@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Image conditioning of i2v and ti2v experts (docs/design/wan-dit.md §6 "Variant notes"), shared by the
 // training step and eval.
 //   i2v:  y = [mask(4), image latent(C)] goes in beside x_t; the mask is 1 on latent frame 0

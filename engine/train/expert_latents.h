@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The latents the experts train on (docs/design/dual-expert-training.md §9): a row's own latent
 // file, a latent-cache entry, or the frozen VAE's encoding of the decoded clip (for i2v also of
 // its first-frame clip). The cache stores `latents` (and i2v's `image_latents`) per clip.

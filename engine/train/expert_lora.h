@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // A LoRA expert (docs/design/lora.md): the model's weights frozen (the block Linears stored in
 // bf16 unless asked otherwise), fresh adapters drawn from the run's seed and the expert's name,
 // attached with the spec's dropout.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Joint timestep routing of the dual-expert trainer (docs/design/dual-expert-training.md §1–§2, §6): the
 // boundary, one high/low decision per optimizer step, the per-sample timesteps of the routed
 // expert's range, σ from t, and per-sample routing for eval. Every draw comes from a keyed

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // One DiT (expert) training step with flow matching (docs/design/dual-expert-training.md §1,
 // tests/data/train/README.md §B.2): x_t = (1 − σ)·x0 + σ·ε, pred = model(x_t, t, context),
 // loss = mse(pred, ε − x0), backward, global gradient norm (optionally clipped), AdamW.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dual-expert checkpoint folder (docs/design/dual-expert-training.md §7):
 //   high_noise_transformer/, low_noise_transformer/   config.json {_class_name: WanModel, ...} +
 //                                                     diffusion_pytorch_model.safetensors (official keys)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dual-expert trainer's held-out loss (docs/design/dual-expert-training.md §6): a fixed set of
 // eval samples (each row at one of eval_timesteps, with fixed noise), scored through the routed
 // experts; the `eval` event and TensorBoard get the mean, the per-expert and per-timestep losses.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What a dual-expert `step` event says about its batch, and the per-expert TensorBoard series
 // (docs/design/dual-expert-training.md §11).
 #pragma once

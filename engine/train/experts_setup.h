@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From a resolved `train-experts` config to everything the trainer needs, with every problem
 // of the whole config reported at once (docs/design/architecture.md "Worker verbs").
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation videos of a dual-expert run (docs/design/sampling.md §12.3): at every
 // `validation_steps` (and before the first update, and after the last) rank 0 renders each
 // validation prompt with the current weights of both experts through the sampler, writes

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Noisy training (docs/design/upsampler-training.md §7): the flow-matching σ pool of diffusers'
 // FlowMatchEulerDiscreteScheduler.set_timesteps, and the corruption of z_hr / z_lr with
 // one σ per sample, z ← (1 − σ)·z + σ·ε.

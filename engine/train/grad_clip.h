@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Gradient clipping with VideoX-Fun's decaying threshold and abnormal-norm rule
 // (docs/design/upsampler-training.md §9.4, tests/data/train/README.md §A.3).
 #pragma once

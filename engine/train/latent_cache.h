@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The latent cache (docs/design/upsampler-training.md §6.1 [D], `cache_latents`): z_hr / z_lr of a clip
 // stored once as `<latent_cache_dir>/<sha256>.safetensors`, keyed by the file's content, the
 // frames, the sizes, the resize settings and the VAE weights, so later epochs skip the VAE.

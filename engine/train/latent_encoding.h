@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `encode-latents` (docs/design/dual-expert-training.md §9): every row of a metadata.json through
 // the VAE once, at the bucket size and frame window a latent-cached training run would draw
 // (or from frame 0), into one latent file per row plus a metadata.json whose rows name them

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Learning-rate schedules (diffusers `get_scheduler` names, docs/design/upsampler-training.md §9.2):
 // update k+1 (k = completed updates) uses lr · factor(k).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Memory of a training run by formula, before anything is loaded (docs/design/estimate.md): the
 // parameters, gradients, optimizer state and activations of each model from its config, the
 // sizes and the options (gradient checkpointing, low_vram, fp8, LoRA, bf16, ZeRO). The `estimate`

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // What every trainer checks when it resumes from a checkpoint: the same seed (the random streams
 // are keyed by it, so another one would change the run), and which options that change the maths
 // differ from the checkpoint's (a warning naming them).

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The options every training job shares, read from the resolved config once (docs/design/
 // architecture.md §5). Trainers get typed structs: past the parsers (this file and each job's
 // *_setup.cpp) no code looks an option up by its name.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Rendering videos with the experts (docs/design/sampling.md §9, §10, §12): the official presets
 // and the cheap preview, the seeded noise at the latent shape the experts and size imply, the
 // denoising loop, and the outputs — normalised latents, a JSON record of every setting, and an

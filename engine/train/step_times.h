@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where one update's time goes, for the `step` event (`data_wait_s`, `vae_s`, `model_s`) and
 // `bench train-e2e`: waiting for decoded clips, the VAE (encodes, or latent files and the cache),
 // and the model (forward, backward, reduce, clip, optimizer). On a GPU each phase ends with a

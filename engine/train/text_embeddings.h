@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Cached text conditioning of the dual-expert trainer (docs/design/dual-expert-training.md §9): one
 // `.safetensors` per caption, named by the hex SHA-256 of the row's `text` (UTF-8), holding
 // `context` [L_true, text_dim] (F32 or BF16, unpadded; the DiT zero-pads to text_len). A row's

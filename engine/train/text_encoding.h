@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Captions to text embeddings (docs/design/umt5.md §1, dual-expert-training.md §9): each distinct
 // caption cleaned, tokenized and run through the UMT5 encoder at its own length, written as
 // `context` [L, dim] to the file the dual-expert trainer looks it up by (text_embedding_path).

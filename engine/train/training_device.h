@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Where a training run computes: the GPU when this LibTorch has CUDA and the machine a device
 // (the LOCAL_RANK-th under data parallel), else the CPU. The same code runs on both; only the
 // device differs, so every CPU test exercises the GPU path's plumbing.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training-run shell (docs/design/architecture.md §3–§4): what every trainer's run has in
 // common, written once. A trainer supplies hooks (prepare, one optimizer step, checkpoint,
 // validation); the shell owns the rest:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The frame every training verb shares (docs/design/architecture.md, Processes and Event stream): --help,
 // cancel handlers, config + demo data, every config problem as an `error` event before any
 // `started`, and a failure during the run as `error` + `finished failed` at the step reached.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The upsampler's checkpoint folder (docs/design/upsampler-training.md §10.2–10.3):
 //   latent_upsampler/           config.json + diffusion_pytorch_model.safetensors
 //   latent_upsampler_ema/       with use_ema (config.json carries the EMA fields)

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From a resolved `train-upsampler` config to everything the trainer needs, with every
 // problem of the whole config reported at once (docs/design/architecture.md: "Before training starts,
 // the whole resolved config is validated and every problem found is reported").

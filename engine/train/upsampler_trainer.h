@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine train-upsampler`: the latent upsampler trainer (docs/design/upsampler-training.md).
 // Config → run directory → loader → frozen VAE encodes → UpsamplerUpdater (the same step the
 // parity verb feeds) → events, TensorBoard, checkpoints, validation; exact resume and cancel.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The optimisation core of the upsampler trainer: forward + loss on one micro-batch,
 // gradient accumulation, clipping with the abnormal-norm rule, AdamW with the LR schedule
 // and the EMA, in the reference's order (tests/data/train/README.md §A.3). The trainer feeds

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Validation videos (docs/design/upsampler-training.md §11): the first 4k+1 frames of a video, squared to
 // S' = floor(S/A)·A, encoded at high and low resolution, the low-res latent upsampled, and
 // the three decodes written as MP4s with PSNR against the high-res decode, and against the

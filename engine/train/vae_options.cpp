@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "train/vae_options.h"
 
 #include "train/lr_schedule.h"

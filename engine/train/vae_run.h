@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine train-vae`: trains a Wan2.2 VAE of the released architecture (normally the
 // demo's tiny widths) on a dataset (docs/design/wan22-vae.md §12), in the training-run shell:
 // events, checkpoints every checkpointing_steps, exact resume, and the final weights as one

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // From a resolved `train-vae` config to everything the VAE trainer needs, typed, with every
 // problem of the whole config reported at once (docs/design/wan22-vae.md §12).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `train-vae` (docs/design/wan22-vae.md §12): trains every parameter of a Wan2.2 VAE of the real
 // architecture, normally the tiny widths the demo ships with. Loss per clip:
 // mean((decode(z) − x)²) + kl_weight · KL with z = mu + exp(0.5·log_var)·ε in the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // ZeRO stage 2 for one expert over the data-parallel ranks (docs/design/zero.md): every trainable
 // tensor has one owning rank, chosen once by size so the ranks hold about equal shares. After
 // each micro-batch the gradients are summed onto their owners (the other ranks drop theirs); the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "video/ffmpeg_util.h"
 
 extern "C" {

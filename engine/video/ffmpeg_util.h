@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Internal helpers shared by the FFmpeg translation units (video_*.cpp). Not part of the
 // public video API: FFmpeg types appear here, so only FFmpeg-aware code includes it.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // FFmpeg video/image decoding into RGB8 frames. No FFmpeg or LibTorch types in this
 // header: the Qt app links it for playback and thumbnails.
 //

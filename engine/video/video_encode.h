@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // MP4 writing from RGB8 frames: H.264 (libx264 when present, else another H.264 encoder,
 // else MPEG-4 Part 2 with a warning), yuv420p, +faststart. Written under a temporary name
 // and renamed on finish(), so a crash never leaves a half video under the real name.

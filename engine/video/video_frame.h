@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Plain RGB8 frames: the currency between the FFmpeg video library, the synthetic data
 // generator and the tensor conversion. No FFmpeg and no LibTorch here, so the Qt app can
 // use it for playback and thumbnails.

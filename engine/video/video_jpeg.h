@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // JPEG round trip through libavcodec's MJPEG codec: the JPEG op of the training degradation
 // (docs/design/upsampler-training.md §5). 4:2:0 (yuvj420p), fixed qscale, BT.601 full-range YCbCr as JFIF
 // defines it. No LibTorch here: this file belongs to the FFmpeg-only video library.

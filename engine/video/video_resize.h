@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Geometry on RGB8 frames for previews, thumbnails and the encoder: rotation, crops and a
 // swscale resize. (Training resizes tensors instead, docs/design/upsampler-training.md §4.2.)
 // No FFmpeg or LibTorch types in this header.

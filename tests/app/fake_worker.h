@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Fake workers for the app tests: small bash scripts that play the worker's part of the
 // contract (event lines on stdout, exit codes, signals, cancel on stdin).
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio --batch RUN.yaml`: the real executable against fake workers (WANSTUDIO_ENGINE).
 // Exit codes 0/1/130, errors before any worker, flags passed through, Ctrl-C handling, the
 // progress line on a terminal and plain lines elsewhere, the final state and run folder.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The Compare page and the experts' Validation tab offscreen, on real runs the engine trains
 // here: two expert runs (and two upsampler runs) are rendered side by side through background
 // jobs, a second look comes from the cache, the per-frame metrics and the side-by-side export

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The New Run form: generated from a schema (a fixture here, and the real worker's when it
 // is built), form -> YAML -> form round trips, YAML edits reach the form, bad YAML keeps the
 // form, every validation rule shows next to its field, and Start writes run.yaml and runs it.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dataset page on the real demo data: rows and captions from metadata.json, thumbnails
 // decoded in the background, caption edits saved atomically with a backup and every unknown
 // field and key order kept, the file check (missing files named), "Fill sizes", the filter,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The loss chart: bias-corrected EMA math, min/max decimation, 100k points, PNG export.
 #include <QTemporaryDir>
 #include <QtTest>

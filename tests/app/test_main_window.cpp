@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The studio window offscreen: a workspace's runs are listed, a run page shows state, chart,
 // events and config, follows a growing events.jsonl, drives a live worker's cancel and kill,
 // resumes an ended run from its checkpoint, and shows how a crashed worker ended.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Event stream reading: torn lines, unknown fields, the resume rule, the run summary and the
 // state a run is shown with; the run YAML reader; the tail of a growing events.jsonl.
 #include <QSignalSpy>

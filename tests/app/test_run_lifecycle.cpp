@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The "done when", against a miniature trainer (fake::kTrainerBody) in place of the
 // worker: from the GUI, start a run, watch its loss fall live, cancel it, resume it from its
 // checkpoint to the end; the same run through `wanstudio --batch`, Ctrl-C and a resume there.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run queue against a miniature trainer (fake::kTrainerBody): runs one after another, each
 // leaving the queue only once its worker said `started`; a run that cannot start stays, failed,
 // with its reason, and the next one still runs; reorder, pause, remove and retry are kept in the

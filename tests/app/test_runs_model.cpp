@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The runs list: which folders are runs, and the state each shows for the events it holds
 // and for the workers this studio supervises.
 #include <QDateTime>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The chart model per expert (ExpertCurves) and the run page's charts: loss, learning rate
 // and grad norm per expert on one step axis, each expert's share of the steps, resume drops,
 // 100k points, PNG export of any chart.

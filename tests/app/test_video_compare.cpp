@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The validation player: small MP4s whose frames carry their index as grey level, played on
 // one clock (seek, step, ticks, loop), latest-wins decoding, shared zoom and pan, the split
 // wipe, and the run page's Validation tab built from `validation` events.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // WorkerJob against fake workers: final states from `finished`, exit codes and signals,
 // the heartbeat watchdog, cancel on stdin, kill of the whole process group.
 #include <QSignalSpy>

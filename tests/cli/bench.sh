@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every `bench` kind runs on a tiny shape and ends with its JSON report: the kind's name under
 # "bench", the median/min/all timings of its unit and the peak RSS. (Speed is not asserted: the
 # numbers are for the closing notes, measured on a quiet machine.)

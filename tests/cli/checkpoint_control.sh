@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Checkpoints on request and by merit, with the real trainers on the demo data: a `save` line on
 # the worker's stdin writes a checkpoint after the current step and training goes on (and that
 # checkpoint resumes to the same bits as the straight run); keep_best keeps the checkpoint of the

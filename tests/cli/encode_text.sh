@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # encode-text and train-experts from captions, with the parity fixtures' tiny UMT5 (dim 32) and
 # tokenizer: one file per distinct caption plus the negative prompt's, a re-run that skips what is
 # there (and continues after a kill), files train-experts reads unchanged, train-experts encoding

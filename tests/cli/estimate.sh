@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `estimate`: the memory of a run file by formula, part by part, following the options (EMA,
 # gradient checkpointing, frames, ZeRO over P ranks, LoRA); two real steps timed with their
 # measured peak; bad input as one-line errors; and the benches' estimates within 15 % of their

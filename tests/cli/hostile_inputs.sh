@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Hostile and careless inputs through the real worker: each one gets a clear one-line error (or
 # a refusal) instead of a crash, a hang, a write outside its folder or lost data. Every check
 # here failed on the worker before it was fixed (issue 13's reproductions).

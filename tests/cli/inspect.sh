@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # inspect: the VAE fixture in both formats reports its 486,082 parameters; a garbage file
 # is exit 1 with exactly one `error:` line on stderr and nothing on stdout.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `wanstudio-engine launch --nproc N VERB ...`: data parallel on one machine without torchrun.
 # Rank 0's events on stdout (the same lines as events.jsonl), exit 0; a SIGTERM to the launcher
 # cancels every rank at the same step (exit 130, a checkpoint); a rank killed with SIGKILL takes

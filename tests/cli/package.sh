@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Debian package: CPack builds wanstudio_<version>_amd64.deb from this build's install tree;
 # lintian finds no errors; its control data, file list, desktop entry, icons, metainfo and man
 # pages are there; and the programs unpacked into a scratch root run from the install with no

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # parity dit / dit-train on the reference fixtures, plus cases that must fail: a perturbed
 # reference output, a perturbed training expectation, and an empty folder.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # parity sampler on the reference fixtures (every step's latent), plus cases that must fail: the
 # guide tuple read the other way round, the other solver's schedule, a corrupted step of the
 # reference, and an empty folder.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # parity t5 on the reference fixtures (two encoder cases, one tokenizer case), plus cases that
 # must fail: a perturbed reference output, a tokenizer case whose expected ids are changed, a
 # missing tokenizer model, and an empty folder.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # parity upsampler / upsampler-train on the reference fixtures, plus cases that must fail:
 # a perturbed expected tensor, a case with a missing file, and an empty folder.
 set -u

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # parity vae on the reference fixtures, plus cases that must fail: a corrupted tolerance, a
 # corrupted reference tensor, a missing case file, and an empty folder. Also vae encode/decode.
 set -u

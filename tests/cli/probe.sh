@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # probe and demo-data through the real worker: a generated dataset probes clean; wrong,
 # missing and mistyped sizes are reported (exit 1) and fixed by --fix with a .bak kept; bad
 # files and bad metadata give one-line errors; demo-data is deterministic for a seed.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `sample` on a checkpoint of tiny experts trained here: an MP4, the latents and the JSON record;
 # the t2v-A14B preset's expert split; bit-identical latents for the same seed, other ones for
 # another seed or guidance; prompts as texts through the demo's UMT5; cancel leaves no file;

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `schema train-upsampler` is the GUI's source of truth: valid JSON holding the reference flags
 # with Wan Studio's defaults; an unknown verb is a one-line error and exit 1.
 set -u

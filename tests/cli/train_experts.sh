@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # train-experts end to end on the demo data with a tiny VAE and tiny experts: config errors,
 # events with per-expert fields, checkpoint layout, eval with per-sample routing, exact resume
 # (bitwise), cancel, the latent cache, encoding ahead, the schema, and the dit-train parity cases that share

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # A14B-shaped tiny experts (16 latent channels) trained from videos through the Wan2.1 VAE: on the
 # fly, through the latent cache and from `encode-latents` files, with the same losses; t2v and
 # i2v (y = mask + first-frame latent). encode-latents resumes after SIGTERM and SIGKILL with the

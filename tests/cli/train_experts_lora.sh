@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # LoRA for both experts (docs/design/lora.md): each expert with its own rank and learning rate on a
 # frozen base; the files in the musubi-tuner/ComfyUI and diffusers layouts, which `inspect` names;
 # the idle expert's adapter and Adam state unchanged by a step; exact resume; `sample` on a LoRA

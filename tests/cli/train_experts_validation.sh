@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Validation videos during train-experts: every validation_steps (and at step 0, and after the
 # last) rank 0 renders each prompt with both experts; the run trains the same bits as one without
 # them; `sample` on a checkpoint with the same settings reproduces a validation latent bit for

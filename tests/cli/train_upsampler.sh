@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # train-upsampler end to end on the demo data with a tiny VAE and model: config errors, events,
 # checkpoint layout and pruning, validation videos, exact resume (bitwise), cancel, and a run
 # killed with SIGKILL resuming from its last complete checkpoint.

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # Every train-upsampler option (docs/design/upsampler-training.md §2 and §2.1) has a check here that fails
 # if the option did nothing: runs of 1–7 steps on the demo data with a tiny VAE and model, read
 # back through the `step` / `started` / `log` / `error` events and the checkpoint weights.

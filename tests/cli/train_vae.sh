@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # train-vae through the real worker on generated demo data (tiny crops, a few steps): the event
 # stream (started, step with recon/kl, finished), run.yaml, checkpoints and the final weights
 # with the widths in their metadata; resume from the latest checkpoint; a YAML run config with

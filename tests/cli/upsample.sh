@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # `upsample` reproduces what a run's validation wrote: the same checkpoint (its EMA weights) on the
 # same clip gives the same PSNRs (the ceiling against the source too) and the three decodes, between a
 # started and a completed finished event; a checkpoint without EMA refuses --ema.

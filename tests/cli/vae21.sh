@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
 # The Wan2.1 VAE through the CLI: parity vae21 on the fixtures (and a Wan2.2 case or weights
 # refused naming both), inspect naming the type, vae encode/decode with 16 channels at a size
 # that is a multiple of 8 but not 16, the latent file's metadata, and the type mismatch errors.

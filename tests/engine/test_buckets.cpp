@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Bucket sizes and frame sampling against the spec's worked example and full table
 // (docs/design/upsampler-training.md §3.3, §4.4, §4.5).
 #include <QtTest/QtTest>

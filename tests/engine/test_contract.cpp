@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The contract between the worker and the studio (contract/): the option value grammar and
 // shape rules, the run-folder names, the job table and the event stream's writer and reader.
 // The studio's side of the same rules is tested in tests/app (test_config_form, test_run_events).

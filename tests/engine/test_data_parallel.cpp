@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Data parallel over c10d/Gloo with real worker processes on this machine: P ranks with A
 // micro-batches each train exactly what one process with A·P micro-batches trains (same batches,
 // same random draws; gradients equal up to summation order), rank 0 alone writes the run folder,

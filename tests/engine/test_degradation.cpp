@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The degradation ops (docs/design/upsampler-training.md §5): determinism per key, the op choice, what each
 // op does to a picture, the reference's uint8 round trip, odd sizes, and bad parameters.
 #include <QtTest/QtTest>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wan DiT: both parity kinds on the fixtures in-process, strict loading (missing key named,
 // diffusers-named shards), gradient checkpointing = plain backward, padded sequences and
 // per-token timesteps, and the config readers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The dual-expert trainer's rules (docs/design/dual-expert-training.md §2, §5–§7, §12): routing frequency
 // and timestep ranges under a fixed seed, the idle expert left bit for bit, per-sample eval
 // routing on a mixed batch, the checkpoint round trip of both experts, the i2v/ti2v image

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The file helpers every writer and reader goes through: a failed save leaves the older backup
 // whole, symlinks stay links, modes are kept; FIFOs and devices are refused instead of blocking;
 // nested JSON and aliased YAML are bounded before anything walks them; paths stay inside their

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training loader: keyed random streams, the bucket sampler and its exact cursor, and
 // the threaded clip loader on the demo dataset (docs/design/upsampler-training.md §3–§4, §4.6).
 #include <QtTest/QtTest>

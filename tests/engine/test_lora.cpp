@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // LoRA on the Wan DiT: a fresh adapter changes nothing; the adapter's forward equals the merged
 // weights'; alpha/r scales it; files round-trip in both formats under the names musubi-tuner,
 // ComfyUI and diffusers use; the adapters train through gradient checkpointing (dropout masks

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metadata.json: reading VideoX-Fun rows (defaults, path resolution, per-row field problems),
 // writing back atomically with a backup and without losing unknown keys, checking rows against
 // their files, and the deterministic synthetic generator behind demo-data.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // .pth reader: the torch.save fixture equals its safetensors twin exactly; pickles that
 // reach for anything but state-dict types are refused by name and never run; broken zips
 // and broken pickles are one-line errors naming the file.

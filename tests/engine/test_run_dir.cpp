@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run directory contract: checkpoint naming, the commit protocol (including a re-save at
 // the same step and failures part-way), crash leftovers recovered at start, pruning, run.yaml
 // replaced atomically, events.jsonl appended across starts with a torn line repaired, logging.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // safetensors: every dtype round-trips, the file layout is the standard one (checked
 // with our own parse of the bytes, not only with our reader), tensors view the mapping,
 // shards work, and every kind of lying header is a one-line ws::Error naming the file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Sampling (docs/design/sampling.md): the shifted schedules against the official tables (every
 // timestep of the T2V-A14B, I2V-A14B and TI2V-5B presets, both solvers), the expert split at the
 // boundary, the seeded noise rule, and the solvers' last step returning the data prediction.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Loading state dicts into modules: strict errors name the key and change nothing,
 // warm start loads what fits and reports the rest, dtypes convert on load, and model
 // folders (config.json + weights, single file or shards) round-trip.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorBoard scalar files: CRC-32C and TFRecord framing against known bytes from real
 // TensorFlow files, write -> read round trips, and damaged files read without crashing.
 #include <QtTest/QtTest>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The upsampler training loop's arithmetic: each test pins one rule users of the Python
 // trainer rely on and would fail if the rule were changed (coupled weight decay, a non-zero
 // first learning rate, accumulation without dividing the loss, the other EMA form, no

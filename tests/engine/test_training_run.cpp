@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training-run shell with a fake trainer: keep_best keeps the checkpoint of the best figure
 // beside the last N (higher or lower is better, a later best replaces it, off keeps nothing
 // extra), a resume from before the best forgets it, and a save request checkpoints the step

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The UMT5 encoder and tokenizer beyond the parity cases (docs/design/umt5.md): the bucket
 // thresholds, padding that never changes a real token's output, the unpadded path, bf16, strict
 // loading, and the tokenizer's edge cases (empty, very long, special-token strings).

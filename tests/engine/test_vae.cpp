@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wan2.2 VAE: parity with the official code on the tiny fixtures, identical results from the
 // .pth and the .safetensors, strict loading, shape errors, round-trip shapes, chunked vs
 // whole-sequence streaming, tiled decoding and the released parameter count.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Wan2.1 VAE (the A14B experts' 16-channel VAE) through the one WanVae: parity with the official
 // code on the tiny fixtures, the released structure and parameter count, detection of the type
 // from the weights (and the errors when a declared type disagrees), diffusers names, chunked vs

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // train-vae (docs/design/wan22-vae.md §12): gradients reach every part of the network through the chunked
 // encode/decode path (and agree with finite differences), a few steps lower the loss, the
 // KL weight acts, the saved file loads with the normal loader, the inference path is unchanged

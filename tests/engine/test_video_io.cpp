@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The FFmpeg video library: exact frame indices (seeking, B-frames, variable frame rate),
 // frame sampling arithmetic, resize/crop sizes, encode -> decode quality, rotation metadata,
 // image files, and every kind of bad input failing with a one-line reason naming the file.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Run configs: the option schema, run YAML + flags with precedence flag > YAML > default,
 // every problem reported with file, line and key, relative paths, `job`, and run.yaml that
 // loads back to the same config.

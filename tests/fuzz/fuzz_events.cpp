@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The studio's events.jsonl reader: any bytes, in any chunking, update the run's summary and
 // curves without a crash; feeding the same bytes in one piece or in two gives the same steps.
 #include <QByteArrayView>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Shared by the fuzz harnesses: the readers under test take file paths (they map or stream
 // files, refuse FIFOs, name the file in errors), so each input is written to a scratch file first.
 #pragma once

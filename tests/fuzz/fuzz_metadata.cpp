@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // metadata.json parsing and writing back: any text gives rows (with problems) or one ws::Error,
 // and what parses writes back to JSON that parses again to the same rows.
 #include <cstdint>

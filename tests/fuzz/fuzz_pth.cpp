@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The zip reader and the pickle subset behind .pth checkpoints: hostile archives and pickles are
 // ws::Error (never code execution, a crash or a read past a storage).
 #include <cstdint>

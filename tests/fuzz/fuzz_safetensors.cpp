@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The safetensors reader on arbitrary bytes: a header that lies about lengths, offsets, dtypes,
 // shapes or nesting must give ws::Error, never a crash or a read outside the file.
 #include <cstdint>

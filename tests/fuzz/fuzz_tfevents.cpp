@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // TensorBoard files: any bytes read back with damage reported, never thrown; and scalars written
 // with fuzzed tags, values and steps read back exactly.
 #include <cmath>

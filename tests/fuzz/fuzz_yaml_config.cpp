@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The run-config loader on any YAML text: every problem lands in Config::errors() (never a
 // throw, a hang on aliases or a crash), and a config that loads resolves every option.
 #include <cstdint>

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """Writes the seed corpus of the fuzz harnesses (tests/fuzz/corpus/<harness>/): small valid files
 of each format and a few known-hostile ones, so the fuzzer starts from real structure and the
 normal build replays them. Run again after changing it; the output is deterministic."""

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The normal build's driver for the fuzz harnesses: runs every file of the given corpus folders
 // (and files) through LLVMFuzzerTestOneInput once, so the committed corpus and every crash found
 // by fuzzing stay regression tests without clang or libFuzzer.

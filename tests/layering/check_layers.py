@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: Apache-2.0
 """The layering rule of docs/engineering.md ("Layers"), checked on the sources.
 
 Every `#include "folder/file.h"` of a source under engine/, contract/, widgets/ or app/ must name a

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine bench <kind> [options]`: dispatches to a benchmark kind registered with
 // WS_BENCH_KIND (run/bench.h); each kind parses its own options.
 #include "core/error.h"

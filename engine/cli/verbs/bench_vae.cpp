@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `bench vae-encode` / `bench vae-decode`: either Wan VAE with random weights (seed 0) or a
 // weights file, on random clips of a given size.
 #include <ATen/Parallel.h>

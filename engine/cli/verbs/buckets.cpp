@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine buckets --config RUN.yaml`: which bucket, sizes and frames every row of
 // the dataset trains at, or why it is dropped — the answer to "what does my data train on?".
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine demo-data OUT_DIR [--seed N]`: the small synthetic dataset the demo trains on.
 #include <cstdio>
 

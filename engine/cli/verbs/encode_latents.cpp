@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine encode-latents`: a dataset through the VAE once, for train-experts runs that
 // then need no VAE (train/latent_encoding.h). Either VAE; the weights say which.
 //   encode-latents --metadata META.json --vae Wan2.1_VAE.pth --out DIR [training options]

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine encode-text`: captions to UMT5 text embeddings, one file per distinct caption,
 // named and placed as train-experts looks them up, plus the negative prompt's (docs/design/umt5.md).
 //   encode-text --metadata META.json --text_embeddings_dir DIR --text_encoder_path T5.pth --tokenizer_path TOK

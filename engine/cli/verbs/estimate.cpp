@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine estimate --config RUN.yaml [run flags] [--nproc P] [--time_steps N]`: the
 // memory a training run will need, by formula from its models' configs, sizes and options
 // (train/memory_estimate.h, docs/design/estimate.md), checked against this machine's memory

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine inspect WEIGHTS`: what a weights file holds, without running a model.
 #include <algorithm>
 #include <cstdio>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine merge-lora`: folds a LoRA into an expert's weights (W += m·(α/r)·U·D) and
 // writes a model folder any loader reads (config.json + diffusion_pytorch_model.safetensors).
 //   merge-lora --model EXPERT_DIR --lora FILE [--scale M] --out DIR

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine parity <kind> DIR`: dispatches to the checker a model kind registered
 // (run/parity.h), so each kind lives in its own file.
 #include <ATen/Parallel.h>

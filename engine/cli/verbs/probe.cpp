@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine probe METADATA.json [--fix] [--train_data_dir DIR] [--json]`: checks every
 // row of a VideoX-Fun metadata.json against its file and, with --fix, fills width/height
 // (the displayed size) as VideoX-Fun's process_json_add_width_and_height.py does.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine sample` (docs/design/sampling.md §12.1): an expert pair (a Wan Studio
 // checkpoint, a LoRA run's checkpoint on its base, an official model folder, or two model folders,
 // each with an optional LoRA) or one model + a prompt → a video.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine schema <verb>`: the training verbs' option schema as JSON, so the GUI's
 // form is generated from the engine and never drifts from it.
 #include <cstdio>

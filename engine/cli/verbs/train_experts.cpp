@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine train-experts --config RUN.yaml | option flags`.
 #include "cli/verb.h"
 #include "train/experts_trainer.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine train-vae --config RUN.yaml`: the VAE trainer (train/vae_run.h).
 #include "cli/verb.h"
 #include "train/vae_run.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine upsample`: what an upsampler run's validation writes, for any checkpoint and
 // any video (train/upsampler_validation.h): the clip squared to the sample size, encoded at high
 // and low resolution, the low-res latent upsampled, the three decodes as MP4s and the PSNRs.

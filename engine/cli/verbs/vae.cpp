@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine vae encode|decode`: either Wan VAE (the weights say which) on tensors in
 // .safetensors files. encode: video [3, T, H, W] (or [1, 3, T, H, W]) in [-1, 1] -> `latents`
 // [z, F, h, w] with __metadata__ (VAE type, z_dim, sha256, frame indices, pixel size). decode:

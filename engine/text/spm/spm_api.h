@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The C interface of the SentencePiece module (libwanstudio_spm.so). Debian's libsentencepiece
 // carries its own copy of protobuf 3.14 and exports it; loaded into a process that also has
 // LibTorch's protobuf 3.21, one copy's code runs on the other's data and crashes at start-up. So

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // libwanstudio_spm.so: SentencePiece behind the C interface of spm_api.h.
 #include <sentencepiece_processor.h>
 

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the CLI tests (tests/cli/*.sh, which get ENGINE and DATA as $1 $2): a scratch folder
 # removed at exit with every background job, one-thread OpenMP, `fail`, and the tiny experts.
 set -u

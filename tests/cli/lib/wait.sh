@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: Apache-2.0
 # Sourced by the CLI tests: wait for the event a test needs, never for a fixed time.
 # wait_for WHAT SECONDS COMMAND...: polls COMMAND every 0.1 s until it succeeds; after SECONDS
 # (a generous bound for a loaded machine) the test fails naming WHAT.
