@@ -82,7 +82,8 @@ AppOptions AppOptions::parse(const QStringList& args) {
       if (!error.isEmpty()) return fail(error);
       // Two checkpoint folders: the value and the next argument.
       if (i + 1 >= args.size() || args.at(i + 1).startsWith(QLatin1String("--")))
-        return fail(QStringLiteral("--compare needs two checkpoint folders: --compare RUN_A/checkpoint-N RUN_B/checkpoint-M"));
+        return fail(
+            QStringLiteral("--compare needs two checkpoint folders: --compare RUN_A/checkpoint-N RUN_B/checkpoint-M"));
       o.compareA = value;
       o.compareB = args.at(++i);
     } else if (takeValue(args, i, QStringLiteral("--compare-input"), &value, &error)) {
@@ -95,7 +96,9 @@ AppOptions AppOptions::parse(const QStringList& args) {
       const QStringList wh = value.split(QLatin1Char('x'));
       const int w = wh.value(0).toInt(), h = wh.size() == 2 ? wh.value(1).toInt() : 0;
       if (!error.isEmpty() || w < 200 || h < 150)
-        return fail(error.isEmpty() ? QStringLiteral("--screenshot-size: expected WxH (at least 200x150), not %1").arg(value) : error);
+        return fail(error.isEmpty()
+                        ? QStringLiteral("--screenshot-size: expected WxH (at least 200x150), not %1").arg(value)
+                        : error);
       o.screenshotSize = QSize(w, h);
     } else if (takeValue(args, i, QStringLiteral("--screenshot-delay-ms"), &value, &error)) {
       bool ok = false;
@@ -111,7 +114,8 @@ AppOptions AppOptions::parse(const QStringList& args) {
       bool ok = false;
       const double s = value.toDouble(&ok);
       if (!error.isEmpty() || !ok || s < 0)
-        return fail(error.isEmpty() ? QStringLiteral("--heartbeat-timeout: not a number of seconds: %1").arg(value) : error);
+        return fail(error.isEmpty() ? QStringLiteral("--heartbeat-timeout: not a number of seconds: %1").arg(value)
+                                    : error);
       o.heartbeatTimeoutMs = int(s * 1000);
     } else if (a.startsWith(QLatin1Char('-'))) {
       return fail(QStringLiteral("unknown option %1 (see wanstudio --help)").arg(a));

@@ -34,8 +34,9 @@ QString BatchProgress::render(const RunEvents::StepPoint& p, qint64 maxSteps, in
     const double f = std::clamp(double(p.step) / double(maxSteps), 0.0, 1.0);
     constexpr int kBar = 20;
     const int filled = int(std::lround(f * kBar));
-    s += QStringLiteral("/%1 [%2%3] %4%").arg(maxSteps).arg(QString(filled, QLatin1Char('#')),
-                                                          QString(kBar - filled, QLatin1Char('.')))
+    s += QStringLiteral("/%1 [%2%3] %4%")
+             .arg(maxSteps)
+             .arg(QString(filled, QLatin1Char('#')), QString(kBar - filled, QLatin1Char('.')))
              .arg(int(std::floor(f * 100)), 3);
   }
   if (!p.expert.isEmpty() && p.expert != QLatin1String("upsampler")) s += QStringLiteral(" [%1]").arg(p.expert);

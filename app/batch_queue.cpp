@@ -46,8 +46,8 @@ void BatchQueue::finishRun(int exitCode) {
 }
 
 int BatchQueue::summarize() {
-  const bool all = std::all_of(codes_.begin(), codes_.end(), [](int c) { return c == 0; }) &&
-                   int(codes_.size()) == runYamls_.size();
+  const bool all =
+      std::all_of(codes_.begin(), codes_.end(), [](int c) { return c == 0; }) && int(codes_.size()) == runYamls_.size();
   const int code = cancelled_ ? 130 : all ? 0 : 1;
   if (runYamls_.size() < 2) return code;  // one run: its own last lines say it all
   int completed = 0;
@@ -55,8 +55,10 @@ int BatchQueue::summarize() {
   std::FILE* out = code == 0 ? stdout : stderr;
   std::fprintf(out, "wanstudio: %d of %d runs completed\n", completed, int(runYamls_.size()));
   for (int i = 0; i < runYamls_.size(); ++i) {
-    const QString state = i < outcomes_.size() ? outcomes_.at(i) : QStringLiteral("not started (the queue was cancelled)");
-    std::fprintf(out, "  %s: %s\n", QFileInfo(runYamls_.at(i)).fileName().toUtf8().constData(), state.toUtf8().constData());
+    const QString state =
+        i < outcomes_.size() ? outcomes_.at(i) : QStringLiteral("not started (the queue was cancelled)");
+    std::fprintf(out, "  %s: %s\n", QFileInfo(runYamls_.at(i)).fileName().toUtf8().constData(),
+                 state.toUtf8().constData());
   }
   std::fflush(out);
   return code;

@@ -40,8 +40,8 @@ class BatchQueue : public QObject {
   int next_ = 0;
   bool cancelled_ = false;
   BatchRunner* current_ = nullptr;
-  std::vector<int> codes_;        // per started run: 0 / 1 / 130
-  QStringList outcomes_;          // per started run
+  std::vector<int> codes_;  // per started run: 0 / 1 / 130
+  QStringList outcomes_;    // per started run
 };
 
 }  // namespace ws

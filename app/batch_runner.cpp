@@ -18,8 +18,8 @@ namespace ws {
 namespace {
 
 QString timestamp(double unixSeconds) {
-  const QDateTime when = unixSeconds > 0 ? QDateTime::fromMSecsSinceEpoch(qint64(unixSeconds * 1000))
-                                         : QDateTime::currentDateTime();
+  const QDateTime when =
+      unixSeconds > 0 ? QDateTime::fromMSecsSinceEpoch(qint64(unixSeconds * 1000)) : QDateTime::currentDateTime();
   return when.toString(QStringLiteral("HH:mm:ss  "));
 }
 
@@ -62,8 +62,7 @@ bool isLiveTerminal(std::FILE* f) {
 
 }  // namespace
 
-BatchRunner::BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs,
-                         QObject* parent)
+BatchRunner::BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs, QObject* parent)
     : QObject(parent),
       runYaml_(runYaml),
       workerArgs_(workerArgs),
@@ -85,7 +84,8 @@ int BatchRunner::start() {
   }
   const QString verb = RunConfig::verbForJob(cfg->job);
   if (verb.isEmpty()) {
-    print(stderr, QStringLiteral("error: %1: unknown job '%2' (expected %3)").arg(runYaml_, cfg->job, RunConfig::knownJobs()));
+    print(stderr,
+          QStringLiteral("error: %1: unknown job '%2' (expected %3)").arg(runYaml_, cfg->job, RunConfig::knownJobs()));
     outcome_ = QStringLiteral("failed: unknown job '%1'").arg(cfg->job);
     return 1;
   }
@@ -142,12 +142,12 @@ void BatchRunner::onStderrLine(const QString& line) {
 
 void BatchRunner::onEvent(const RunEvent& ev) {
   if (ev.type == QLatin1String("heartbeat")) return;  // liveness only, not news
-  const bool warnsOrFails = ev.type == QLatin1String("error") ||
-                            (ev.type == QLatin1String("log") && (ev.string(QLatin1StringView("level")) == QLatin1String("warning") ||
-                                                                 ev.string(QLatin1StringView("level")) == QLatin1String("error")));
+  const bool warnsOrFails =
+      ev.type == QLatin1String("error") ||
+      (ev.type == QLatin1String("log") && (ev.string(QLatin1StringView("level")) == QLatin1String("warning") ||
+                                           ev.string(QLatin1StringView("level")) == QLatin1String("error")));
   if (warnsOrFails && !firstTime(ev.string(QLatin1StringView("message")))) return;
-  if (ev.type == QLatin1String("started"))
-    maxSteps_ = qint64(ev.number(QLatin1StringView("max_train_steps"), 0));
+  if (ev.type == QLatin1String("started")) maxSteps_ = qint64(ev.number(QLatin1StringView("max_train_steps"), 0));
   const QString text = timestamp(ev.time) + formatEvent(ev, maxSteps_);
   if (ev.type == QLatin1String("step")) {
     progress_.step(RunEvents::StepPoint::fromEvent(ev), maxSteps_, text);
@@ -162,23 +162,26 @@ void BatchRunner::onEnded(const JobResult& r) {
   progress_.finish();
   const QString at = r.step >= 0 ? QStringLiteral(" at step %1").arg(r.step) : QString();
   switch (r.state) {
-    case RunState::Completed:
-      print(stdout, QStringLiteral("wanstudio: run completed%1").arg(at));
-      break;
+    case RunState::Completed: print(stdout, QStringLiteral("wanstudio: run completed%1").arg(at)); break;
     case RunState::Cancelled:
-      print(stdout, QStringLiteral("wanstudio: run cancelled%1%2").arg(at, r.reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.reason)));
+      print(stdout, QStringLiteral("wanstudio: run cancelled%1%2")
+                        .arg(at, r.reason.isEmpty() ? QString() : QStringLiteral(" (%1)").arg(r.reason)));
       break;
     default:
-      print(stderr, QStringLiteral("error: run failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see the log above") : r.reason));
+      print(stderr, QStringLiteral("error: run failed%1: %2")
+                        .arg(at, r.reason.isEmpty() ? QStringLiteral("see the log above") : r.reason));
       break;
   }
-  outcome_ = r.state == RunState::Completed   ? QStringLiteral("completed%1").arg(at)
-             : r.state == RunState::Cancelled ? QStringLiteral("cancelled%1").arg(at)
-                                              : QStringLiteral("failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see its log") : r.reason);
+  outcome_ =
+      r.state == RunState::Completed ? QStringLiteral("completed%1").arg(at)
+      : r.state == RunState::Cancelled
+          ? QStringLiteral("cancelled%1").arg(at)
+          : QStringLiteral("failed%1: %2").arg(at, r.reason.isEmpty() ? QStringLiteral("see its log") : r.reason);
   if (!job_->runDirectory().isEmpty()) outcome_ += QStringLiteral(", ") + job_->runDirectory();
   // Where to look next: checkpoints, samples, logs.
   if (!job_->runDirectory().isEmpty())
-    print(r.state == RunState::Failed ? stderr : stdout, QStringLiteral("wanstudio: run folder: %1").arg(job_->runDirectory()));
+    print(r.state == RunState::Failed ? stderr : stdout,
+          QStringLiteral("wanstudio: run folder: %1").arg(job_->runDirectory()));
   Q_EMIT done(r.exitStatus());
 }
 

@@ -20,8 +20,7 @@ class BatchRunner : public QObject {
   Q_OBJECT
  public:
   // Progress is drawn in place when stdout is a terminal.
-  BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs,
-              QObject* parent = nullptr);
+  BatchRunner(const QString& runYaml, const QStringList& workerArgs, int heartbeatTimeoutMs, QObject* parent = nullptr);
 
   // Starts the worker. Returns -1 while it runs (done() brings the exit code), or the exit
   // code at once when the YAML cannot be used.

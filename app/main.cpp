@@ -32,9 +32,7 @@ int runHeadless(int argc, char** argv, const QStringList& raw) {
   setIdentity();
   const ws::AppOptions o = ws::AppOptions::parse(raw);
   switch (o.mode) {
-    case ws::AppOptions::Mode::Help:
-      std::fputs(ws::AppOptions::helpText().toUtf8().constData(), stdout);
-      return 0;
+    case ws::AppOptions::Mode::Help: std::fputs(ws::AppOptions::helpText().toUtf8().constData(), stdout); return 0;
     case ws::AppOptions::Mode::Version: {
       // Where this studio finds its worker and presets (an install needs no environment).
       std::printf("wanstudio %s\n", WANSTUDIO_VERSION);
@@ -43,11 +41,8 @@ int runHeadless(int argc, char** argv, const QStringList& raw) {
                   presets.isEmpty() ? "(not found)" : presets.toUtf8().constData());
       return 0;
     }
-    case ws::AppOptions::Mode::Error:
-      std::fprintf(stderr, "error: %s\n", o.error.toUtf8().constData());
-      return 1;
-    default:
-      break;
+    case ws::AppOptions::Mode::Error: std::fprintf(stderr, "error: %s\n", o.error.toUtf8().constData()); return 1;
+    default: break;
   }
   // A closed terminal or `| head` must not kill the supervisor: the worker keeps its run.
   ::signal(SIGPIPE, SIG_IGN);

@@ -196,7 +196,8 @@ void MainWindow::newRun() {
 }
 
 void MainWindow::startRunFromYaml() {
-  const QString yaml = QFileDialog::getOpenFileName(this, tr("Start Run"), runs_->workspace(), tr("Run configs (*.yaml *.yml)"));
+  const QString yaml =
+      QFileDialog::getOpenFileName(this, tr("Start Run"), runs_->workspace(), tr("Run configs (*.yaml *.yml)"));
   if (yaml.isEmpty()) return;
   QString error;
   WorkerJob* job = jobs_->startRun(yaml, {}, &error);
@@ -249,11 +250,12 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   if (!live.isEmpty()) {
     event->ignore();
     if (closing_) return;  // already waiting for them
-    const auto answer = QMessageBox::question(
-        this, tr("Quit Wan Studio"),
-        tr("%n run(s) are training. Cancel them (each stops after its current step and writes a "
-           "checkpoint) and quit when they have stopped?", nullptr, int(live.size())),
-        QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
+    const auto answer =
+        QMessageBox::question(this, tr("Quit Wan Studio"),
+                              tr("%n run(s) are training. Cancel them (each stops after its current step and writes a "
+                                 "checkpoint) and quit when they have stopped?",
+                                 nullptr, int(live.size())),
+                              QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
     if (answer == QMessageBox::Yes) quitStoppingWorkers(false);
     return;
   }

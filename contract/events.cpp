@@ -106,7 +106,10 @@ std::string string_field(const json& f, const char* key) {
 }
 
 json StartedEvent::to_json() const {
-  return merged({{"job", job}, {"config", config}, {"world_size", world_size}, {"resume_step", resume_step},
+  return merged({{"job", job},
+                 {"config", config},
+                 {"world_size", world_size},
+                 {"resume_step", resume_step},
                  {"max_train_steps", max_train_steps}},
                 extra);
 }
@@ -123,8 +126,8 @@ StartedEvent StartedEvent::from_json(const json& f) {
 }
 
 json StepEvent::to_json() const {
-  json j = {{"step", step},         {"expert", expert}, {"expert_step", expert_step}, {"loss", loss},
-            {"lr", lr},             {"grad_norm", grad_norm}, {"samples_per_s", samples_per_s}, {"eta_s", eta_s}};
+  json j = {{"step", step}, {"expert", expert},       {"expert_step", expert_step},     {"loss", loss},
+            {"lr", lr},     {"grad_norm", grad_norm}, {"samples_per_s", samples_per_s}, {"eta_s", eta_s}};
   if (grad_clip) j["grad_clip"] = *grad_clip;
   return merged(std::move(j), extra);
 }
@@ -140,7 +143,8 @@ StepEvent StepEvent::from_json(const json& f) {
   e.grad_clip = opt_number(f, "grad_clip");
   e.samples_per_s = number_field(f, "samples_per_s", kNaN);
   e.eta_s = number_field(f, "eta_s", kNaN);
-  e.extra = rest(f, {"step", "expert", "expert_step", "loss", "lr", "grad_norm", "grad_clip", "samples_per_s", "eta_s"});
+  e.extra =
+      rest(f, {"step", "expert", "expert_step", "loss", "lr", "grad_norm", "grad_clip", "samples_per_s", "eta_s"});
   return e;
 }
 
@@ -151,9 +155,18 @@ CheckpointEvent CheckpointEvent::from_json(const json& f) {
 }
 
 json ValidationEvent::to_json() const {
-  json j = {{"step", step},         {"index", index},           {"source", source},         {"lowres", lowres},
-          {"upsampled", upsampled}, {"highres", highres},     {"psnr", psnr},             {"psnr_lowres", psnr_lowres},
-          {"latent_mse", latent_mse}, {"frames", frames},     {"size", size},             {"size_lr", size_lr}};
+  json j = {{"step", step},
+            {"index", index},
+            {"source", source},
+            {"lowres", lowres},
+            {"upsampled", upsampled},
+            {"highres", highres},
+            {"psnr", psnr},
+            {"psnr_lowres", psnr_lowres},
+            {"latent_mse", latent_mse},
+            {"frames", frames},
+            {"size", size},
+            {"size_lr", size_lr}};
   for (auto [key, v] : {std::pair<const char*, double>{"psnr_ceiling", psnr_ceiling},
                         {"psnr_source", psnr_source},
                         {"psnr_lowres_source", psnr_lowres_source}})
@@ -265,8 +278,8 @@ json SampleEvent::to_json() const {
 }
 
 SampleEvent SampleEvent::from_json(const json& f) {
-  return {integer_field(f, "index", 0), string_field(f, "latents"), string_field(f, "video"), string_field(f, "sidecar"),
-          number_field(f, "seconds", kNaN)};
+  return {integer_field(f, "index", 0), string_field(f, "latents"), string_field(f, "video"),
+          string_field(f, "sidecar"), number_field(f, "seconds", kNaN)};
 }
 
 }  // namespace ws::contract

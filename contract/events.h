@@ -67,8 +67,8 @@ struct StartedEvent {
 struct StepEvent {
   static constexpr const char* kType = event_type::kStep;
   int64_t step = 0;
-  std::string expert;        // "upsampler" | "high" | "low" | "vae"
-  int64_t expert_step = 0;   // that expert's own step count (= step with one model)
+  std::string expert;       // "upsampler" | "high" | "low" | "vae"
+  int64_t expert_step = 0;  // that expert's own step count (= step with one model)
   double loss = 0, lr = 0, grad_norm = 0;
   std::optional<double> grad_clip;  // the clipping threshold, when the job clips
   double samples_per_s = 0, eta_s = 0;

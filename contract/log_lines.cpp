@@ -32,7 +32,8 @@ std::optional<LogLine> parse_stderr_log_line(std::string_view raw) {
   for (size_t i : {1, 2, 4, 5, 7, 8})
     if (!std::isdigit(static_cast<unsigned char>(line[i]))) return std::nullopt;
   const size_t close = line.find(']', 12);
-  if (close == std::string::npos || close == 12 || close + 1 >= line.size() || line[close + 1] != ' ') return std::nullopt;
+  if (close == std::string::npos || close == 12 || close + 1 >= line.size() || line[close + 1] != ' ')
+    return std::nullopt;
   LogLine l;
   l.level = line.substr(12, close - 12);
   for (char c : l.level)

@@ -13,7 +13,7 @@ namespace ws::contract {
 inline constexpr const char* kStderrLogPattern = "[%H:%M:%S] [%^%l%$] %v";
 
 struct LogLine {
-  std::string level;    // "debug", "info", "warning", "error", ... as spdlog names them
+  std::string level;  // "debug", "info", "warning", "error", ... as spdlog names them
   std::string message;
 };
 

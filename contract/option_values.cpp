@@ -52,7 +52,8 @@ const char* type_name(ValueType t) {
 }
 
 std::optional<ValueType> type_from_name(std::string_view name) {
-  for (ValueType t : {ValueType::Bool, ValueType::Int, ValueType::Float, ValueType::String, ValueType::Path, ValueType::Enum})
+  for (ValueType t :
+       {ValueType::Bool, ValueType::Int, ValueType::Float, ValueType::String, ValueType::Path, ValueType::Enum})
     if (name == type_name(t)) return t;
   return std::nullopt;
 }
@@ -79,8 +80,7 @@ bool is_null_word(ValueType type, std::string_view t) {
 bool check_number(const ValueRule& r, double v, std::string& err) {
   if (r.min && v < *r.min) err = "must be at least " + fmt_num(*r.min) + ", got " + fmt_num(v);
   else if (r.max && v > *r.max) err = "must be at most " + fmt_num(*r.max) + ", got " + fmt_num(v);
-  else if (r.multiple_of > 0 && v == std::floor(v) &&
-           (static_cast<int64_t>(v) - r.remainder) % r.multiple_of != 0)
+  else if (r.multiple_of > 0 && v == std::floor(v) && (static_cast<int64_t>(v) - r.remainder) % r.multiple_of != 0)
     err = "must be " + shape_text(r) + ", got " + fmt_num(v);
   else return true;
   return false;
@@ -145,8 +145,7 @@ std::optional<json> parse_value(const ValueRule& r, const std::string& text, std
         return std::nullopt;
       }
       return json(text);
-    case ValueType::String:
-      return json(text);
+    case ValueType::String: return json(text);
   }
   return std::nullopt;
 }

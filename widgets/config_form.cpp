@@ -115,7 +115,8 @@ void ConfigForm::setFilter(const QString& text) {
   QSet<QString> shownGroups;
   for (OptionEditor* e : std::as_const(editors_)) {
     const OptionSpec& s = e->spec();
-    const bool show = text.isEmpty() || s.name.contains(text, Qt::CaseInsensitive) || s.help.contains(text, Qt::CaseInsensitive);
+    const bool show =
+        text.isEmpty() || s.name.contains(text, Qt::CaseInsensitive) || s.help.contains(text, Qt::CaseInsensitive);
     e->setVisible(show);
     labels_.value(s.name)->setVisible(show);
     if (show) shownGroups.insert(s.group);

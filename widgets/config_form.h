@@ -29,7 +29,7 @@ class ConfigForm : public QWidget {
   const OptionSchema& schema() const { return schema_; }
   bool hasSchema() const { return !schema_.options().isEmpty(); }
 
-  QVariantMap values() const;  // non-default options only
+  QVariantMap values() const;                 // non-default options only
   QVariant value(const QString& name) const;  // the default for untouched options
   // Every option from `values`, the rest back to its default. Emits nothing.
   void setValues(const QVariantMap& values);

@@ -6,8 +6,8 @@
 
 namespace ws {
 
-void decimateMinMax(const QVector<double>& x, const QVector<double>& y, double xmin, double xmax,
-                    int buckets, QVector<double>& outX, QVector<double>& outY) {
+void decimateMinMax(const QVector<double>& x, const QVector<double>& y, double xmin, double xmax, int buckets,
+                    QVector<double>& outX, QVector<double>& outY) {
   outX.clear();
   outY.clear();
   const qsizetype n = std::min(x.size(), y.size());

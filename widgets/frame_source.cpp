@@ -18,9 +18,7 @@ struct FrameSource::Reader {
 #endif
 };
 
-FrameSource::FrameSource(QObject* parent) : QThread(parent) {
-  setCacheBudget(256LL << 20);
-}
+FrameSource::FrameSource(QObject* parent) : QThread(parent) { setCacheBudget(256LL << 20); }
 
 FrameSource::~FrameSource() {
   {
@@ -168,10 +166,8 @@ void FrameSource::run() {
       fps_ = fps;
       if (pending_ && count > 0) pendingIndex_ = std::clamp(pendingIndex_, 0, count - 1);
       lock.unlock();
-      if (error.isEmpty())
-        Q_EMIT opened(count, size, fps);
-      else
-        Q_EMIT failed(error);
+      if (error.isEmpty()) Q_EMIT opened(count, size, fps);
+      else Q_EMIT failed(error);
       continue;
     }
 

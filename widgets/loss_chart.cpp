@@ -175,8 +175,8 @@ void LossChart::setSmoothing(double beta) {
 
 void LossChart::setSmoothingEnabled(bool on) {
   smoothingOn_ = on;
-  for (QWidget* w : {static_cast<QWidget*>(smoothingTitle_), static_cast<QWidget*>(slider_),
-                     static_cast<QWidget*>(smoothingLabel_)})
+  for (QWidget* w :
+       {static_cast<QWidget*>(smoothingTitle_), static_cast<QWidget*>(slider_), static_cast<QWidget*>(smoothingLabel_)})
     w->setVisible(on);
   for (const Series& s : std::as_const(series_)) s.raw->setVisible(on);
   scheduleReplot();
@@ -288,8 +288,7 @@ bool LossChart::exportPng(const QString& path, int width, int height) {
 }
 
 void LossChart::exportWithDialog() {
-  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), exportName_,
-                                                    tr("PNG images (*.png)"));
+  const QString path = QFileDialog::getSaveFileName(this, tr("Export chart"), exportName_, tr("PNG images (*.png)"));
   if (!path.isEmpty()) exportPng(path);
 }
 

@@ -22,10 +22,14 @@ namespace {
 
 QString tooltipFor(const OptionSpec& s) {
   QStringList lines;
-  lines << QStringLiteral("<b>%1</b> (%2%3)").arg(s.name.toHtmlEscaped(), s.list ? QStringLiteral("list of ") : QString(), s.type);
+  lines << QStringLiteral("<b>%1</b> (%2%3)")
+               .arg(s.name.toHtmlEscaped(), s.list ? QStringLiteral("list of ") : QString(), s.type);
   if (!s.help.isEmpty()) lines << s.help.toHtmlEscaped();
   const QString def = OptionSchema::toText(s, s.defaultValue);
-  lines << QStringLiteral("Default: %1").arg(s.defaultValue.isNull() ? QStringLiteral("not set") : def.isEmpty() ? QStringLiteral("[]") : def.toHtmlEscaped());
+  lines << QStringLiteral("Default: %1")
+               .arg(s.defaultValue.isNull() ? QStringLiteral("not set")
+                    : def.isEmpty()         ? QStringLiteral("[]")
+                                            : def.toHtmlEscaped());
   if (s.min) lines << QStringLiteral("Minimum: %1").arg(*s.min);
   if (s.max) lines << QStringLiteral("Maximum: %1").arg(*s.max);
   if (!s.choices.isEmpty()) lines << QStringLiteral("One of: %1").arg(s.choices.join(QStringLiteral(", ")));
@@ -147,7 +151,8 @@ void OptionEditor::setValue(const QVariant& raw) {
   if (check_) {
     check_->setChecked(v.toBool());
   } else if (intBox_) {
-    intBox_->setValue(v.isNull() ? intBox_->minimum() : int(std::clamp<qlonglong>(v.toLongLong(), INT_MIN + 1, INT_MAX)));
+    intBox_->setValue(v.isNull() ? intBox_->minimum()
+                                 : int(std::clamp<qlonglong>(v.toLongLong(), INT_MIN + 1, INT_MAX)));
   } else if (floatBox_) {
     floatBox_->setValue(v.isNull() ? floatBox_->minimum() : v.toDouble());
   } else if (combo_) {
@@ -193,8 +198,7 @@ void OptionEditor::browse() {
   if (picked.isEmpty()) return;
   if (spec_.list && !line_->text().trimmed().isEmpty())
     line_->setText(line_->text() + QStringLiteral(", ") + picked.join(QStringLiteral(", ")));
-  else
-    line_->setText(picked.join(QStringLiteral(", ")));
+  else line_->setText(picked.join(QStringLiteral(", ")));
   Q_EMIT edited();
 }
 

@@ -29,7 +29,7 @@ class OptionEditor : public QWidget {
   const OptionSpec& spec() const { return spec_; }
   // The edited value (null = not set). Text that does not parse gives nullopt and *error.
   std::optional<QVariant> parsedValue(QString* error = nullptr) const;
-  QVariant value() const;  // parsedValue(), or the default when the text does not parse
+  QVariant value() const;                // parsedValue(), or the default when the text does not parse
   void setValue(const QVariant& value);  // null = the default; emits nothing
   bool isDefault() const;
 

@@ -11,7 +11,7 @@
 namespace ws {
 namespace {
 
-const QStringList kTypes{QStringLiteral("bool"), QStringLiteral("int"),  QStringLiteral("float"),
+const QStringList kTypes{QStringLiteral("bool"),   QStringLiteral("int"),  QStringLiteral("float"),
                          QStringLiteral("string"), QStringLiteral("path"), QStringLiteral("enum")};
 
 std::optional<QVariant> scalarFromJson(const OptionSpec& s, const QJsonValue& v) {
@@ -45,7 +45,8 @@ std::optional<OptionSchema> OptionSchema::fromJson(const QByteArray& json, QStri
   if (pe.error != QJsonParseError::NoError)
     return fail(QStringLiteral("schema is not JSON: %1 at offset %2").arg(pe.errorString()).arg(pe.offset));
   const QJsonObject root = doc.object();
-  if (!root.value(QLatin1StringView("options")).isArray()) return fail(QStringLiteral("schema has no \"options\" list"));
+  if (!root.value(QLatin1StringView("options")).isArray())
+    return fail(QStringLiteral("schema has no \"options\" list"));
   OptionSchema schema;
   schema.verb_ = root.value(QLatin1StringView("verb")).toString();
   schema.job_ = root.value(QLatin1StringView("job")).toString();
@@ -55,7 +56,8 @@ std::optional<OptionSchema> OptionSchema::fromJson(const QByteArray& json, QStri
     s.name = o.value(QLatin1StringView("name")).toString();
     s.type = o.value(QLatin1StringView("type")).toString();
     if (s.name.isEmpty()) return fail(QStringLiteral("schema option without a name"));
-    if (!kTypes.contains(s.type)) return fail(QStringLiteral("schema option %1 has unknown type \"%2\"").arg(s.name, s.type));
+    if (!kTypes.contains(s.type))
+      return fail(QStringLiteral("schema option %1 has unknown type \"%2\"").arg(s.name, s.type));
     s.list = o.value(QLatin1StringView("list")).toBool();
     s.required = o.value(QLatin1StringView("required")).toBool();
     s.help = o.value(QLatin1StringView("help")).toString();

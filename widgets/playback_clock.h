@@ -31,7 +31,7 @@ class PlaybackClock : public QObject {
   void play();
   void pause();
   void togglePlay();
-  void seek(int frame);  // clamped
+  void seek(int frame);   // clamped
   void step(int frames);  // pauses; wraps when looping
   // One playback step (the timer's): the next frame, wrapping or stopping at the end.
   // False when the gate held it back.

@@ -85,10 +85,8 @@ void ThumbnailLoader::run() {
     }
     QString error;
     const QImage image = decode_thumbnail(job.path, edge_, &error);
-    if (image.isNull())
-      Q_EMIT thumbnailFailed(job.key, error, gen);
-    else
-      Q_EMIT thumbnailReady(job.key, image, gen);
+    if (image.isNull()) Q_EMIT thumbnailFailed(job.key, error, gen);
+    else Q_EMIT thumbnailReady(job.key, image, gen);
   }
 }
 

@@ -128,15 +128,21 @@ void VideoCompareView::setVideos(const QList<Video>& videos) {
   transform_->reset();
   for (const Video& v : videos) {
     auto* source = new FrameSource(this);
-    connect(source, &FrameSource::opened, this, [this] {
-      updateFrameCount();
-      showClockFrame();
-    }, Qt::QueuedConnection);
-    connect(source, &FrameSource::failed, this, [this](const QString& message) {
-      error_->setText(message);
-      error_->show();
-      Q_EMIT failed(message);
-    }, Qt::QueuedConnection);
+    connect(
+        source, &FrameSource::opened, this,
+        [this] {
+          updateFrameCount();
+          showClockFrame();
+        },
+        Qt::QueuedConnection);
+    connect(
+        source, &FrameSource::failed, this,
+        [this](const QString& message) {
+          error_->setText(message);
+          error_->show();
+          Q_EMIT failed(message);
+        },
+        Qt::QueuedConnection);
     sources_ << source;
     auto* pane = new VideoPane(transform_, row_);
     pane->setSource(source, v.title);

@@ -25,7 +25,7 @@ class VideoCompareView : public QWidget {
   Q_OBJECT
  public:
   struct Video {
-    QString title;    // "upsampled", "step 500 · val 0"
+    QString title;  // "upsampled", "step 500 · val 0"
     QString path;
     QString caption;  // drawn at the bottom of its pane, e.g. "PSNR 31.2 dB"
   };

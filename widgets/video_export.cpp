@@ -68,11 +68,9 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
           const io::RgbFrame f = readers[i]->read(t);
           last[i] = QImage(f.data.data(), f.width, f.height, f.width * 3, QImage::Format_RGB888).copy();
         }
-        if (!last[i].isNull())
-          p.drawImage(QRect(x, titleH, widths[i], paneH), last[i]);
+        if (!last[i].isNull()) p.drawImage(QRect(x, titleH, widths[i], paneH), last[i]);
         p.setPen(Qt::white);
-        p.drawText(QRect(x + 4, 0, widths[i] - 8, titleH), Qt::AlignVCenter | Qt::AlignLeft,
-                   videos[int(i)].title);
+        p.drawText(QRect(x + 4, 0, widths[i] - 8, titleH), Qt::AlignVCenter | Qt::AlignLeft, videos[int(i)].title);
         x += widths[i];
       }
       p.end();
@@ -89,7 +87,10 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
     return false;
   }
 #else
-  Q_UNUSED(videos) Q_UNUSED(outPath) Q_UNUSED(progress) Q_UNUSED(abort)
+  Q_UNUSED(videos)
+  Q_UNUSED(outPath)
+  Q_UNUSED(progress)
+  Q_UNUSED(abort)
   if (error) *error = QStringLiteral("this build has no video support");
   return false;
 #endif

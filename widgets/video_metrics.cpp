@@ -107,7 +107,10 @@ bool scoreVideos(const QString& video, const QString& reference, FrameScores* ou
       if (fa.width != fb.width || fa.height != fb.height) {
         if (error)
           *error = QStringLiteral("the videos differ in size (%1×%2 and %3×%4)")
-                       .arg(fa.width).arg(fa.height).arg(fb.width).arg(fb.height);
+                       .arg(fa.width)
+                       .arg(fa.height)
+                       .arg(fb.width)
+                       .arg(fb.height);
         return false;
       }
       s.psnr << rgbPsnr(fa.data.data(), fb.data.data(), fa.width, fa.height);
@@ -120,7 +123,10 @@ bool scoreVideos(const QString& video, const QString& reference, FrameScores* ou
     return false;
   }
 #else
-  Q_UNUSED(video) Q_UNUSED(reference) Q_UNUSED(out) Q_UNUSED(abort)
+  Q_UNUSED(video)
+  Q_UNUSED(reference)
+  Q_UNUSED(out)
+  Q_UNUSED(abort)
   if (error) *error = QStringLiteral("this build has no video support");
   return false;
 #endif

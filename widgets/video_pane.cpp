@@ -33,14 +33,17 @@ void VideoPane::bind(int i, FrameSource* source, const QString& title) {
   l.title = title;
   if (source) {
     // Decoded on the source's thread, handed over to this (GUI) thread.
-    l.connection = connect(source, &FrameSource::frameReady, this, [this, i](int index, const QImage& image) {
-      Layer& layer = layers_[i];
-      if (index != layer.wanted) return;  // an older request's frame
-      layer.image = image;
-      layer.frame = index;
-      update();
-      Q_EMIT frameShown(i, index);
-    }, Qt::QueuedConnection);
+    l.connection = connect(
+        source, &FrameSource::frameReady, this,
+        [this, i](int index, const QImage& image) {
+          Layer& layer = layers_[i];
+          if (index != layer.wanted) return;  // an older request's frame
+          layer.image = image;
+          layer.frame = index;
+          update();
+          Q_EMIT frameShown(i, index);
+        },
+        Qt::QueuedConnection);
   }
   update();
 }

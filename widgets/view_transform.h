@@ -16,7 +16,7 @@ class ViewTransform : public QObject {
  public:
   explicit ViewTransform(QObject* parent = nullptr);
 
-  double zoom() const { return zoom_; }        // 1 = the frame fits the pane
+  double zoom() const { return zoom_; }       // 1 = the frame fits the pane
   QPointF center() const { return center_; }  // the image point at the pane's centre
 
   // Where a frame of `imageSize` is drawn in `pane`.

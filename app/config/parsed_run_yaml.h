@@ -11,9 +11,9 @@
 namespace ws {
 
 struct ParsedRunYaml {
-  QString parseError;  // the text is not YAML or not a mapping: nothing else is valid
-  QString job;         // "" when the YAML has no `job:`
-  QVariantMap values;  // options with a value of the right type (null = explicitly unset)
+  QString parseError;                 // the text is not YAML or not a mapping: nothing else is valid
+  QString job;                        // "" when the YAML has no `job:`
+  QVariantMap values;                 // options with a value of the right type (null = explicitly unset)
   QMap<QString, QString> typeErrors;  // option -> "line 4: expected an int, got \"abc\""
   QStringList unknownKeys;            // "line 7: unknown option foo"
 

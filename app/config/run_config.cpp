@@ -43,8 +43,7 @@ std::optional<RunConfig> RunConfig::load(const QString& path, QString* error) {
   try {
     root = YAML::LoadFile(fi.absoluteFilePath().toStdString());
   } catch (const YAML::ParserException& e) {
-    if (error)
-      *error = QStringLiteral("%1:%2: %3").arg(path).arg(e.mark.line + 1).arg(QString::fromStdString(e.msg));
+    if (error) *error = QStringLiteral("%1:%2: %3").arg(path).arg(e.mark.line + 1).arg(QString::fromStdString(e.msg));
     return std::nullopt;
   } catch (const YAML::Exception& e) {
     return fail(QString::fromStdString(e.what()));
@@ -70,7 +69,9 @@ std::optional<RunConfig> RunConfig::load(const QString& path, QString* error) {
   return cfg;
 }
 
-QString RunConfig::verbForJob(const QString& job) { return QString::fromStdString(contract::verb_for_job(job.toStdString())); }
+QString RunConfig::verbForJob(const QString& job) {
+  return QString::fromStdString(contract::verb_for_job(job.toStdString()));
+}
 
 QString RunConfig::knownJobs() {
   QStringList names;

@@ -12,9 +12,9 @@
 namespace ws {
 
 struct RunConfig {
-  QString path;       // absolute
-  QString job;        // "upsampler" | "experts" | "vae" | "" when absent
-  QString outputDir;  // absolute (relative ones resolve against the YAML's folder), or ""
+  QString path;                            // absolute
+  QString job;                             // "upsampler" | "experts" | "vae" | "" when absent
+  QString outputDir;                       // absolute (relative ones resolve against the YAML's folder), or ""
   QList<QPair<QString, QString>> options;  // top-level keys in file order, values as text
 
   // nullopt with a one-line *error naming the file (and line) when it cannot be used.

@@ -33,9 +33,9 @@ void emitScalar(YAML::Emitter& out, const OptionSpec& s, const QVariant& v) {
 QString where(const YAML::Node& n) { return QStringLiteral("line %1").arg(n.Mark().line + 1); }
 
 QString typeName(const OptionSpec& s) {
-  const QString one = s.type == QLatin1String("int") ? QStringLiteral("an integer")
+  const QString one = s.type == QLatin1String("int")     ? QStringLiteral("an integer")
                       : s.type == QLatin1String("float") ? QStringLiteral("a number")
-                      : s.type == QLatin1String("bool") ? QStringLiteral("true or false")
+                      : s.type == QLatin1String("bool")  ? QStringLiteral("true or false")
                                                          : QStringLiteral("a %1").arg(s.type);
   return s.list ? QStringLiteral("a list of %1 values").arg(s.type) : one;
 }
@@ -63,7 +63,8 @@ QString RunYamlCodec::write(const OptionSchema& schema, const QString& job, cons
   }
   out << YAML::EndMap;
   QString text;
-  for (const QString& line : comment.split(QLatin1Char('\n'), Qt::SkipEmptyParts)) text += QStringLiteral("# ") + line + QLatin1Char('\n');
+  for (const QString& line : comment.split(QLatin1Char('\n'), Qt::SkipEmptyParts))
+    text += QStringLiteral("# ") + line + QLatin1Char('\n');
   return text + QString::fromStdString(out.c_str()) + QLatin1Char('\n');
 }
 
@@ -120,24 +121,22 @@ ParsedRunYaml RunYamlCodec::parse(const OptionSchema& schema, const QString& tex
       QVariantList items;
       bool fits = true;
       for (const auto& item : node) {
-        const auto v = item.IsScalar() ? OptionSchema::scalarFromText(one, QString::fromStdString(item.Scalar())) : std::nullopt;
+        const auto v =
+            item.IsScalar() ? OptionSchema::scalarFromText(one, QString::fromStdString(item.Scalar())) : std::nullopt;
         if (!v) {
           fits = false;
           break;
         }
         items << *v;
       }
-      if (fits)
-        r.values.insert(key, items);
-      else
-        bad();
+      if (fits) r.values.insert(key, items);
+      else bad();
       continue;
     }
-    const auto v = node.IsScalar() ? OptionSchema::scalarFromText(one, QString::fromStdString(node.Scalar())) : std::nullopt;
-    if (v)
-      r.values.insert(key, *v);
-    else
-      bad();
+    const auto v =
+        node.IsScalar() ? OptionSchema::scalarFromText(one, QString::fromStdString(node.Scalar())) : std::nullopt;
+    if (v) r.values.insert(key, *v);
+    else bad();
   }
   return r;
 }

@@ -38,8 +38,9 @@ namespace ws {
 namespace {
 
 const QString kOutputDir = QStringLiteral("output_dir");
-const QString kComment = QStringLiteral("Run config written by Wan Studio's New Run dialog.\n"
-                                        "Relative paths resolve against this file's folder.");
+const QString kComment = QStringLiteral(
+    "Run config written by Wan Studio's New Run dialog.\n"
+    "Relative paths resolve against this file's folder.");
 
 QString readText(const QString& path, QString* error) {
   QFile f(path);
@@ -52,7 +53,9 @@ QString readText(const QString& path, QString* error) {
 
 }  // namespace
 
-QString NewRunDialog::verbForJob(const QString& job) { return QString::fromStdString(contract::verb_for_job(job.toStdString())); }
+QString NewRunDialog::verbForJob(const QString& job) {
+  return QString::fromStdString(contract::verb_for_job(job.toStdString()));
+}
 
 NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QString& presetsDir, SchemaSource schemas,
                            QWidget* parent)
@@ -82,8 +85,9 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   processes_ = new QSpinBox(this);
   processes_->setRange(1, 64);
   processes_->setValue(1);
-  processes_->setToolTip(tr("Train data parallel with this many worker processes on this machine (Gloo); "
-                            "rank 0 writes the run"));
+  processes_->setToolTip(
+      tr("Train data parallel with this many worker processes on this machine (Gloo); "
+         "rank 0 writes the run"));
   head->addRow(tr("Pro&cesses"), processes_);
 
   form_ = new ConfigForm(this);
@@ -115,8 +119,9 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   // model configs and maps the VAE, which takes a moment.
   estimate_ = new EstimateJob(this);
   estimateButton_ = new QPushButton(tr("Estimate &Memory"), this);
-  estimateButton_->setToolTip(tr("Weights, gradients, optimizer state and activations of this run, by formula, "
-                                 "against this machine's memory (wanstudio-engine estimate)"));
+  estimateButton_->setToolTip(
+      tr("Weights, gradients, optimizer state and activations of this run, by formula, "
+         "against this machine's memory (wanstudio-engine estimate)"));
   estimateLabel_ = new QLabel(this);
   estimateLabel_->setObjectName(QStringLiteral("estimate"));
   estimateLabel_->setWordWrap(true);
@@ -199,7 +204,8 @@ void NewRunDialog::onJobChosen() {
   form_->setLocked(kOutputDir, true, tr("The run folder: <workspace>/<run name>"));
   if (!nameEdited_) {
     const QSignalBlocker block(runName_);
-    runName_->setText(QStringLiteral("%1-%2").arg(job, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
+    runName_->setText(
+        QStringLiteral("%1-%2").arg(job, QDateTime::currentDateTime().toString(QStringLiteral("yyyyMMdd-HHmmss"))));
   }
   fillPresets();
   loadPreset();
@@ -218,10 +224,8 @@ void NewRunDialog::fillPresets() {
 bool NewRunDialog::selectPreset(const QString& path) {
   const int i = path.isEmpty() ? 0 : presetCombo_->findData(QFileInfo(path).absoluteFilePath());
   if (i < 0) return false;
-  if (i == presetCombo_->currentIndex())
-    loadPreset();
-  else
-    presetCombo_->setCurrentIndex(i);
+  if (i == presetCombo_->currentIndex()) loadPreset();
+  else presetCombo_->setCurrentIndex(i);
   return true;
 }
 
@@ -241,8 +245,10 @@ void NewRunDialog::loadPreset() {
       // Relative paths in a preset mean its own folder; the run YAML lives elsewhere.
       values = RunYamlCodec::absolutePaths(schema, parsed.values, QFileInfo(path).absolutePath());
       QStringList skipped = parsed.unknownKeys;
-      for (auto it = parsed.typeErrors.cbegin(); it != parsed.typeErrors.cend(); ++it) skipped << it.key() + QStringLiteral(": ") + *it;
-      if (!skipped.isEmpty()) presetNote_ = tr("Preset %1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
+      for (auto it = parsed.typeErrors.cbegin(); it != parsed.typeErrors.cend(); ++it)
+        skipped << it.key() + QStringLiteral(": ") + *it;
+      if (!skipped.isEmpty())
+        presetNote_ = tr("Preset %1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
     }
   }
   values.insert(kOutputDir, runDirectory());
@@ -263,7 +269,8 @@ void NewRunDialog::onFormEdited() {
 void NewRunDialog::onRunNameEdited() {
   form_->setValue(kOutputDir, runDirectory());
   // Keep a YAML the user is fixing as it is; a valid one follows the form.
-  const bool yamlHasErrors = yamlIsSource_ && (!yaml_.ok() || !yaml_.typeErrors.isEmpty() || !yaml_.unknownKeys.isEmpty());
+  const bool yamlHasErrors =
+      yamlIsSource_ && (!yaml_.ok() || !yaml_.typeErrors.isEmpty() || !yaml_.unknownKeys.isEmpty());
   if (!yamlHasErrors && !job_.isEmpty()) writeYamlFromForm();
   revalidate();
 }
@@ -320,7 +327,8 @@ void NewRunDialog::revalidate() {
   QStringList yamlLines;
   QMap<QString, QString> fieldErrors;
   if (job_.isEmpty()) {
-    problems_ << (schemas_.isEmpty() ? tr("The worker offers no job schema: %1").arg(QStringList(schemaErrors_.values()).join(QStringLiteral("; ")))
+    problems_ << (schemas_.isEmpty() ? tr("The worker offers no job schema: %1")
+                                           .arg(QStringList(schemaErrors_.values()).join(QStringLiteral("; ")))
                                      : tr("Choose a job"));
   } else {
     fieldErrors = ConfigValidator::validate(schemas_[job_], runValues(), runDirectory());
@@ -339,9 +347,9 @@ void NewRunDialog::revalidate() {
   }
   if (workspace_.isEmpty()) problems_ << tr("No workspace: choose one with File ▸ Choose Workspace… first");
   const QString name = runName_->text().trimmed();
-  if (name.isEmpty())
-    problems_ << tr("Give the run a name");
-  else if (name.contains(QLatin1Char('/')) || name.contains(QLatin1Char('\\')) || name == QLatin1String(".") || name == QLatin1String(".."))
+  if (name.isEmpty()) problems_ << tr("Give the run a name");
+  else if (name.contains(QLatin1Char('/')) || name.contains(QLatin1Char('\\')) || name == QLatin1String(".") ||
+           name == QLatin1String(".."))
     problems_ << tr("The run name must be a plain folder name");
   else if (!workspace_.isEmpty()) {
     const QDir dir(runDirectory());
@@ -349,7 +357,8 @@ void NewRunDialog::revalidate() {
   }
   problems_ << yamlLines;
   form_->setErrors(fieldErrors);
-  for (auto it = fieldErrors.cbegin(); it != fieldErrors.cend(); ++it) problems_ << QStringLiteral("%1: %2").arg(it.key(), *it);
+  for (auto it = fieldErrors.cbegin(); it != fieldErrors.cend(); ++it)
+    problems_ << QStringLiteral("%1: %2").arg(it.key(), *it);
 
   runFolder_->setText(runDirectory().isEmpty() ? QString() : tr("Writes %1/run.yaml").arg(runDirectory()));
   yamlStatus_->setText(yamlLines.isEmpty() ? tr("In sync with the form.") : yamlLines.join(QLatin1Char('\n')));
@@ -413,13 +422,15 @@ void NewRunDialog::showEstimate(const MemoryEstimateResult& r) {
   const QString parts = r.parts.mid(0, 4).join(QStringLiteral(", "));
   if (r.fits) {
     estimateLabel_->setStyleSheet(QString());
-    estimateLabel_->setText(tr("Needs about %1 of this machine's %2 (%3)")
-                                .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
+    estimateLabel_->setText(
+        tr("Needs about %1 of this machine's %2 (%3)")
+            .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
   } else {
     estimateLabel_->setStyleSheet(QStringLiteral("color: #cf222e;"));
-    estimateLabel_->setText(tr("Warning: needs about %1, more than this machine's %2 (%3). Try gradient checkpointing, "
-                               "a smaller sample size, LoRA or more processes with zero_stage 2.")
-                                .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
+    estimateLabel_->setText(
+        tr("Warning: needs about %1, more than this machine's %2 (%3). Try gradient checkpointing, "
+           "a smaller sample size, LoRA or more processes with zero_stage 2.")
+            .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
   }
 }
 

@@ -98,7 +98,7 @@ class NewRunDialog : public QDialog {
   QMap<QString, OptionSchema> schemas_;
   QMap<QString, QString> schemaErrors_;
   QString job_;
-  ParsedRunYaml yaml_;        // the last parse of the YAML tab
+  ParsedRunYaml yaml_;         // the last parse of the YAML tab
   bool yamlIsSource_ = false;  // the YAML tab was edited last: its errors count
   bool nameEdited_ = false;
   QString presetNote_;

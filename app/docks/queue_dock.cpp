@@ -88,7 +88,8 @@ void QueueDock::refreshButtons() {
   pause_->setChecked(q->paused());
   pause_->blockSignals(false);
   pause_->setText(q->paused() ? tr("Resume Queue") : tr("Pause Queue"));
-  pause_->setToolTip(q->paused() ? tr("Start queued runs again") : tr("Start no further run; the one training goes on"));
+  pause_->setToolTip(q->paused() ? tr("Start queued runs again")
+                                 : tr("Start no further run; the one training goes on"));
   setWindowTitle(q->entries().isEmpty() ? tr("Queue") : tr("Queue (%1)").arg(q->entries().size()));
 }
 

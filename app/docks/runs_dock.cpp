@@ -54,10 +54,9 @@ RunsDock::RunsDock(RunsModel* model, QWidget* parent) : QDockWidget(tr("Runs"), 
     connect(toggle, &QAction::toggled, this, [this, c](bool on) { view_->setColumnHidden(c, !on); });
     header->addAction(toggle);
   }
-  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this,
-          [this](const QModelIndex& current) {
-            if (current.isValid()) Q_EMIT runSelected(current.data(RunsModel::RunDirRole).toString());
-          });
+  connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, [this](const QModelIndex& current) {
+    if (current.isValid()) Q_EMIT runSelected(current.data(RunsModel::RunDirRole).toString());
+  });
   connect(model_, &QAbstractItemModel::modelReset, this, &RunsDock::updateWorkspaceLabel);
 
   auto* buttons = new QHBoxLayout;

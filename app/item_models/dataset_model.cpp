@@ -79,29 +79,24 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
   const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
   switch (role) {
     case Qt::DisplayRole:
-      return QFileInfo(QString::fromStdString(row.file_path)).fileName() + (rowModified_[r] ? QStringLiteral(" *") : QString());
+      return QFileInfo(QString::fromStdString(row.file_path)).fileName() +
+             (rowModified_[r] ? QStringLiteral(" *") : QString());
     case Qt::ToolTipRole:
       // A tooltip lays out all its text: a few hundred characters say what the caption is.
       return row.text.size() > 400 ? QString::fromUtf8(row.text.data(), 400) + QStringLiteral("…")
                                    : QString::fromStdString(row.text);
-    case CaptionRole:
-      return QString::fromStdString(row.text);
-    case Qt::DecorationRole:
-      return thumbs_[r].isNull() ? QVariant() : QVariant(thumbs_[r]);
+    case CaptionRole: return QString::fromStdString(row.text);
+    case Qt::DecorationRole: return thumbs_[r].isNull() ? QVariant() : QVariant(thumbs_[r]);
     case Qt::SizeHintRole:
       return QSize(172, 196);  // a thumbnail and two lines of file name, before any thumbnail exists
-    case FileRole:
-      return QString::fromStdString(row.file_path);
-    case PathRole:
-      return QString::fromStdString(meta_.resolve(row));
-    case TypeRole:
-      return QString::fromStdString(row.type);
+    case FileRole: return QString::fromStdString(row.file_path);
+    case PathRole: return QString::fromStdString(meta_.resolve(row));
+    case TypeRole: return QString::fromStdString(row.type);
     case SizeRole:
       if (row.width && row.height) return QStringLiteral("%1×%2").arg(*row.width).arg(*row.height);
       if (rep && rep->readable) return QStringLiteral("%1×%2 (from the file)").arg(rep->width).arg(rep->height);
       return QString();
-    case FramesRole:
-      return rep ? qlonglong(rep->frames) : qlonglong(0);
+    case FramesRole: return rep ? qlonglong(rep->frames) : qlonglong(0);
     case ProblemsRole: {
       QStringList p;
       for (const auto& s : row.problems) p << QString::fromStdString(s);
@@ -110,10 +105,8 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
           if (!p.contains(QString::fromStdString(s))) p << QString::fromStdString(s);
       return p;
     }
-    case ModifiedRole:
-      return bool(rowModified_[r]);
-    case TrainingRole:
-      return trainingText(r);
+    case ModifiedRole: return bool(rowModified_[r]);
+    case TrainingRole: return trainingText(r);
     case EmbeddingRole: {
       const int e = r < embedding_.size() ? embedding_[r] : -1;
       if (e < 0) return QString();
@@ -124,8 +117,7 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
       }
       return QString();
     }
-    default:
-      return {};
+    default: return {};
   }
 }
 
@@ -136,7 +128,8 @@ void DatasetModel::setTextEmbeddings(const QString& dir, const QString& encoderP
 }
 
 int DatasetModel::embeddingState(size_t r, const std::string& identity) const {
-  return int(data::embedding_state(data::text_embedding_path(embeddingsDir_.toStdString(), meta_, meta_.rows[r]), identity));
+  return int(
+      data::embedding_state(data::text_embedding_path(embeddingsDir_.toStdString(), meta_, meta_.rows[r]), identity));
 }
 
 void DatasetModel::refreshEmbeddings() {
@@ -205,13 +198,15 @@ int DatasetModel::fillSizesFromProbe() {
     row.height = rep.height;
     row.problems.erase(std::remove_if(row.problems.begin(), row.problems.end(),
                                       [](const std::string& p) {
-                                        return p.find("`width`") != std::string::npos || p.find("`height`") != std::string::npos;
+                                        return p.find("`width`") != std::string::npos ||
+                                               p.find("`height`") != std::string::npos;
                                       }),
                        row.problems.end());
     // The probe's size complaints are answered now.
     auto& rp = reports_[i].problems;
-    rp.erase(std::remove_if(rp.begin(), rp.end(), [](const std::string& p) { return p.find("width") != std::string::npos; }),
-             rp.end());
+    rp.erase(
+        std::remove_if(rp.begin(), rp.end(), [](const std::string& p) { return p.find("width") != std::string::npos; }),
+        rp.end());
     rowChanged(int(i));
     ++changed;
   }
@@ -245,8 +240,10 @@ void DatasetModel::setTrainingShape(const TrainingShape& shape) {
 QString DatasetModel::trainingText(size_t r) const {
   const data::MetaRow& row = meta_.rows[r];
   const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
-  if (rep && !rep->readable) return tr("dropped: %1").arg(QString::fromStdString(rep->problems.empty() ? "unreadable" : rep->problems.front()));
-  const qint64 H0 = row.height ? *row.height : (rep ? rep->height : 0), W0 = row.width ? *row.width : (rep ? rep->width : 0);
+  if (rep && !rep->readable)
+    return tr("dropped: %1").arg(QString::fromStdString(rep->problems.empty() ? "unreadable" : rep->problems.front()));
+  const qint64 H0 = row.height ? *row.height : (rep ? rep->height : 0),
+               W0 = row.width ? *row.width : (rep ? rep->width : 0);
   if (H0 <= 0 || W0 <= 0) return tr("size unknown: Check files");
   data::BucketSize b;
   try {
@@ -258,10 +255,13 @@ QString DatasetModel::trainingText(size_t r) const {
   if (row.is_image()) return size + tr(", 1 frame");
   if (!rep) return size + tr("; frames: Check files");
   const data::ClipPlan plan = data::plan_clip(rep->frames, shape_.frames, shape_.stride);
-  if (plan.n == 0)
-    return tr("dropped: too short (%1 frames, stride %2)").arg(rep->frames).arg(shape_.stride);
+  if (plan.n == 0) return tr("dropped: too short (%1 frames, stride %2)").arg(rep->frames).arg(shape_.stride);
   const qint64 L = data::batch_frames(shape_.frames, plan.n);
-  return size + tr(", %1 of its %3 frames at stride %2 (start 0–%4)").arg(L).arg(shape_.stride).arg(rep->frames).arg(plan.max_start);
+  return size + tr(", %1 of its %3 frames at stride %2 (start 0–%4)")
+                    .arg(L)
+                    .arg(shape_.stride)
+                    .arg(rep->frames)
+                    .arg(plan.max_start);
 }
 
 void DatasetModel::setModified(bool on) {

@@ -25,7 +25,9 @@ QString RunQueueModel::idAt(int row) const {
   return row >= 0 && row < rowCount() ? queue_->entries().at(row).id : QString();
 }
 
-int RunQueueModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(queue_->entries().size()); }
+int RunQueueModel::rowCount(const QModelIndex& parent) const {
+  return parent.isValid() ? 0 : int(queue_->entries().size());
+}
 int RunQueueModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 
 QString RunQueueModel::startText(int row) const {
@@ -41,7 +43,8 @@ QString RunQueueModel::startText(int row) const {
   }
   const qint64 inS = std::max<qint64>(0, (at - QDateTime::currentMSecsSinceEpoch()) / 1000);
   if (inS < 60) return tr("next");
-  return tr("~%1 (in %2 min)").arg(QDateTime::fromMSecsSinceEpoch(at).toString(QStringLiteral("HH:mm")), QString::number(inS / 60));
+  return tr("~%1 (in %2 min)")
+      .arg(QDateTime::fromMSecsSinceEpoch(at).toString(QStringLiteral("HH:mm")), QString::number(inS / 60));
 }
 
 QVariant RunQueueModel::data(const QModelIndex& index, int role) const {

@@ -148,9 +148,7 @@ QString RunsModel::runDir(int row) const { return entries_.at(size_t(row)).dir; 
 RunStatus RunsModel::status(int row) const { return entries_.at(size_t(row)).status; }
 const RunSummary& RunsModel::summary(int row) const { return entries_.at(size_t(row)).events->summary(); }
 
-int RunsModel::rowCount(const QModelIndex& parent) const {
-  return parent.isValid() ? 0 : int(entries_.size());
-}
+int RunsModel::rowCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : int(entries_.size()); }
 
 int RunsModel::columnCount(const QModelIndex& parent) const { return parent.isValid() ? 0 : ColumnCount; }
 

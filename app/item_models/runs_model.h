@@ -50,8 +50,8 @@ class RunsModel : public QAbstractTableModel {
 
  private:
   struct Entry {
-    QString dir;   // normalized
-    QString name;  // relative to the workspace
+    QString dir;                        // normalized
+    QString name;                       // relative to the workspace
     std::unique_ptr<RunEvents> events;  // summary only
     qint64 offset = 0;
     RunStatus status;

@@ -78,7 +78,8 @@ void EstimateJob::start(const QString& yamlText, int processes) {
   auto* p = new QProcess(this);
   process_ = p;
   connect(p, &QProcess::finished, this, [this, p](int code, QProcess::ExitStatus status) {
-    const MemoryEstimateResult r = parse(p->readAllStandardOutput(), status == QProcess::NormalExit ? code : -1, p->readAllStandardError());
+    const MemoryEstimateResult r =
+        parse(p->readAllStandardOutput(), status == QProcess::NormalExit ? code : -1, p->readAllStandardError());
     p->deleteLater();
     Q_EMIT finished(r);
   });

@@ -23,7 +23,8 @@ bool appendSupervisorRecord(const QString& runDir, const JobResult& result) {
   const char* status = result.state == RunState::Cancelled ? "cancelled" : "failed";
   // The contract's writer: the same line format as the worker's own events.
   if (result.state != RunState::Completed && !result.reason.isEmpty())
-    out += QByteArray::fromStdString(contract::format_event(contract::ErrorEvent{result.reason.toStdString(), {}, true}, now));
+    out += QByteArray::fromStdString(
+        contract::format_event(contract::ErrorEvent{result.reason.toStdString(), {}, true}, now));
   out += QByteArray::fromStdString(
       contract::format_event(contract::FinishedEvent{status, std::max<int64_t>(0, result.step), true}, now));
   if (!f.seek(f.size())) return false;

@@ -13,8 +13,7 @@
 
 namespace ws {
 
-JobManager::JobManager(QObject* parent)
-    : QObject(parent), heartbeatMs_(WorkerJob::kDefaultHeartbeatTimeoutMs) {}
+JobManager::JobManager(QObject* parent) : QObject(parent), heartbeatMs_(WorkerJob::kDefaultHeartbeatTimeoutMs) {}
 
 QString JobManager::normalizedPath(const QString& dir) {
   if (dir.isEmpty()) return {};
@@ -30,7 +29,8 @@ WorkerJob* JobManager::startRun(const QString& runYaml, const QStringList& extra
 QStringList JobManager::workerArguments(const QString& verb, const QString& runYaml, const QStringList& extraArgs,
                                         int processes) {
   QStringList args = QStringList{verb, QStringLiteral("--config"), runYaml} + extraArgs;
-  if (processes > 1) args = QStringList{QStringLiteral("launch"), QStringLiteral("--nproc"), QString::number(processes)} + args;
+  if (processes > 1)
+    args = QStringList{QStringLiteral("launch"), QStringLiteral("--nproc"), QString::number(processes)} + args;
   return args;
 }
 
@@ -59,9 +59,10 @@ WorkerJob* JobManager::startVerb(const QString& runYaml, const QString& runDir, 
   const QString verb = RunConfig::verbForJob(cfg->job);
   if (verb.isEmpty()) {
     if (error)
-      *error = cfg->job.isEmpty()
-                   ? QStringLiteral("%1: no `job:` key (expected %2)").arg(runYaml, RunConfig::knownJobs())
-                   : QStringLiteral("%1: unknown job '%2' (expected %3)").arg(runYaml, cfg->job, RunConfig::knownJobs());
+      *error =
+          cfg->job.isEmpty()
+              ? QStringLiteral("%1: no `job:` key (expected %2)").arg(runYaml, RunConfig::knownJobs())
+              : QStringLiteral("%1: unknown job '%2' (expected %3)").arg(runYaml, cfg->job, RunConfig::knownJobs());
     return nullptr;
   }
   const QString out = runDir.isEmpty() ? cfg->outputDir : runDir;

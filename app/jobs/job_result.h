@@ -19,9 +19,7 @@ struct JobResult {
 
   RunStatus status() const { return {state, reason, false}; }
   // The contract's exit codes: 0 completed, 130 cancelled, 1 otherwise.
-  int exitStatus() const {
-    return state == RunState::Completed ? 0 : state == RunState::Cancelled ? 130 : 1;
-  }
+  int exitStatus() const { return state == RunState::Completed ? 0 : state == RunState::Cancelled ? 130 : 1; }
 };
 
 }  // namespace ws

@@ -28,7 +28,8 @@ QString presetsDirectory() {
   if (!env.isEmpty()) return env;
   const QDir appDir(QCoreApplication::applicationDirPath());
   QStringList candidates{appDir.filePath(QStringLiteral("../share/wanstudio/configs")),
-                         appDir.filePath(QStringLiteral("../configs")), appDir.filePath(QStringLiteral("../../configs"))};
+                         appDir.filePath(QStringLiteral("../configs")),
+                         appDir.filePath(QStringLiteral("../../configs"))};
 #ifdef WANSTUDIO_SOURCE_DIR
   candidates << QStringLiteral(WANSTUDIO_SOURCE_DIR "/configs");  // a build directory elsewhere
 #endif

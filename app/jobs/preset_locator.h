@@ -9,7 +9,7 @@
 namespace ws {
 
 void setPresetsDirectory(const QString& dir);  // the --configs option; "" = search
-QString presetsDirectory();                      // "" when none is found
+QString presetsDirectory();                    // "" when none is found
 // Run YAMLs under `dir` (recursively) whose `job:` is `job`, sorted by path.
 QStringList presetFiles(const QString& dir, const QString& job);
 

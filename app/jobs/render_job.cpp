@@ -81,8 +81,10 @@ void RenderJob::onEvent(const RunEvent& ev) {
     const auto e = contract::SampleStepEvent::from_json(ev.raw);
     if (e.of > 0)
       Q_EMIT progress(double(e.step) / double(e.of), tr("step %1/%2 (%3 expert), %4 s left")
-                                                        .arg(e.step).arg(e.of).arg(QString::fromStdString(e.expert))
-                                                        .arg(e.eta_s, 0, 'f', 0));
+                                                         .arg(e.step)
+                                                         .arg(e.of)
+                                                         .arg(QString::fromStdString(e.expert))
+                                                         .arg(e.eta_s, 0, 'f', 0));
   } else if (ev.type == QLatin1String(et::kValidation)) {
     const auto e = contract::ValidationEvent::from_json(ev.raw);
     const QDir d(partial_);

@@ -14,7 +14,6 @@
 
 namespace ws {
 
-
 class RenderJob : public QObject {
   Q_OBJECT
  public:

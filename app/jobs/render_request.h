@@ -14,8 +14,8 @@
 namespace ws {
 
 struct RenderSettings {
-  QString prompt;  // experts
-  QString video;   // upsampler: any clip
+  QString prompt;                 // experts
+  QString video;                  // upsampler: any clip
   int width = 256, height = 256;  // experts; the upsampler squares to `height`
   int frames = 17;                // 4k+1
   int steps = 8;                  // experts: denoising steps
@@ -25,8 +25,8 @@ struct RenderSettings {
 
 struct RenderRequest {
   QString runDir;
-  qint64 step = -1;  // checkpoint-<step>
-  QString job;       // "experts" | "upsampler" (the run's)
+  qint64 step = -1;    // checkpoint-<step>
+  QString job;         // "experts" | "upsampler" (the run's)
   QJsonObject config;  // the run's resolved config (its `started` event)
   RenderSettings settings;
 
@@ -44,9 +44,9 @@ struct RenderRequest {
 // What a finished render left in its cache folder.
 struct RenderResult {
   QString dir;
-  QString video;      // the generated / upsampled video
-  QString reference;  // upsampler: the high-res decode ("" for experts)
-  QString lowres;     // upsampler: the low-res decode
+  QString video;                                           // the generated / upsampled video
+  QString reference;                                       // upsampler: the high-res decode ("" for experts)
+  QString lowres;                                          // upsampler: the low-res decode
   double psnr = std::numeric_limits<double>::quiet_NaN();  // upsampler, against the high-res decode
   double psnrLowres = std::numeric_limits<double>::quiet_NaN();
   double psnrCeiling = std::numeric_limits<double>::quiet_NaN();  // against the source

@@ -67,7 +67,9 @@ RunQueue::RunQueue(JobManager* jobs, QObject* parent) : QObject(parent), jobs_(j
   });
 }
 
-QString RunQueue::filePath() const { return workspace_.isEmpty() ? QString() : QDir(workspace_).filePath(QLatin1String(kFileName)); }
+QString RunQueue::filePath() const {
+  return workspace_.isEmpty() ? QString() : QDir(workspace_).filePath(QLatin1String(kFileName));
+}
 
 bool RunQueue::open(const QString& workspace, QString* error) {
   workspace_ = workspace.isEmpty() ? QString() : QFileInfo(workspace).absoluteFilePath();
@@ -137,7 +139,8 @@ QString RunQueue::add(const QString& runYaml, int processes, QString* error) {
   const auto cfg = RunConfig::load(runYaml, error);
   if (!cfg) return {};
   if (RunConfig::verbForJob(cfg->job).isEmpty()) {
-    if (error) *error = QStringLiteral("%1: unknown job '%2' (expected %3)").arg(runYaml, cfg->job, RunConfig::knownJobs());
+    if (error)
+      *error = QStringLiteral("%1: unknown job '%2' (expected %3)").arg(runYaml, cfg->job, RunConfig::knownJobs());
     return {};
   }
   QueueEntry e;
@@ -170,7 +173,8 @@ bool RunQueue::remove(const QString& id) {
 bool RunQueue::move(const QString& id, int delta) {
   const int i = indexOf(id), j = i + delta;
   if (i < 0 || j < 0 || j >= entries_.size()) return false;
-  if (entries_[i].state == QueueEntry::State::Starting || entries_[j].state == QueueEntry::State::Starting) return false;
+  if (entries_[i].state == QueueEntry::State::Starting || entries_[j].state == QueueEntry::State::Starting)
+    return false;
   entries_.swapItemsAt(i, j);
   save();
   Q_EMIT changed();
@@ -207,7 +211,8 @@ bool RunQueue::editRunYaml(const QString& id, const QString& text, QString* erro
   QString why;
   const auto cfg = RunConfig::load(candidate, &why);
   QFile::remove(candidate);
-  if (cfg && RunConfig::verbForJob(cfg->job).isEmpty()) why = QStringLiteral("unknown job '%1' (expected %2)").arg(cfg->job, RunConfig::knownJobs());
+  if (cfg && RunConfig::verbForJob(cfg->job).isEmpty())
+    why = QStringLiteral("unknown job '%1' (expected %2)").arg(cfg->job, RunConfig::knownJobs());
   if (!cfg || !why.isEmpty()) {
     if (error) *error = why;
     return false;
@@ -324,7 +329,8 @@ bool RunQueue::save() {
                             {QStringLiteral("added_ms"), double(e.addedMs)},
                             {QStringLiteral("starting_ms"), double(e.startingMs)}});
   }
-  const QJsonObject root{{QStringLiteral("version"), 1}, {QStringLiteral("paused"), paused_}, {QStringLiteral("entries"), list}};
+  const QJsonObject root{
+      {QStringLiteral("version"), 1}, {QStringLiteral("paused"), paused_}, {QStringLiteral("entries"), list}};
   // QSaveFile: a crash mid-write leaves the previous file whole.
   QSaveFile f(filePath());
   if (!f.open(QIODevice::WriteOnly)) return false;

@@ -26,9 +26,9 @@ struct QueueEntry {
   QString job;      // upsampler | experts | vae
   int processes = 1;
   State state = State::Waiting;
-  QString reason;        // Failed: why, in one line
-  qint64 addedMs = 0;    // ms since the epoch
-  qint64 startingMs = 0; // Starting: when its worker was launched
+  QString reason;         // Failed: why, in one line
+  qint64 addedMs = 0;     // ms since the epoch
+  qint64 startingMs = 0;  // Starting: when its worker was launched
 };
 
 class RunQueue : public QObject {

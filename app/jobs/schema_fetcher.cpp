@@ -41,7 +41,8 @@ Entry run(const QString& program, const QString& verb) {
     const QStringList lines = QString::fromUtf8(p.readAllStandardError()).trimmed().split(QLatin1Char('\n'));
     QString msg = lines.isEmpty() ? QString() : lines.last().trimmed();
     if (msg.startsWith(QLatin1String("error: "))) msg = msg.mid(7);
-    e.error = msg.isEmpty() ? QStringLiteral("%1 schema %2 exited with code %3").arg(program, verb).arg(p.exitCode()) : msg;
+    e.error =
+        msg.isEmpty() ? QStringLiteral("%1 schema %2 exited with code %3").arg(program, verb).arg(p.exitCode()) : msg;
     return e;
   }
   QString why;
@@ -56,7 +57,8 @@ std::optional<OptionSchema> SchemaFetcher::fetch(const QString& verb, QString* e
   const QString exe = program.isEmpty() ? engineExecutable() : program;
   const QFileInfo fi(exe);
   // Keyed by the binary's time too: a rebuilt worker may have new options.
-  const QString key = exe + QLatin1Char('\n') + verb + QLatin1Char('\n') + QString::number(fi.lastModified().toMSecsSinceEpoch());
+  const QString key =
+      exe + QLatin1Char('\n') + verb + QLatin1Char('\n') + QString::number(fi.lastModified().toMSecsSinceEpoch());
   auto it = cache().find(key);
   if (it == cache().end()) it = cache().insert(key, run(exe, verb));
   if (!it->schema && error) *error = it->error;

@@ -127,7 +127,8 @@ void WorkerJob::handleStdoutLine(QByteArrayView line) {
 void WorkerJob::handleEvent(const RunEvent& ev) {
   if (ev.type == QLatin1String("started") && runDir_.isEmpty()) {
     // A YAML without output_dir: the resolved config says where the run went.
-    const QString out = ev.fields.value(QLatin1StringView("config")).toObject().value(QLatin1StringView("output_dir")).toString();
+    const QString out =
+        ev.fields.value(QLatin1StringView("config")).toObject().value(QLatin1StringView("output_dir")).toString();
     if (!out.isEmpty()) runDir_ = out;
   }
   if (ev.type == QLatin1String("step")) {
@@ -223,7 +224,9 @@ void WorkerJob::onFinished(int exitCode, QProcess::ExitStatus status) {
     r.reason = QStringLiteral("worker killed on request");
   } else if (status == QProcess::CrashExit) {
     r.state = RunState::Failed;
-    r.reason = QStringLiteral("worker killed by signal %1 (%2) without a finished event").arg(r.signal).arg(signalName(r.signal));
+    r.reason = QStringLiteral("worker killed by signal %1 (%2) without a finished event")
+                   .arg(r.signal)
+                   .arg(signalName(r.signal));
     if (r.signal == SIGKILL)
       r.reason += QStringLiteral("; it was probably out of memory (the kernel's OOM killer, see dmesg)");
   } else {

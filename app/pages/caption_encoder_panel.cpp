@@ -18,7 +18,8 @@ namespace ws {
 
 CaptionEncoderPanel::CaptionEncoderPanel(QWidget* parent) : QWidget(parent) {
   QSettings settings;
-  encoder_ = pathField(tr("text encoder (models_t5_umt5-xxl-enc-bf16.pth)"), QStringLiteral("text_encoder_path"), false);
+  encoder_ =
+      pathField(tr("text encoder (models_t5_umt5-xxl-enc-bf16.pth)"), QStringLiteral("text_encoder_path"), false);
   tokenizer_ = pathField(tr("tokenizer (spiece.model or google/umt5-xxl/)"), QStringLiteral("tokenizer_path"), false);
   dir_ = pathField(tr("embeddings folder"), QStringLiteral("text_embeddings_dir"), true);
   encoder_->setText(settings.value(QStringLiteral("textEncoder/encoder")).toString());
@@ -94,9 +95,9 @@ bool CaptionEncoderPanel::startEncoding(QString* error) {
   if (encoderPath().isEmpty() || tokenizerPath().isEmpty() || embeddingsDir().isEmpty())
     return fail(tr("Choose the text encoder, its tokenizer and the embeddings folder"));
   auto* job = new WorkerJob(this);
-  job->setArguments({QStringLiteral("encode-text"), QStringLiteral("--metadata"), metadata_, QStringLiteral("--text_embeddings_dir"),
-                     embeddingsDir(), QStringLiteral("--text_encoder_path"), encoderPath(), QStringLiteral("--tokenizer_path"),
-                     tokenizerPath()});
+  job->setArguments({QStringLiteral("encode-text"), QStringLiteral("--metadata"), metadata_,
+                     QStringLiteral("--text_embeddings_dir"), embeddingsDir(), QStringLiteral("--text_encoder_path"),
+                     encoderPath(), QStringLiteral("--tokenizer_path"), tokenizerPath()});
   job_ = job;
   progress_->setRange(0, 0);
   progress_->setVisible(true);
@@ -115,7 +116,7 @@ bool CaptionEncoderPanel::startEncoding(QString* error) {
     progress_->setVisible(false);
     encode_->setEnabled(true);
     cancel_->setEnabled(false);
-    status_->setText(r.state == RunState::Completed ? tr("Captions encoded")
+    status_->setText(r.state == RunState::Completed   ? tr("Captions encoded")
                      : r.state == RunState::Cancelled ? tr("Cancelled; encoding again continues")
                                                       : tr("Failed: %1").arg(r.reason));
     Q_EMIT encodingFinished(r);

@@ -17,7 +17,6 @@ class QPushButton;
 
 namespace ws {
 
-
 class CaptionEncoderPanel : public QWidget {
   Q_OBJECT
  public:

@@ -40,7 +40,8 @@ const char* kSideNames[] = {"A", "B"};
 }  // namespace
 
 ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), runs_(runs) {
-  setCacheDir(QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("compare")));
+  setCacheDir(
+      QDir(QStandardPaths::writableLocation(QStandardPaths::CacheLocation)).filePath(QStringLiteral("compare")));
 
   auto* sidesRow = new QHBoxLayout;
   for (int i = 0; i < 2; ++i) {
@@ -175,7 +176,8 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
     if (!f.isEmpty()) exportSideBySide(f);
   });
   connect(&metricsWatcher_, &QFutureWatcher<QList<Series>>::finished, this, [this] {
-    if (metricsWatcher_.isCanceled() || metricsWatcher_.property("generation").toULongLong() != metricsGeneration_) return;
+    if (metricsWatcher_.isCanceled() || metricsWatcher_.property("generation").toULongLong() != metricsGeneration_)
+      return;
     series_ = metricsWatcher_.result();
     drawChart();
     Q_EMIT metricsReady();
@@ -218,7 +220,8 @@ void ComparePage::fillRuns() {
     QComboBox* c = sides_[size_t(i)].run;
     bool same = c->count() == runs.size();
     for (int k = 0; same && k < c->count(); ++k)
-      same = c->itemData(k).toString() == std::get<0>(runs[k]) && c->itemData(k, Qt::UserRole + 1).toString() == std::get<1>(runs[k]);
+      same = c->itemData(k).toString() == std::get<0>(runs[k]) &&
+             c->itemData(k, Qt::UserRole + 1).toString() == std::get<1>(runs[k]);
     if (same) continue;
     const QString current = c->currentData().toString();
     const QSignalBlocker block(c);
@@ -255,11 +258,10 @@ void ComparePage::updateInputs() {
     w->setVisible(!upsampler);
   const QString other = sides_[1].run->currentData(Qt::UserRole + 1).toString();
   if (!job().isEmpty() && !other.isEmpty() && other != job())
-    setStatus(tr("A is an %1 run and B an %2 run: compare checkpoints of the same kind of run.").arg(job(), other), true);
-  else if (sides_[0].run->count() == 0)
-    setStatus(tr("No expert or upsampler runs in the workspace yet."));
-  else
-    setStatus({});
+    setStatus(tr("A is an %1 run and B an %2 run: compare checkpoints of the same kind of run.").arg(job(), other),
+              true);
+  else if (sides_[0].run->count() == 0) setStatus(tr("No expert or upsampler runs in the workspace yet."));
+  else setStatus({});
 }
 
 bool ComparePage::choose(int i, const QString& runDir, qint64 step) {
@@ -384,9 +386,10 @@ void ComparePage::showResults() {
     videos << VideoCompareView::Video{la, a.video, tr("PSNR %1").arg(db(a.psnr))}
            << VideoCompareView::Video{lb, b.video, tr("PSNR %1").arg(db(b.psnr))}
            << VideoCompareView::Video{tr("high-res decode"), a.reference, tr("reference")};
-    setStatus(tr("Against the high-res decode: A %1, B %2, bilinear %3. Against the source clip: A %4, B %5, "
-                 "ceiling %6 (the high-res decode itself: no upsampler is expected to beat it).")
-                  .arg(db(a.psnr), db(b.psnr), db(a.psnrLowres), db(a.psnrSource), db(b.psnrSource), db(a.psnrCeiling)));
+    setStatus(
+        tr("Against the high-res decode: A %1, B %2, bilinear %3. Against the source clip: A %4, B %5, "
+           "ceiling %6 (the high-res decode itself: no upsampler is expected to beat it).")
+            .arg(db(a.psnr), db(b.psnr), db(a.psnrLowres), db(a.psnrSource), db(b.psnrSource), db(a.psnrCeiling)));
   } else {
     videos << VideoCompareView::Video{la, a.video, sides_[0].request.settings.prompt.left(60)}
            << VideoCompareView::Video{lb, b.video, sides_[1].request.settings.prompt.left(60)};
@@ -418,7 +421,8 @@ void ComparePage::startMetrics() {
     for (const Pair& p : pairs) {
       Series s{p.name, {}};
       QString error;
-      if (!scoreVideos(p.video, p.reference, &s.scores, &error, abort.get())) s.name += QStringLiteral(" (%1)").arg(error);
+      if (!scoreVideos(p.video, p.reference, &s.scores, &error, abort.get()))
+        s.name += QStringLiteral(" (%1)").arg(error);
       out << s;
     }
     return out;

@@ -208,9 +208,9 @@ void DatasetPage::selectRow(int sourceRow) {
 
 bool DatasetPage::maybeKeepEdits() {
   if (!model_->isModified() || !ask_) return true;
-  const auto answer = QMessageBox::question(this, tr("Unsaved captions"),
-                                            tr("%1 has unsaved edits. Save them?").arg(model_->path()),
-                                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
+  const auto answer =
+      QMessageBox::question(this, tr("Unsaved captions"), tr("%1 has unsaved edits. Save them?").arg(model_->path()),
+                            QMessageBox::Save | QMessageBox::Discard | QMessageBox::Cancel);
   if (answer == QMessageBox::Save) return save();
   return answer == QMessageBox::Discard;
 }
@@ -298,16 +298,15 @@ void DatasetPage::showRow(int row) {
   }
   const QModelIndex i = model_->index(row);
   const QImage thumb = model_->thumbnail(row);
-  if (thumb.isNull())
-    preview_->setText(tr("(decoding…)"));
-  else
-    preview_->setPixmap(QPixmap::fromImage(thumb.scaled(320, 180, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+  if (thumb.isNull()) preview_->setText(tr("(decoding…)"));
+  else preview_->setPixmap(QPixmap::fromImage(thumb.scaled(320, 180, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
   QStringList facts;
   facts << i.data(DatasetModel::FileRole).toString() << i.data(DatasetModel::TypeRole).toString();
   const QString size = i.data(DatasetModel::SizeRole).toString();
   facts << (size.isEmpty() ? tr("size unknown (Check files)") : size);
   if (const qlonglong n = i.data(DatasetModel::FramesRole).toLongLong(); n > 0) facts << tr("%1 frames").arg(n);
-  if (const QString e = i.data(DatasetModel::EmbeddingRole).toString(); !e.isEmpty()) facts << tr("text embedding: %1").arg(e);
+  if (const QString e = i.data(DatasetModel::EmbeddingRole).toString(); !e.isEmpty())
+    facts << tr("text embedding: %1").arg(e);
   facts_->setText(facts.join(QStringLiteral(" · ")));
   problems_->setText(i.data(DatasetModel::ProblemsRole).toStringList().join(QLatin1Char('\n')));
   training_->setText(i.data(DatasetModel::TrainingRole).toString());

@@ -42,9 +42,8 @@ EventLogView::EventLogView(RunEvents* events, QWidget* parent) : QWidget(parent)
   view_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   // Follow the tail only when the user is already at the bottom.
   auto* bar = view_->verticalScrollBar();
-  connect(filter_, &QAbstractItemModel::rowsAboutToBeInserted, this, [this, bar] {
-    view_->setProperty("follow", bar->value() >= bar->maximum() - 2);
-  });
+  connect(filter_, &QAbstractItemModel::rowsAboutToBeInserted, this,
+          [this, bar] { view_->setProperty("follow", bar->value() >= bar->maximum() - 2); });
   connect(filter_, &QAbstractItemModel::rowsInserted, this, [this] {
     if (view_->property("follow").toBool()) view_->scrollToBottom();
   });

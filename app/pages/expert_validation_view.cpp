@@ -37,8 +37,9 @@ void ExpertValidationView::refresh() {
   for (const RunEvent& ev : events_->events())
     if (auto s = ExpertSample::fromEvent(ev, runDir_)) samples << *s;
   if (samples.size() == samples_.size() &&
-      std::equal(samples.begin(), samples.end(), samples_.begin(),
-                 [](const auto& a, const auto& b) { return a.step == b.step && a.index == b.index && a.video == b.video; }))
+      std::equal(samples.begin(), samples.end(), samples_.begin(), [](const auto& a, const auto& b) {
+        return a.step == b.step && a.index == b.index && a.video == b.video;
+      }))
     return;
   samples_ = samples;
   steps_.clear();

@@ -66,7 +66,8 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   clock_.setInterval(1000);
   connect(&clock_, &QTimer::timeout, this, &RunPage::refreshStatus);
 
-  auto* empty = new QLabel(tr("Choose a run in the Runs list, or pick a workspace with File ▸ Choose Workspace…"), this);
+  auto* empty =
+      new QLabel(tr("Choose a run in the Runs list, or pick a workspace with File ▸ Choose Workspace…"), this);
   empty->setAlignment(Qt::AlignCenter);
   empty->setWordWrap(true);
 
@@ -89,7 +90,8 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   tensorboard_->setObjectName(QStringLiteral("hint"));
   tensorboard_->setTextInteractionFlags(Qt::TextSelectableByMouse);
 
-  auto* openFolderButton = new QPushButton(style()->standardIcon(QStyle::SP_DirOpenIcon), tr("Open Run Folder"), content);
+  auto* openFolderButton =
+      new QPushButton(style()->standardIcon(QStyle::SP_DirOpenIcon), tr("Open Run Folder"), content);
   connect(openFolderButton, &QPushButton::clicked, this, &RunPage::openFolder);
   cancel_ = new QPushButton(tr("Cancel Run"), content);
   cancel_->setToolTip(tr("Stop after the current step and write a checkpoint"));
@@ -135,8 +137,9 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   workerOutput_->setReadOnly(true);
   workerOutput_->setMaximumBlockCount(5000);
   workerOutput_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
-  workerOutput_->setPlaceholderText(tr("The worker's own log (stderr) appears here while this studio runs it. "
-                                       "It is also in logs/engine.log of the run."));
+  workerOutput_->setPlaceholderText(
+      tr("The worker's own log (stderr) appears here while this studio runs it. "
+         "It is also in logs/engine.log of the run."));
   tabs_->addTab(log_, tr("Events"));
   // One Validation tab: the upsampler's comparisons or the experts' prompt × step grid.
   validationStack_ = new QStackedWidget(tabs_);
@@ -145,8 +148,8 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   validationStack_->addWidget(validation_);
   validationStack_->addWidget(expertValidation_);
   connect(events_, &RunEvents::summaryChanged, this, [this] {
-    validationStack_->setCurrentWidget(events_->summary().job == QLatin1String("experts")
-                                           ? static_cast<QWidget*>(expertValidation_) : validation_);
+    validationStack_->setCurrentWidget(
+        events_->summary().job == QLatin1String("experts") ? static_cast<QWidget*>(expertValidation_) : validation_);
   });
   tabs_->addTab(validationStack_, tr("Validation"));
   tabs_->addTab(config_, tr("Config"));
@@ -206,7 +209,8 @@ void RunPage::showRun(const QString& runDir) {
   if (auto cfg = RunConfig::load(runFile(runDir_, contract::kRunYaml), nullptr))
     for (const auto& [key, value] : cfg->options)
       if (key == QLatin1String("logging_dir") && !value.trimmed().isEmpty()) logDir = value.trimmed();
-  tensorboard_->setText(tr("TensorBoard: tensorboard --logdir \"%1\"").arg(QDir::cleanPath(QDir(runDir_).filePath(logDir))));
+  tensorboard_->setText(
+      tr("TensorBoard: tensorboard --logdir \"%1\"").arg(QDir::cleanPath(QDir(runDir_).filePath(logDir))));
   tail_->setFile(runFile(runDir_, contract::kEventsFile));
   attachJob();
   refreshStatus();
@@ -288,8 +292,9 @@ QString RunPage::statsText() const {
   const RunEvent& hb = events_->lastHeartbeat();
   if (hb.isValid() && running) {
     const double age = QDateTime::currentMSecsSinceEpoch() / 1000.0 - hb.time;
-    QString h = tr("heartbeat %1 ago, RSS %2").arg(formatDuration(std::max(0.0, age)),
-                                                   formatBytes(hb.number(QLatin1StringView("rss_bytes"), -1)));
+    QString h =
+        tr("heartbeat %1 ago, RSS %2")
+            .arg(formatDuration(std::max(0.0, age)), formatBytes(hb.number(QLatin1StringView("rss_bytes"), -1)));
     if (hb.fields.contains(QLatin1StringView("gpu_mem_bytes")))
       h += tr(", GPU %1").arg(formatBytes(hb.number(QLatin1StringView("gpu_mem_bytes"), -1)));
     parts << h;
@@ -302,8 +307,9 @@ QString RunPage::statsText() const {
   }
   // keep_best's pick, from the run folder's best.json (also when the run was made elsewhere).
   if (const auto best = contract::read_best_checkpoint(runDir_.toStdString()))
-    parts << tr("best %1 (%2 %3)").arg(QString::fromStdString(best->path), QString::fromStdString(best->metric),
-                                       QString::number(best->value, 'g', 5));
+    parts << tr("best %1 (%2 %3)")
+                 .arg(QString::fromStdString(best->path), QString::fromStdString(best->metric),
+                      QString::number(best->value, 'g', 5));
   if (!s.hasEvents()) parts << tr("no events yet");
   return parts.join(QStringLiteral("  ·  "));
 }
@@ -317,8 +323,7 @@ bool RunPage::canResume(QString* why) const {
   if (job_ && job_->isRunning()) return no(tr("The run is training."));
   if (status_.state == RunState::Running) return no(tr("The run is training elsewhere."));
   if (!hasEnded(status_.state)) return no(tr("The run has not started yet."));
-  if (!QFileInfo::exists(runFile(runDir_, contract::kRunYaml)))
-    return no(tr("The run folder has no run.yaml."));
+  if (!QFileInfo::exists(runFile(runDir_, contract::kRunYaml))) return no(tr("The run folder has no run.yaml."));
   if (latestCheckpointStep(runDir_) < 0) return no(tr("The run has no checkpoint to resume from."));
   return true;
 }
@@ -336,7 +341,8 @@ void RunPage::refreshButtons() {
   const bool can = canResume(&why);
   resume_->setEnabled(can);
   resume_->setToolTip(can ? tr("Continue training from checkpoint-%1 (the run's run.yaml with "
-                               "--resume_from_checkpoint latest)").arg(latestCheckpointStep(runDir_))
+                               "--resume_from_checkpoint latest)")
+                                .arg(latestCheckpointStep(runDir_))
                           : why);
 }
 
@@ -391,9 +397,9 @@ void RunPage::resumeRun() {
   if (status_.state == RunState::Completed && s.maxTrainSteps > 0 && s.lastStep >= s.maxTrainSteps) {
     bool ok = false;
     const int cap = int(std::min<qint64>(INT_MAX, s.maxTrainSteps * 10));
-    total = QInputDialog::getInt(this, tr("Resume Run"),
-                                 tr("The run has done all its %1 steps. Train on to step:").arg(s.maxTrainSteps),
-                                 int(std::min<qint64>(cap, s.maxTrainSteps * 2)), int(s.maxTrainSteps + 1), cap, 1, &ok);
+    total = QInputDialog::getInt(
+        this, tr("Resume Run"), tr("The run has done all its %1 steps. Train on to step:").arg(s.maxTrainSteps),
+        int(std::min<qint64>(cap, s.maxTrainSteps * 2)), int(s.maxTrainSteps + 1), cap, 1, &ok);
     if (!ok) return;
   }
   QString error;

@@ -17,8 +17,8 @@ TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(par
   const QString files[] = {QStringLiteral("loss.png"), QStringLiteral("learning-rate.png"),
                            QStringLiteral("grad-norm.png"), QStringLiteral("clips-per-second.png"),
                            QStringLiteral("step-time.png")};
-  const QString empty[] = {tr("No loss points yet"), tr("No learning-rate points yet"),
-                           tr("No grad-norm points yet"), tr("No throughput points yet"),
+  const QString empty[] = {tr("No loss points yet"), tr("No learning-rate points yet"), tr("No grad-norm points yet"),
+                           tr("No throughput points yet"),
                            tr("No step times yet (runs before this version did not record them)")};
   const QString yLabels[] = {tr("loss"), tr("learning rate"), tr("grad norm (before clipping)"), tr("clips/s"),
                              tr("seconds per step (data wait, VAE, model)")};

@@ -12,7 +12,9 @@
 namespace ws {
 namespace {
 
-QString score(double v, int digits = 2) { return std::isfinite(v) ? QString::number(v, 'f', digits) : QStringLiteral("–"); }
+QString score(double v, int digits = 2) {
+  return std::isfinite(v) ? QString::number(v, 'f', digits) : QStringLiteral("–");
+}
 QString db(double v) { return std::isfinite(v) ? QStringLiteral("%1 dB").arg(v, 0, 'f', 2) : QStringLiteral("–"); }
 
 }  // namespace
@@ -23,10 +25,12 @@ ValidationView::ValidationView(RunEvents* events, QWidget* parent) : ValidationP
   list_->setColumnCount(6);
   list_->setHeaderLabels({tr("Step"), tr("Index"), tr("PSNR"), tr("PSNR low-res"), tr("Ceiling"), tr("Latent MSE")});
   list_->headerItem()->setToolTip(2, tr("The upsampled decode against the high-res decode"));
-  list_->headerItem()->setToolTip(3, tr("The low-res decode, resized bilinearly, against the high-res decode: the baseline to beat"));
-  list_->headerItem()->setToolTip(4, tr("The high-res decode against the source clip: the VAE's own loss, which an upsampled "
-                                        "latent is not expected to beat (against the source, upsampled and bilinear are "
-                                        "in the tooltip of each row)"));
+  list_->headerItem()->setToolTip(
+      3, tr("The low-res decode, resized bilinearly, against the high-res decode: the baseline to beat"));
+  list_->headerItem()->setToolTip(
+      4, tr("The high-res decode against the source clip: the VAE's own loss, which an upsampled "
+            "latent is not expected to beat (against the source, upsampled and bilinear are "
+            "in the tooltip of each row)"));
   list_->setRootIsDecorated(false);
   list_->setAlternatingRowColors(true);
   list_->setSelectionMode(QAbstractItemView::ExtendedSelection);
@@ -53,9 +57,9 @@ void ValidationView::refresh() {
   const QSignalBlocker block(list_);
   list_->clear();
   for (const ValidationSample& s : samples_) {
-    auto* item = new QTreeWidgetItem({QString::number(s.step), QString::number(s.index), db(s.psnr), db(s.psnrLowres),
-                                      db(s.psnrCeiling),
-                                      std::isfinite(s.latentMse) ? QString::number(s.latentMse, 'g', 4) : QStringLiteral("–")});
+    auto* item = new QTreeWidgetItem(
+        {QString::number(s.step), QString::number(s.index), db(s.psnr), db(s.psnrLowres), db(s.psnrCeiling),
+         std::isfinite(s.latentMse) ? QString::number(s.latentMse, 'g', 4) : QStringLiteral("–")});
     for (int c = 0; c < 6; ++c) item->setTextAlignment(c, Qt::AlignRight | Qt::AlignVCenter);
     item->setToolTip(0, s.upsampled);
     if (std::isfinite(s.psnrCeiling))

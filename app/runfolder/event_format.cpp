@@ -79,7 +79,8 @@ QString formatEvent(const RunEvent& ev, qint64 maxSteps) {
     const auto e = contract::EvalEvent::from_json(ev.raw);
     QString s = QStringLiteral("eval step %1 [%2] loss %3").arg(e.step).arg(str(e.expert), num(e.loss));
     if (e.loss_high || e.loss_low)
-      s += QStringLiteral(" (high %1, low %2)").arg(num(e.loss_high.value_or(std::nan(""))), num(e.loss_low.value_or(std::nan(""))));
+      s += QStringLiteral(" (high %1, low %2)")
+               .arg(num(e.loss_high.value_or(std::nan(""))), num(e.loss_low.value_or(std::nan(""))));
     return s;
   }
   if (t == QLatin1String(et::kValidation)) {
@@ -97,7 +98,8 @@ QString formatEvent(const RunEvent& ev, qint64 maxSteps) {
   }
   if (t == QLatin1String("best")) {  // keep_best: a checkpoint became the best so far
     return QStringLiteral("best so far: %1 (%2 %3)")
-        .arg(ev.string(QLatin1StringView("path")), ev.string(QLatin1StringView("metric")), num(ev.number(QLatin1StringView("value"), std::nan(""))));
+        .arg(ev.string(QLatin1StringView("path")), ev.string(QLatin1StringView("metric")),
+             num(ev.number(QLatin1StringView("value"), std::nan(""))));
   }
   if (t == QLatin1String(et::kHeartbeat)) {
     const auto e = contract::HeartbeatEvent::from_json(ev.raw);

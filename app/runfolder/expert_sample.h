@@ -16,7 +16,7 @@ struct ExpertSample {
   qint64 step = 0;
   int index = 0;
   QString prompt;
-  QString video;    // "" when the run had no VAE for the latents
+  QString video;  // "" when the run had no VAE for the latents
   QString latents;
   double seconds = 0;
 

@@ -19,9 +19,7 @@ double RunEvent::number(QLatin1StringView key, double fallback) const {
   return v.isDouble() ? v.toDouble() : fallback;
 }
 
-QString RunEvent::string(QLatin1StringView key) const {
-  return fields.value(key).toString();
-}
+QString RunEvent::string(QLatin1StringView key) const { return fields.value(key).toString(); }
 
 namespace {
 

@@ -9,6 +9,8 @@
 
 namespace ws {
 
-inline QString runFile(const QString& runDir, const char* name) { return QDir(runDir).filePath(QString::fromUtf8(name)); }
+inline QString runFile(const QString& runDir, const char* name) {
+  return QDir(runDir).filePath(QString::fromUtf8(name));
+}
 
 }  // namespace ws

@@ -24,9 +24,8 @@ QString RunStatus::label() const {
   return s;
 }
 
-RunStatus deriveRunStatus(const RunSummary& summary, bool liveJob,
-                          const std::optional<RunStatus>& sessionOutcome, double nowUnix,
-                          double staleAfterS) {
+RunStatus deriveRunStatus(const RunSummary& summary, bool liveJob, const std::optional<RunStatus>& sessionOutcome,
+                          double nowUnix, double staleAfterS) {
   if (liveJob) return {RunState::Running, {}, false};
   if (summary.finished) {
     if (summary.finishedStatus == QLatin1String("completed")) return {RunState::Completed, {}, false};

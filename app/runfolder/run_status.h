@@ -28,8 +28,7 @@ struct RunStatus {
 // attempt -> its status; the outcome this session's supervisor saw -> that; events newer than
 // `staleAfterS` -> running elsewhere (another wanstudio or a terminal is writing them);
 // older events without `finished` -> interrupted: nobody is running it any more.
-RunStatus deriveRunStatus(const RunSummary& summary, bool liveJob,
-                          const std::optional<RunStatus>& sessionOutcome, double nowUnix,
-                          double staleAfterS);
+RunStatus deriveRunStatus(const RunSummary& summary, bool liveJob, const std::optional<RunStatus>& sessionOutcome,
+                          double nowUnix, double staleAfterS);
 
 }  // namespace ws

@@ -21,7 +21,7 @@ struct RunSummary {
   qint64 lastStep = 0;  // highest step still valid after the resume rule
   double lastLoss = std::numeric_limits<double>::quiet_NaN();
   double firstTime = 0;
-  double lastTime = 0;  // time of the newest event of any type
+  double lastTime = 0;         // time of the newest event of any type
   double peakRssBytes = 0;     // highest heartbeat rss_bytes of the whole run
   double peakGpuMemBytes = 0;  // highest heartbeat gpu_mem_bytes (0: none reported)
 

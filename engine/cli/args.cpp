@@ -62,11 +62,13 @@ std::string Args::help_text() const {
   if (!description_.empty()) o << "\n" << description_ << "\n";
   if (!pos_specs_.empty()) {
     o << "\narguments:\n";
-    for (const auto& [n, h] : pos_specs_) o << "  " << n << std::string(n.size() < 22 ? 22 - n.size() : 1, ' ') << h << "\n";
+    for (const auto& [n, h] : pos_specs_)
+      o << "  " << n << std::string(n.size() < 22 ? 22 - n.size() : 1, ' ') << h << "\n";
   }
   o << "\noptions:\n";
   for (const auto& s : specs_) {
-    std::string left = "--" + s.name + (s.kind == ArgKind::Flag ? "" : " " + s.metavar + (s.kind == ArgKind::List ? " ..." : ""));
+    std::string left =
+        "--" + s.name + (s.kind == ArgKind::Flag ? "" : " " + s.metavar + (s.kind == ArgKind::List ? " ..." : ""));
     o << "  " << left << std::string(left.size() < 30 ? 30 - left.size() : 1, ' ') << s.help << "\n";
   }
   o << "  --help" << std::string(24, ' ') << "show this help\n";
@@ -109,12 +111,12 @@ bool Args::parse(const std::vector<std::string>& argv) {
       }
       continue;
     }
-    if (pos_values_.size() >= pos_specs_.size())
-      throw UsageError(verb_ + ": unexpected argument '" + a + "'");
+    if (pos_values_.size() >= pos_specs_.size()) throw UsageError(verb_ + ": unexpected argument '" + a + "'");
     pos_values_.push_back(a);
   }
   if (pos_values_.size() < pos_required_)
-    throw UsageError(verb_ + ": missing " + pos_specs_[pos_values_.size()].first + " (usage: wanstudio-engine " + usage_ + ")");
+    throw UsageError(verb_ + ": missing " + pos_specs_[pos_values_.size()].first + " (usage: wanstudio-engine " +
+                     usage_ + ")");
   return true;
 }
 

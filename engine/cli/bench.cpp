@@ -80,7 +80,8 @@ nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra,
   extra["peak_rss_mb"] = static_cast<double>(runtime::peak_rss_bytes()) / (1024.0 * 1024.0);
   // A bench that states its memory estimate (train/memory_estimate.h) is its check.
   if (extra.contains("estimate_mb") && extra["peak_rss_mb"].get<double>() > 0)
-    extra["estimate_error"] = (extra["estimate_mb"].get<double>() - extra["peak_rss_mb"].get<double>()) / extra["peak_rss_mb"].get<double>();
+    extra["estimate_error"] =
+        (extra["estimate_mb"].get<double>() - extra["peak_rss_mb"].get<double>()) / extra["peak_rss_mb"].get<double>();
   std::printf("%s\n", extra.dump().c_str());
   std::fflush(stdout);
   return extra;

@@ -30,7 +30,8 @@ namespace {
 // (and, between steps, the gradients) divided over P ranks (ZeRO-2). With bf16 weights the block
 // Linears and their gradients take 2 bytes on every rank, and their fp32 masters (with the masters'
 // gradients) are divided over P like the moments. A LoRA base with fp8 keeps 1-byte weight codes.
-nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks, bool bf16_weights, bool fp8) {
+nlohmann::json memory_per_rank(const models::WanConfig& c, int64_t lora_rank, int64_t ranks, bool bf16_weights,
+                               bool fp8) {
   const int64_t D = c.dim, F = c.ffn_dim, L = c.num_layers;
   const int64_t total = c.parameter_count();
   const int64_t block_linears = L * (8 * (D * D + D) + (D * F + F) + (F * D + D));
@@ -91,7 +92,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)")
       .value("lora_rank", "R", "train LoRA adapters of rank R on every block Linear, the base frozen in bf16")
       .value("zero_ranks", "P", "full fine-tuning: report the memory per rank with ZeRO-2 over P ranks (default 1)")
-      .value("weight_dtype", "D", "full fine-tuning: fp32 (default) or bf16 block Linears trained through fp32 masters");
+      .value("weight_dtype", "D",
+             "full fine-tuning: fp32 (default) or bf16 block Linears trained through fp32 masters");
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench dit-train needs --config");
   models::WanConfig cfg = models::load_wan_config(a.str("config"));
@@ -101,7 +103,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   const std::string weight_dtype = a.str("weight_dtype", "fp32");
   if (weight_dtype != "fp32" && weight_dtype != "bf16") throw UsageError("--weight_dtype is fp32 or bf16");
   const bool bf16_weights = weight_dtype == "bf16";
-  if (bf16_weights && lora_rank > 0) throw UsageError("--weight_dtype bf16 is for full fine-tuning (LoRA's base is bf16 already)");
+  if (bf16_weights && lora_rank > 0)
+    throw UsageError("--weight_dtype bf16 is for full fine-tuning (LoRA's base is bf16 already)");
   if (a.has("layers")) cfg.num_layers = a.integer("layers", cfg.num_layers);
   cfg.validate(a.str("config"));
   const int64_t tokens = a.integer("tokens", 1024), batch = a.integer("batch", 1);
@@ -116,7 +119,10 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   train::MemoryEstimate estimate;
   estimate.add("runtime", train::training_runtime_bytes(), "");
   train::add_expert_state(estimate, "", cfg, {lora_rank, a.boolean("fp8"), bf16_weights, 1});
-  estimate.add("activations", train::dit_activation_bytes(cfg, tokens, text, a.boolean("gradient_checkpointing"), a.boolean("bf16") ? 2 : 4), "");
+  estimate.add(
+      "activations",
+      train::dit_activation_bytes(cfg, tokens, text, a.boolean("gradient_checkpointing"), a.boolean("bf16") ? 2 : 4),
+      "");
 
   torch::manual_seed(0);
   models::WanModel model(cfg);
@@ -130,9 +136,10 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   std::unique_ptr<train::ExpertStep> owned;
   if (lora_rank > 0)
     owned = std::make_unique<train::ExpertStep>(
-        model, o, train::make_expert_lora(model, models::LoraSpec{lora_rank, static_cast<double>(lora_rank), 0.0, {}}, true, 0, true));
-  else
-    owned = std::make_unique<train::ExpertStep>(model, o);
+        model, o,
+        train::make_expert_lora(model, models::LoraSpec{lora_rank, static_cast<double>(lora_rank), 0.0, {}}, true, 0,
+                                true));
+  else owned = std::make_unique<train::ExpertStep>(model, o);
   train::ExpertStep& step = *owned;
   if (bf16_weights) step.keep_master_weights();
   step.to(device);
@@ -154,16 +161,28 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   int64_t params = 0, trainable = 0;
   for (const auto& p : model->parameters()) params += p.numel();
   for (const auto& p : step.parameters()) trainable += p.numel();
-  bench_report(ms,
-               {{"params", params}, {"threads", threads}, {"tokens", tokens}, {"batch", batch},
-                {"latent", {cfg.in_dim, g[0], g[1], g[2]}}, {"dim", cfg.dim}, {"ffn_dim", cfg.ffn_dim}, {"layers", cfg.num_layers},
-                {"text_tokens", text}, {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
-                {"fp8_bytes", model->fp8_bytes()}, {"bf16", a.boolean("bf16")}, {"device", device.str()},
-                {"attention", device.is_cuda() && models::fused_attention_available() ? "sdpa" : "chunked"},
-                {"trainable_params", trainable}, {"optimizer_bytes", step.optimizer_bytes()},
-                {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))}, {"weight_dtype", weight_dtype},
-                {"estimate_mb", estimate.total() / (1024.0 * 1024.0)}},
-               "step");
+  bench_report(
+      ms,
+      {{"params", params},
+       {"threads", threads},
+       {"tokens", tokens},
+       {"batch", batch},
+       {"latent", {cfg.in_dim, g[0], g[1], g[2]}},
+       {"dim", cfg.dim},
+       {"ffn_dim", cfg.ffn_dim},
+       {"layers", cfg.num_layers},
+       {"text_tokens", text},
+       {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
+       {"fp8_bytes", model->fp8_bytes()},
+       {"bf16", a.boolean("bf16")},
+       {"device", device.str()},
+       {"attention", device.is_cuda() && models::fused_attention_available() ? "sdpa" : "chunked"},
+       {"trainable_params", trainable},
+       {"optimizer_bytes", step.optimizer_bytes()},
+       {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))},
+       {"weight_dtype", weight_dtype},
+       {"estimate_mb", estimate.total() / (1024.0 * 1024.0)}},
+      "step");
   return 0;
 }
 

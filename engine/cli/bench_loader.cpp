@@ -55,10 +55,16 @@ int bench_loader(const std::vector<std::string>& argv) {
   double total = 0;
   for (double m : ms) total += m;
   const double timed_clips = static_cast<double>(ms.size() * static_cast<size_t>(o.batch_size));
-  nlohmann::json extra = {{"rows", n_rows},           {"dropped_rows", dropped.size()}, {"workers", o.workers},
-                          {"threads", threads},       {"size", o.sample_size},          {"frames", o.n_frames},
-                          {"stride", o.stride},       {"degradation", o.degradation},
-                          {"clips_total", clips}, {"frames_total", frames},
+  nlohmann::json extra = {{"rows", n_rows},
+                          {"dropped_rows", dropped.size()},
+                          {"workers", o.workers},
+                          {"threads", threads},
+                          {"size", o.sample_size},
+                          {"frames", o.n_frames},
+                          {"stride", o.stride},
+                          {"degradation", o.degradation},
+                          {"clips_total", clips},
+                          {"frames_total", frames},
                           {"clips_per_s", total > 0 ? timed_clips * 1000.0 / total : 0.0}};
   bench_report(ms, extra, "batch");
   return 0;

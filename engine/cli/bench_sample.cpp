@@ -57,8 +57,14 @@ int bench_sample_step(const std::vector<std::string>& argv) {
   int64_t params = 0;
   for (const auto& p : m.low->parameters()) params += p.numel();
   bench_report(ms,
-               {{"params", params}, {"threads", threads}, {"tokens", tokens}, {"latent", {cfg.out_dim, g[0], g[1], g[2]}},
-                {"dim", cfg.dim}, {"layers", cfg.num_layers}, {"text_tokens", text}, {"steps_per_run", steps},
+               {{"params", params},
+                {"threads", threads},
+                {"tokens", tokens},
+                {"latent", {cfg.out_dim, g[0], g[1], g[2]}},
+                {"dim", cfg.dim},
+                {"layers", cfg.num_layers},
+                {"text_tokens", text},
+                {"steps_per_run", steps},
                 {"solver", sampling::solver_name(o.solver)}},
                "step");
   return 0;

@@ -49,7 +49,8 @@ int bench_t5_encode(const std::vector<std::string>& argv) {
   auto add = [&](const std::string& k, std::vector<int64_t> shape, double std) {
     // In slices of rows, so a 256k-row bf16 table never exists in fp32.
     torch::Tensor t = torch::empty(shape, torch::TensorOptions().dtype(dt));
-    const int64_t rows = shape[0], per = std::max<int64_t>(1, (int64_t{1} << 24) / std::max<int64_t>(1, t.numel() / rows));
+    const int64_t rows = shape[0],
+                  per = std::max<int64_t>(1, (int64_t{1} << 24) / std::max<int64_t>(1, t.numel() / rows));
     for (int64_t r = 0; r < rows; r += per) {
       const int64_t n = std::min(per, rows - r);
       auto sub_shape = shape;
@@ -79,8 +80,14 @@ int bench_t5_encode(const std::vector<std::string>& argv) {
   auto ms = bench_time("t5-encode", warmup, steps, [&] { (void)enc.forward(ids, mask); });
   const double median = bench_median(ms);  // the report's own median
   bench_report(ms,
-               {{"params", cfg.parameter_count()}, {"threads", threads}, {"tokens", tokens}, {"batch", batch},
-                {"dim", cfg.dim}, {"layers", cfg.num_layers}, {"vocab", cfg.vocab}, {"weights", wdt},
+               {{"params", cfg.parameter_count()},
+                {"threads", threads},
+                {"tokens", tokens},
+                {"batch", batch},
+                {"dim", cfg.dim},
+                {"layers", cfg.num_layers},
+                {"vocab", cfg.vocab},
+                {"weights", wdt},
                 {"compute", a.boolean("bf16") ? "bf16" : "fp32"},
                 {"tokens_per_s", median > 0 ? static_cast<double>(batch * tokens) / (median / 1000.0) : 0.0}},
                "batch");

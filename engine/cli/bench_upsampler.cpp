@@ -24,7 +24,8 @@ struct UpsamplerBenchSetup {
   models::LatentUpsamplerConfig cfg;
   int64_t batch = 1, frames = 21, h = 20, w = 34, reps = 5, warmup = 1;
   int threads = 1;
-  bool checkpointing = false, ema = false, torch_conv = false, plain_weights = false, direct_convs = false, bf16 = false;
+  bool checkpointing = false, ema = false, torch_conv = false, plain_weights = false, direct_convs = false,
+       bf16 = false;
   torch::Device device{torch::kCPU};  // the first GPU when there is one
 };
 
@@ -85,9 +86,13 @@ bool parse_setup(const std::string& kind, const std::vector<std::string>& argv, 
 }
 
 nlohmann::json setup_json(const UpsamplerBenchSetup& s) {
-  return {{"params", s.cfg.parameter_count()}, {"threads", s.threads}, {"mid_channels", s.cfg.mid_channels},
-          {"blocks", s.cfg.num_blocks_per_stage}, {"input", {s.batch, 48, s.frames, s.h, s.w}},
-          {"device", s.device.str()}, {"bf16", s.bf16}};
+  return {{"params", s.cfg.parameter_count()},
+          {"threads", s.threads},
+          {"mid_channels", s.cfg.mid_channels},
+          {"blocks", s.cfg.num_blocks_per_stage},
+          {"input", {s.batch, 48, s.frames, s.h, s.w}},
+          {"device", s.device.str()},
+          {"bf16", s.bf16}};
 }
 
 int bench_forward(const std::vector<std::string>& argv) {
@@ -123,7 +128,8 @@ int bench_train(const std::vector<std::string>& argv) {
   train::UpsamplerUpdater up(model, o);
   auto [num, den] = s.cfg.ratio();
   auto z_lr = torch::randn({s.batch, 48, s.frames, s.h, s.w}).to(s.device);
-  auto z_hr = torch::randn({s.batch, 48, s.frames, (num * s.h + den - 1) / den, (num * s.w + den - 1) / den}).to(s.device);
+  auto z_hr =
+      torch::randn({s.batch, 48, s.frames, (num * s.h + den - 1) / den, (num * s.w + den - 1) / den}).to(s.device);
   std::optional<train::UpdateRecord> rec;
   auto ms = bench_time("upsampler-train", s.warmup, s.reps, [&] { up.micro_step(z_lr, z_hr, &rec); });
   auto extra = setup_json(s);
@@ -134,11 +140,12 @@ int bench_train(const std::vector<std::string>& argv) {
   extra["winograd_convs"] = up.winograd_convs();
   // The estimate the `estimate` verb would make for this step, beside the measured peak.
   const double P = static_cast<double>(s.cfg.parameter_count());
-  const double est = runtime + P * (4 + 4 + 8 + (s.ema ? 4 : 0)) +
-                     train::upsampler_activation_bytes(s.cfg, s.batch, s.frames, s.h, s.w, s.checkpointing) +
-                     (s.torch_conv ? (s.device.is_cuda() ? 0.0 : P * 4)  // LibTorch's conv: one copy
-                                    : train::upsampler_conv_backward_bytes(s.cfg, s.batch, s.frames, s.h, s.device.is_cuda(),
-                                                                                         !s.plain_weights && !s.direct_convs));
+  const double est =
+      runtime + P * (4 + 4 + 8 + (s.ema ? 4 : 0)) +
+      train::upsampler_activation_bytes(s.cfg, s.batch, s.frames, s.h, s.w, s.checkpointing) +
+      (s.torch_conv ? (s.device.is_cuda() ? 0.0 : P * 4)  // LibTorch's conv: one copy
+                    : train::upsampler_conv_backward_bytes(s.cfg, s.batch, s.frames, s.h, s.device.is_cuda(),
+                                                           !s.plain_weights && !s.direct_convs));
   extra["estimate_mb"] = est / (1024.0 * 1024.0);
   bench_report(ms, extra, "step");
   return 0;

@@ -63,14 +63,16 @@ int run_launch(const std::vector<std::string>& args) {
       if (i + 1 >= args.size()) throw UsageError(std::string(name) + " needs a number");
       char* end = nullptr;
       const long v = std::strtol(args[++i].c_str(), &end, 10);
-      if (*end || v <= 0 || v > 65535) throw UsageError(std::string(name) + ": expected a positive number, got '" + args[i] + "'");
+      if (*end || v <= 0 || v > 65535)
+        throw UsageError(std::string(name) + ": expected a positive number, got '" + args[i] + "'");
       return static_cast<int>(v);
     };
     if (a == "--help" || a == "-h") {
-      std::printf("usage: wanstudio-engine launch --nproc N [--master_port P] VERB [ARGS...]\n"
-                  "Runs VERB as N data-parallel ranks on this machine (torchrun's variables, Gloo on the CPU).\n"
-                  "stdout carries rank 0's events; every rank logs to stderr; SIGINT/SIGTERM go to all ranks;\n"
-                  "the exit status is rank 0's.\n");
+      std::printf(
+          "usage: wanstudio-engine launch --nproc N [--master_port P] VERB [ARGS...]\n"
+          "Runs VERB as N data-parallel ranks on this machine (torchrun's variables, Gloo on the CPU).\n"
+          "stdout carries rank 0's events; every rank logs to stderr; SIGINT/SIGTERM go to all ranks;\n"
+          "the exit status is rank 0's.\n");
       return 0;
     }
     if (a == "--nproc" || a == "--nproc_per_node" || a == "--nproc-per-node") {
@@ -89,7 +91,7 @@ int run_launch(const std::vector<std::string>& args) {
   if (port == 0) port = free_port();
   const std::string exe = self_exe();
 
-  struct sigaction sa{};
+  struct sigaction sa {};
   sa.sa_handler = on_signal;
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);

@@ -16,13 +16,15 @@
 namespace {
 
 void print_help() {
-  std::printf("usage: wanstudio-engine <verb> [options]\n\n"
-              "The Wan Studio worker: trains the latent upsampler (and the demo's tiny VAE) in LibTorch,\n"
-              "runs the Wan2.2 VAE, upsampler and DiT experts, parity checks against the reference,\n"
-              "weights and dataset inspection. Training verbs print events (JSON lines) on stdout.\n\nverbs:\n");
+  std::printf(
+      "usage: wanstudio-engine <verb> [options]\n\n"
+      "The Wan Studio worker: trains the latent upsampler (and the demo's tiny VAE) in LibTorch,\n"
+      "runs the Wan2.2 VAE, upsampler and DiT experts, parity checks against the reference,\n"
+      "weights and dataset inspection. Training verbs print events (JSON lines) on stdout.\n\nverbs:\n");
   for (const auto& v : ws::cli::verbs()) std::printf("  %-18s %s\n", v.name.c_str(), v.summary.c_str());
-  std::printf("\n`wanstudio-engine <verb> --help` describes a verb.\n"
-              "Exit codes: 0 success, 1 failure, 130 cancelled.\n");
+  std::printf(
+      "\n`wanstudio-engine <verb> --help` describes a verb.\n"
+      "Exit codes: 0 success, 1 failure, 130 cancelled.\n");
 }
 
 }  // namespace
@@ -38,7 +40,8 @@ int main(int argc, char** argv) {
   }
   const ws::cli::Verb* verb = ws::cli::find_verb(argv[1]);
   if (!verb) {
-    std::fprintf(stderr, "error: unknown verb '%s' (see wanstudio-engine --help)\n", ws::io::printable(argv[1]).c_str());
+    std::fprintf(stderr, "error: unknown verb '%s' (see wanstudio-engine --help)\n",
+                 ws::io::printable(argv[1]).c_str());
     return 1;
   }
   std::vector<std::string> args(argv + 2, argv + argc);

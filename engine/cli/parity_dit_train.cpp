@@ -49,8 +49,13 @@ Check group_check(const std::string& group, const std::vector<std::string>& name
   const double tmax = tol.at("max_abs").get<double>(), tp = tol.at("p99_9_abs").get<double>(),
                tm = tol.at("mean_abs").get<double>();
   const bool ok = !a.empty() && s.max <= tmax && s.p999 <= tp && s.mean <= tm && !std::isnan(s.max);
-  return {group, ok, worst, s.max, tmax,
-          " p99.9=" + fmt_num(s.p999) + " (tol " + fmt_num(tp) + ") mean=" + fmt_num(s.mean) + " (tol " + fmt_num(tm) + ")"};
+  return {group,
+          ok,
+          worst,
+          s.max,
+          tmax,
+          " p99.9=" + fmt_num(s.p999) + " (tol " + fmt_num(tp) + ") mean=" + fmt_num(s.mean) + " (tol " + fmt_num(tm) +
+              ")"};
 }
 
 std::vector<double> doubles(const torch::Tensor& t) {
@@ -72,7 +77,8 @@ std::vector<Check> run_case(const json& j, const std::string& base) {
   o.adam.beta2 = opt.at("betas").at(1).get<double>();
   o.adam.eps = opt.at("eps").get<double>();
   o.adam.weight_decay = opt.at("weight_decay").get<double>();
-  o.clip.max_grad_norm = opt.contains("max_grad_norm") && opt["max_grad_norm"].is_number() ? opt["max_grad_norm"].get<double>() : 0.0;
+  o.clip.max_grad_norm =
+      opt.contains("max_grad_norm") && opt["max_grad_norm"].is_number() ? opt["max_grad_norm"].get<double>() : 0.0;
   train::ExpertStep step(models::load_wan_model(cfg, init_file), o);
 
   auto steps = io::read_safetensors(steps_file);
@@ -138,7 +144,8 @@ std::vector<Check> run_case(const json& j, const std::string& base) {
   size_t n_model = 0;
   for (const auto& kv : expected) n_model += kv.first.compare(0, 6, "model.") == 0;
   if (n_model != names.size())
-    throw Error(expected_file + ": " + std::to_string(n_model) + " model tensors, the model has " + std::to_string(names.size()));
+    throw Error(expected_file + ": " + std::to_string(n_model) + " model tensors, the model has " +
+                std::to_string(names.size()));
   checks.push_back(group_check("model", names, a, b, {}, tol.at("model")));
 
   names.clear(), a.clear(), b.clear();

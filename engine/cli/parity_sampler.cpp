@@ -84,7 +84,8 @@ std::string run_case(const std::string& json_path) {
     if (!torch::equal(noise, in.noise)) fail("the noise is not the seed's first CPU draw");
   }
 
-  const torch::Tensor per_step = ref.count("latents_per_step") ? ref.at("latents_per_step").to(torch::kFloat) : torch::Tensor();
+  const torch::Tensor per_step =
+      ref.count("latents_per_step") ? ref.at("latents_per_step").to(torch::kFloat) : torch::Tensor();
   const json& step_tol = tol.at("per_step_max_abs");
   double worst_ratio = -1, worst_err = 0, worst_tol = 0;
   std::string worst = "final";
@@ -98,7 +99,8 @@ std::string run_case(const std::string& json_path) {
     if (!per_step.defined() || st.index >= per_step.size(0)) return;
     judge("step" + std::to_string(st.index), st.latent, per_step[st.index], step_tol.at(st.index).get<double>());
   });
-  judge("final", final_latent, need_tensor(ref, "final", case_file).to(torch::kFloat), tol.at("final_max_abs").get<double>());
+  judge("final", final_latent, need_tensor(ref, "final", case_file).to(torch::kFloat),
+        tol.at("final_max_abs").get<double>());
   if (!failures.empty()) return "FAIL " + name + " " + failures;
   return "PASS " + name + " worst=" + worst + " max_abs=" + fmt_num(worst_err) + " tol=" + fmt_num(worst_tol);
 }
@@ -116,6 +118,7 @@ int parity_sampler(const std::string& dir) {
 
 }  // namespace
 
-WS_PARITY_KIND("sampler", "dual-expert sampling (fixtures/sampler: schedule, solvers, CFG, routing, every step)", &parity_sampler);
+WS_PARITY_KIND("sampler", "dual-expert sampling (fixtures/sampler: schedule, solvers, CFG, routing, every step)",
+               &parity_sampler);
 
 }  // namespace ws::cli

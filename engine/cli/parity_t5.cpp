@@ -50,7 +50,8 @@ bool encoder_case(const json& j, const std::string& path, const std::string& nam
     ok = ok && pass;
   };
   // The real rows of the output (padded rows are discarded by every caller), then every intermediate.
-  check("out", real_rows(out.to(torch::kFloat), mask), real_rows(need_tensor(io, "out", case_file).to(torch::kFloat), mask));
+  check("out", real_rows(out.to(torch::kFloat), mask),
+        real_rows(need_tensor(io, "out", case_file).to(torch::kFloat), mask));
   for (const auto& [k, ref] : io) {
     if (k.compare(0, 6, "inter.") != 0) continue;
     auto it = trace.tensors.find(k);
@@ -61,7 +62,8 @@ bool encoder_case(const json& j, const std::string& path, const std::string& nam
   if (j.at("weights").contains("pth")) {
     const std::string pth = fs::join(base, j["weights"]["pth"].get<std::string>());
     const io::StateDict a = io::load_weights(pth), b = io::load_weights(st);
-    if (a.size() != b.size()) throw Error(pth + ": " + std::to_string(a.size()) + " tensors, the .safetensors has " + std::to_string(b.size()));
+    if (a.size() != b.size())
+      throw Error(pth + ": " + std::to_string(a.size()) + " tensors, the .safetensors has " + std::to_string(b.size()));
     for (const auto& [k, v] : b) {
       auto it = a.find(k);
       if (it == a.end() || !torch::equal(it->second.to(torch::kFloat), v.to(torch::kFloat))) {
@@ -69,9 +71,11 @@ bool encoder_case(const json& j, const std::string& path, const std::string& nam
         ok = false;
       }
     }
-    std::printf("info %s pth %zu tensors, %s\n", name.c_str(), a.size(), c10::toString(a.begin()->second.scalar_type()));
+    std::printf("info %s pth %zu tensors, %s\n", name.c_str(), a.size(),
+                c10::toString(a.begin()->second.scalar_type()));
   }
-  std::printf("%s %s worst=%s (%s of its tolerance)\n", ok ? "PASS" : "FAIL", name.c_str(), worst.c_str(), fmt_num(worst_ratio).c_str());
+  std::printf("%s %s worst=%s (%s of its tolerance)\n", ok ? "PASS" : "FAIL", name.c_str(), worst.c_str(),
+              fmt_num(worst_ratio).c_str());
   return ok;
 }
 
@@ -93,12 +97,14 @@ bool tokenizer_case(const json& j, const std::string& path, const std::string& n
     const bool same_trunc = t.truncated == item.value("truncated", false);
     if (!same_text || !same_ids || !same_trunc) {
       ok = false;
-      std::printf("info %s item %lld:%s%s%s FAIL\n", name.c_str(), static_cast<long long>(b), same_text ? "" : " cleaned text differs",
-                  same_ids ? "" : " ids differ", same_trunc ? "" : " truncation differs");
+      std::printf("info %s item %lld:%s%s%s FAIL\n", name.c_str(), static_cast<long long>(b),
+                  same_text ? "" : " cleaned text differs", same_ids ? "" : " ids differ",
+                  same_trunc ? "" : " truncation differs");
     }
     ++b;
   }
-  std::printf("%s %s %lld captions (cleaned text, ids, mask exact)\n", ok ? "PASS" : "FAIL", name.c_str(), static_cast<long long>(b));
+  std::printf("%s %s %lld captions (cleaned text, ids, mask exact)\n", ok ? "PASS" : "FAIL", name.c_str(),
+              static_cast<long long>(b));
   return ok;
 }
 

@@ -94,8 +94,9 @@ int parity_upsampler(const std::string& dir) {
         auto it = io.find(tname);
         if (it == io.end()) continue;  // the fixture may store fewer intermediates
         auto r = close_check(got, it->second, atol, rtol);
-        if (!r.shape_ok) throw Error(tname + ": shape " + io::shape_str(got.sizes().vec()) + " vs reference " +
-                                     io::shape_str(it->second.sizes().vec()));
+        if (!r.shape_ok)
+          throw Error(tname + ": shape " + io::shape_str(got.sizes().vec()) + " vs reference " +
+                      io::shape_str(it->second.sizes().vec()));
         if (r.worst_ratio > 1.0) ok = false;
         if (r.worst_ratio > worst_ratio) {
           worst_ratio = r.worst_ratio;
@@ -129,17 +130,17 @@ train::UpsamplerUpdateOptions options_from_flags(const json& flags, int64_t proc
   o.adam.beta2 = flags.value("adam_beta2", o.adam.beta2);
   o.adam.weight_decay = flags.value("adam_weight_decay", o.adam.weight_decay);
   o.adam.eps = flags.value("adam_epsilon", o.adam.eps);
-  if (flags.contains("max_grad_norm") && flags["max_grad_norm"].is_null())
-    o.clip.max_grad_norm = 0;
-  else
-    o.clip.max_grad_norm = flags.value("max_grad_norm", o.clip.max_grad_norm);
+  if (flags.contains("max_grad_norm") && flags["max_grad_norm"].is_null()) o.clip.max_grad_norm = 0;
+  else o.clip.max_grad_norm = flags.value("max_grad_norm", o.clip.max_grad_norm);
   o.clip.abnormal_norm_clip_start = flags.value("abnormal_norm_clip_start", o.clip.abnormal_norm_clip_start);
   o.clip.initial_grad_norm_ratio = flags.value("initial_grad_norm_ratio", o.clip.initial_grad_norm_ratio);
   o.gradient_accumulation_steps = flags.value("gradient_accumulation_steps", int64_t{1});
   o.use_ema = flags.value("use_ema", false);
-  if (flags.contains("trainable_modules")) o.trainable_modules = flags["trainable_modules"].get<std::vector<std::string>>();
+  if (flags.contains("trainable_modules"))
+    o.trainable_modules = flags["trainable_modules"].get<std::vector<std::string>>();
   if (flags.contains("trainable_modules_low_learning_rate"))
-    o.trainable_modules_low_learning_rate = flags["trainable_modules_low_learning_rate"].get<std::vector<std::string>>();
+    o.trainable_modules_low_learning_rate =
+        flags["trainable_modules_low_learning_rate"].get<std::vector<std::string>>();
   o.schedule.name = flags.value("lr_scheduler", o.schedule.name);
   // accelerate multiplies both by the process count.
   o.schedule.warmup_steps = flags.value("lr_warmup_steps", int64_t{0}) * processes;
@@ -190,8 +191,9 @@ int parity_upsampler_train(const std::string& dir) {
       std::vector<double> micro_loss, loss, grad_norm, lr, thr, max_norm, coef, abnormal, ema_decay;
       for (int64_t i = 0; i < K; ++i) {
         std::optional<train::UpdateRecord> rec;
-        double l = updater.micro_step(need_tensor(batches, "z_lr_" + std::to_string(i), batches_file).to(torch::kFloat),
-                                      need_tensor(batches, "z_hr_" + std::to_string(i), batches_file).to(torch::kFloat), &rec);
+        double l =
+            updater.micro_step(need_tensor(batches, "z_lr_" + std::to_string(i), batches_file).to(torch::kFloat),
+                               need_tensor(batches, "z_hr_" + std::to_string(i), batches_file).to(torch::kFloat), &rec);
         micro_loss.push_back(static_cast<double>(static_cast<float>(l)));
         if (!rec) continue;
         loss.push_back(rec->loss);
@@ -249,17 +251,20 @@ int parity_upsampler_train(const std::string& dir) {
           b.push_back(ref);
         }
         auto s = group_stats(a, b);
-        double tmax = t.at("max_abs").get<double>(), tp = t.at("p99_9_abs").get<double>(), tm = t.at("mean_abs").get<double>();
+        double tmax = t.at("max_abs").get<double>(), tp = t.at("p99_9_abs").get<double>(),
+               tm = t.at("mean_abs").get<double>();
         bool ok = s.max <= tmax && s.p999 <= tp && s.mean <= tm;
         checks.push_back({group, ok, "max/p99.9/mean " + fmt_num(s.p999) + "/" + fmt_num(s.mean), s.max, tmax});
-        if (!gauge.empty()) checks.push_back({group + "_gauge", gauge_err <= gauge_bound, gauge_worst, gauge_err, gauge_bound});
+        if (!gauge.empty())
+          checks.push_back({group + "_gauge", gauge_err <= gauge_bound, gauge_worst, gauge_err, gauge_bound});
       };
       io::StateDict final_weights;
       for (const auto& kv : updater.model()->named_parameters()) final_weights[kv.key()] = kv.value().detach();
       for (const auto& kv : updater.model()->named_buffers()) final_weights[kv.key()] = kv.value().detach();
       weights_group("model", "model.", final_weights, tol.at("model_excluding_gauge"));
       if (updater.ema()) {
-        const json& et = tol.contains("ema_excluding_gauge") ? tol.at("ema_excluding_gauge") : tol.at("model_excluding_gauge");
+        const json& et =
+            tol.contains("ema_excluding_gauge") ? tol.at("ema_excluding_gauge") : tol.at("model_excluding_gauge");
         weights_group("ema", "ema.", updater.ema()->shadow(), et);
       }
 

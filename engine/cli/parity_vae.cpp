@@ -225,7 +225,8 @@ VaeParityCase check_vae_parity_case(const std::string& json_path, models::VaeTyp
 }
 
 int parity_vae(const std::string& dir, models::VaeType kind) {
-  return for_each_case(dir, "VAE", [kind](const std::string& path) { return check_vae_parity_case(path, kind).line(); });
+  return for_each_case(dir, "VAE",
+                       [kind](const std::string& path) { return check_vae_parity_case(path, kind).line(); });
 }
 
 namespace {

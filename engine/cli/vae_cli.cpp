@@ -43,7 +43,8 @@ torch::Tensor read_clip_tensor(const std::string& path, const std::vector<std::s
 }
 
 std::map<std::string, std::string> latent_metadata(const std::string& vae_path, const models::WanVaeConfig& cfg,
-                                                   const torch::Tensor& video, const std::vector<int64_t>& frame_indices) {
+                                                   const torch::Tensor& video,
+                                                   const std::vector<int64_t>& frame_indices) {
   // Every size is hashed: the released VAEs (over 256 MiB) are the ones a cache must tell apart.
   return models::latent_file_metadata(fs::is_dir(vae_path) ? std::string() : sha256_file(vae_path),
                                       fs::basename(vae_path), cfg, video.size(2), video.size(3), video.size(4),

@@ -20,7 +20,8 @@ torch::Tensor read_clip_tensor(const std::string& path, const std::vector<std::s
 // __metadata__ of a latent file: VAE type, z_dim, sha256, config, the frame indices read from the file
 // (`frame_indices`; 0..T-1 when empty) and the pixel size of `video` [1, 3, T, H, W].
 std::map<std::string, std::string> latent_metadata(const std::string& vae_path, const models::WanVaeConfig& cfg,
-                                                   const torch::Tensor& video, const std::vector<int64_t>& frame_indices = {});
+                                                   const torch::Tensor& video,
+                                                   const std::vector<int64_t>& frame_indices = {});
 
 // at::set_num_threads(n), or the machine's core count for n <= 0 (LibTorch may start with 1).
 void vae_cli_threads(int64_t n);

@@ -39,7 +39,8 @@ int open_regular(const std::string& path) {
   }
   if (!S_ISREG(st.st_mode)) {
     ::close(fd);
-    throw Error(path + (S_ISDIR(st.st_mode) ? ": is a folder, not a file" : ": not a regular file (a pipe, socket or device)"));
+    throw Error(
+        path + (S_ISDIR(st.st_mode) ? ": is a folder, not a file" : ": not a regular file (a pipe, socket or device)"));
   }
   int flags = ::fcntl(fd, F_GETFL);
   if (flags >= 0) ::fcntl(fd, F_SETFL, flags & ~O_NONBLOCK);

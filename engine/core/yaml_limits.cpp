@@ -26,7 +26,8 @@ void check_yaml_size(const YAML::Node& node, const std::string& source, size_t m
   size_t budget = max_nodes;
   if (!walk(node, budget, 0))
     throw Error(source + ": YAML too large once its aliases are expanded (more than " + std::to_string(max_nodes) +
-                " values or " + std::to_string(kMaxYamlDepth) + " levels); write the values out instead of nesting aliases");
+                " values or " + std::to_string(kMaxYamlDepth) +
+                " levels); write the values out instead of nesting aliases");
 }
 
 }  // namespace ws

@@ -27,7 +27,8 @@ LoaderCursor LoaderCursor::from_json(const json& j, const std::string& source) {
     c.batch_in_epoch = j.at("batch_in_epoch").get<int64_t>();
     for (const auto& b : j.at("buckets")) {
       std::vector<SampleRef> items;
-      for (const auto& s : b.at("items")) items.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<int64_t>()});
+      for (const auto& s : b.at("items"))
+        items.push_back({s.at(0).get<int64_t>(), s.at(1).get<int64_t>(), s.at(2).get<int64_t>()});
       c.buckets.emplace_back(b.at("key").get<std::string>(), std::move(items));
     }
   } catch (const json::exception& e) {
@@ -51,7 +52,8 @@ BucketSampler::BucketSampler(std::vector<std::string> keys, int64_t batch_size, 
     : keys_(std::move(keys)), batch_(batch_size), seed_(seed), rank_(rank), world_(world) {
   if (keys_.empty()) throw Error("the dataset has no usable rows");
   if (batch_ < 1) throw Error("train_batch_size must be at least 1");
-  if (world_ < 1 || rank_ < 0 || rank_ >= world_) throw Error("bad rank " + std::to_string(rank_) + " of " + std::to_string(world_));
+  if (world_ < 1 || rank_ < 0 || rank_ >= world_)
+    throw Error("bad rank " + std::to_string(rank_) + " of " + std::to_string(world_));
   start_epoch(0);
 }
 
@@ -65,8 +67,12 @@ void BucketSampler::start_epoch(int64_t epoch) {
 void BucketSampler::restore(const LoaderCursor& c) {
   for (const auto& [key, items] : c.buckets)
     for (const auto& s : items)
-      if (s.row < 0 || s.row >= rows()) throw Error("loader cursor names row " + std::to_string(s.row) + " of a dataset with " + std::to_string(rows()) + " rows (the dataset changed since the checkpoint)");
-  if (c.pos > rows()) throw Error("loader cursor position " + std::to_string(c.pos) + " is past the dataset's " + std::to_string(rows()) + " rows (the dataset changed since the checkpoint)");
+      if (s.row < 0 || s.row >= rows())
+        throw Error("loader cursor names row " + std::to_string(s.row) + " of a dataset with " +
+                    std::to_string(rows()) + " rows (the dataset changed since the checkpoint)");
+  if (c.pos > rows())
+    throw Error("loader cursor position " + std::to_string(c.pos) + " is past the dataset's " + std::to_string(rows()) +
+                " rows (the dataset changed since the checkpoint)");
   perm_ = epoch_permutation(rows(), seed_ + static_cast<uint64_t>(c.epoch));
   cursor_ = c;
 }

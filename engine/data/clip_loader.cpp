@@ -198,8 +198,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
   for (const SampleRef& item : plan.items) {
     std::string last_error;
     for (int attempt = 0;; ++attempt) {
-      if (attempt > 64)
-        throw Error("no replacement row decodes after 64 attempts (last: " + last_error + ")");
+      if (attempt > 64) throw Error("no replacement row decodes after 64 attempts (last: " + last_error + ")");
       Rng rng = Rng::keyed(opt_.seed, "clip", item.epoch, item.pos, attempt);
       // A failed row is replaced by one drawn uniformly over all rows (docs/design/upsampler-training.md §3.2 [D]).
       const int64_t row = attempt == 0 ? item.row : rng.uniform_int(0, n_rows - 1);
@@ -243,7 +242,9 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
         idx = clip_indices(cp, start);
       }
       // docs/design/upsampler-training.md §4.2 step 3: the first clip's size picks the batch's bucket.
-      BucketSize size = sized ? b.size : bucket_size(tr.height, tr.width, opt_.sample_size, opt_.scale, b.hw_ratio, opt_.enable_bucket);
+      BucketSize size =
+          sized ? b.size
+                : bucket_size(tr.height, tr.width, opt_.sample_size, opt_.scale, b.hw_ratio, opt_.enable_bucket);
       torch::Tensor x;
       try {
         x = read_clip(tr.path, idx, size.H, size.W);
@@ -288,12 +289,12 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
       for (const auto& op : d.ops) b.clips[i].degradation.push_back(op.name);
     }
     // Frame-wise bilinear down, align_corners false, no antialias (docs/design/upsampler-training.md §4.2 step 7).
-    torch::Tensor low = F::interpolate(src.permute({1, 0, 2, 3}),
-                                       F::InterpolateFuncOptions()
-                                           .size(std::vector<int64_t>{b.size.h_lr, b.size.w_lr})
-                                           .mode(torch::kBilinear)
-                                           .align_corners(false))
-                            .permute({1, 0, 2, 3});
+    torch::Tensor low =
+        F::interpolate(src.permute({1, 0, 2, 3}), F::InterpolateFuncOptions()
+                                                      .size(std::vector<int64_t>{b.size.h_lr, b.size.w_lr})
+                                                      .mode(torch::kBilinear)
+                                                      .align_corners(false))
+            .permute({1, 0, 2, 3});
     hr.push_back(x);
     lr.push_back(low);
   }

@@ -25,9 +25,9 @@ namespace ws::data {
 // A metadata row that passed the start check.
 struct TrainRow {
   size_t meta_index = 0;
-  std::string path;     // resolved file
+  std::string path;  // resolved file
   bool image = false;
-  int64_t frames = 1;   // decodable frames (1 for images)
+  int64_t frames = 1;             // decodable frames (1 for images)
   int64_t width = 0, height = 0;  // displayed size
   // A row with its own latents (`latent_path`, docs/design/dual-expert-training.md §9) trains from that
   // file without decoding: `latents` [C, F, h, w] and, for i2v, `y`.
@@ -54,19 +54,20 @@ std::string row_latent_path(const Metadata& meta, const MetaRow& row);
 
 struct LoaderOptions {
   uint64_t seed = 42;
-  int64_t sample_size = 640;   // S
-  int64_t n_frames = 81;       // N
-  int64_t stride = 2;          // s
-  double scale = 1.5;          // the model's rational_spatial_scale
+  int64_t sample_size = 640;  // S
+  int64_t n_frames = 81;      // N
+  int64_t stride = 2;         // s
+  double scale = 1.5;         // the model's rational_spatial_scale
   int64_t batch_size = 1;
   bool enable_bucket = true;
   bool random_hw_adapt = true;
   bool degradation = false;
   int64_t min_ops = 1, max_ops = 4;
-  bool frames_per_row = false;  // latent cache: a row always trains on the same frames (docs/design/upsampler-training.md §6.1)
-  bool start_at_zero = false;   // every clip from its first frame (the experts' eval set)
-  int workers = 1;              // decode threads; 0 = decode on the caller's thread
-  int prefetch = 0;             // batches decoded ahead (0: 2 per worker)
+  bool frames_per_row =
+      false;  // latent cache: a row always trains on the same frames (docs/design/upsampler-training.md §6.1)
+  bool start_at_zero = false;  // every clip from its first frame (the experts' eval set)
+  int workers = 1;             // decode threads; 0 = decode on the caller's thread
+  int prefetch = 0;            // batches decoded ahead (0: 2 per worker)
   int rank = 0, world = 1;
 };
 
@@ -76,8 +77,8 @@ std::string bucket_key(const TrainRow& row, bool enable_bucket);
 struct ClipInfo {
   size_t meta_index = 0;
   std::string file;
-  std::vector<int64_t> frames;  // indices in the file (before trimming to L)
-  int attempts = 0;             // > 0: this row replaced a failed one
+  std::vector<int64_t> frames;           // indices in the file (before trimming to L)
+  int attempts = 0;                      // > 0: this row replaced a failed one
   std::vector<std::string> degradation;  // op names applied
 };
 

@@ -51,8 +51,16 @@ torch::Tensor to_model_clip(const torch::Tensor& x) {
 
 std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 4 && x.size(0) == 3, "clip_to_frames expects [3, T, H, W], got ", x.sizes());
-  torch::Tensor u8 = x.detach().to(torch::kCPU, torch::kFloat).add(1).div_(2).clamp_(0, 1).mul_(255).round_()
-                         .to(torch::kUInt8).permute({1, 2, 3, 0}).contiguous();  // [T, H, W, 3]
+  torch::Tensor u8 = x.detach()
+                         .to(torch::kCPU, torch::kFloat)
+                         .add(1)
+                         .div_(2)
+                         .clamp_(0, 1)
+                         .mul_(255)
+                         .round_()
+                         .to(torch::kUInt8)
+                         .permute({1, 2, 3, 0})
+                         .contiguous();  // [T, H, W, 3]
   const int64_t T = u8.size(0), H = u8.size(1), W = u8.size(2);
   std::vector<io::RgbFrame> frames;
   frames.reserve(static_cast<size_t>(T));

@@ -36,7 +36,8 @@ const nlohmann::json& param(const DegradationOp& op, const char* key) {
 
 double num_param(const DegradationOp& op, const char* key) {
   const auto& v = param(op, key);
-  if (!v.is_number() || !std::isfinite(v.get<double>())) bad_param(op, std::string("parameter '") + key + "' is not a number");
+  if (!v.is_number() || !std::isfinite(v.get<double>()))
+    bad_param(op, std::string("parameter '") + key + "' is not a number");
   return v.get<double>();
 }
 
@@ -73,16 +74,16 @@ enum class Kind { blur_iso, blur_aniso, resize, gaussian_noise, poisson_noise, j
 struct PreparedOp {
   Kind kind = Kind::blur_iso;
   int64_t k = 0;
-  std::vector<float> g;                 // isotropic blur: 1-D kernel
-  std::vector<int64_t> ih, iw;          // reflect-padding source rows/columns
-  torch::Tensor ih_t, iw_t, kernel_f;   // anisotropic blur: the same as tensors, kernel spectrum
+  std::vector<float> g;                // isotropic blur: 1-D kernel
+  std::vector<int64_t> ih, iw;         // reflect-padding source rows/columns
+  torch::Tensor ih_t, iw_t, kernel_f;  // anisotropic blur: the same as tensors, kernel spectrum
   std::vector<int64_t> fft_hw;
-  F::InterpolateFuncOptions down, up;   // resize
-  float sigma = 0;                      // gaussian noise, 0..255 scale
-  double strength = 0;                  // poisson noise
+  F::InterpolateFuncOptions down, up;  // resize
+  float sigma = 0;                     // gaussian noise, 0..255 scale
+  double strength = 0;                 // poisson noise
   bool gray = false;
-  std::vector<uint64_t> seeds;          // noise: one per frame
-  int qscale = 0;                       // jpeg
+  std::vector<uint64_t> seeds;  // noise: one per frame
+  int qscale = 0;               // jpeg
 };
 
 int quality_param(const DegradationOp& op) {
@@ -157,8 +158,9 @@ PreparedOp prepare(const DegradationOp& op, int64_t t, int64_t h, int64_t w, Rng
     p.kind = Kind::jpeg;
     p.qscale = jpeg_qscale(quality_param(op));
 #ifndef WANSTUDIO_HAVE_VIDEO
-    throw Error("the jpeg degradation needs video support (FFmpeg), which is not built into this wanstudio-engine "
-                "(configure with -DWANSTUDIO_VIDEO=ON and FFmpeg)");
+    throw Error(
+        "the jpeg degradation needs video support (FFmpeg), which is not built into this wanstudio-engine "
+        "(configure with -DWANSTUDIO_VIDEO=ON and FFmpeg)");
 #endif
   } else {
     throw Error("unknown degradation op '" + op.name + "' (known: " + kKnownOps + ")");
@@ -282,20 +284,13 @@ torch::Tensor jpeg(const torch::Tensor& f, const PreparedOp& p, Scratch& s) {
 // f: one frame [3, H, W], contiguous float32 holding whole numbers 0..255, owned by the caller.
 torch::Tensor apply_frame(torch::Tensor f, const PreparedOp& p, int64_t t, Scratch& s) {
   switch (p.kind) {
-    case Kind::blur_iso:
-      return blur_separable(f, p, s);
-    case Kind::blur_aniso:
-      return blur_fft(f, p);
+    case Kind::blur_iso: return blur_separable(f, p, s);
+    case Kind::blur_aniso: return blur_fft(f, p);
     case Kind::resize:
       return clamp_round_(F::interpolate(F::interpolate(f.unsqueeze(0), p.down), p.up).squeeze(0).contiguous());
-    case Kind::gaussian_noise:
-      gaussian_noise_(f, p, t);
-      return f;
-    case Kind::poisson_noise:
-      poisson_noise_(f, p, t);
-      return f;
-    case Kind::jpeg:
-      return jpeg(f, p, s);
+    case Kind::gaussian_noise: gaussian_noise_(f, p, t); return f;
+    case Kind::poisson_noise: poisson_noise_(f, p, t); return f;
+    case Kind::jpeg: return jpeg(f, p, s);
   }
   return f;
 }

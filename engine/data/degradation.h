@@ -24,8 +24,8 @@
 namespace ws::data {
 
 // The op pool in canonical (application) order.
-inline constexpr std::array<const char*, 5> kDegradationOps = {"blur", "resize", "gaussian_noise",
-                                                                "poisson_noise", "jpeg"};
+inline constexpr std::array<const char*, 5> kDegradationOps = {"blur", "resize", "gaussian_noise", "poisson_noise",
+                                                               "jpeg"};
 
 // One op with its drawn parameters (logged, and reported by the buckets verb):
 //   blur           {kernel_size, isotropic, sigma}  or  {kernel_size, isotropic:false, sigma_x, sigma_y, theta}
@@ -39,8 +39,8 @@ struct DegradationOp {
 };
 
 struct DegradationResult {
-  torch::Tensor clip;                // [3, T, H, W] float32 in [-1, 1]
-  std::vector<DegradationOp> ops;    // in the order applied
+  torch::Tensor clip;              // [3, T, H, W] float32 in [-1, 1]
+  std::vector<DegradationOp> ops;  // in the order applied
 };
 
 // x: [3, T, H, W] float32 in [-1, 1] (the clean high-res clip after resize/crop/trim).

@@ -28,12 +28,12 @@ class Rng {
     return Rng(stream_key(seed, tag, {static_cast<int64_t>(parts)...}));
   }
   uint64_t next_u64();
-  double uniform();                          // [0, 1), 53 bits
-  double uniform(double a, double b);        // [a, b)
+  double uniform();                             // [0, 1), 53 bits
+  double uniform(double a, double b);           // [a, b)
   int64_t uniform_int(int64_t lo, int64_t hi);  // inclusive, unbiased
   bool bernoulli(double p);
-  double normal();                           // standard normal (Marsaglia polar)
-  int64_t poisson(double lambda);            // Knuth below 30, normal approximation above
+  double normal();                 // standard normal (Marsaglia polar)
+  int64_t poisson(double lambda);  // Knuth below 30, normal approximation above
   // A seed for a torch CPU generator, for tensor-valued draws from the same stream.
   uint64_t derive_seed() { return next_u64() >> 1; }
 

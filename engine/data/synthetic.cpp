@@ -21,8 +21,8 @@ constexpr NamedColor kShapeColors[] = {
     {"white", 245, 245, 245}, {"black", 20, 20, 20},
 };
 constexpr NamedColor kBackColors[] = {
-    {"navy", 20, 30, 80},     {"sky blue", 120, 180, 230}, {"sand", 210, 190, 140}, {"forest green", 30, 90, 50},
-    {"slate grey", 90, 100, 110}, {"maroon", 110, 30, 40}, {"cream", 240, 230, 200}, {"violet", 90, 60, 150},
+    {"navy", 20, 30, 80},         {"sky blue", 120, 180, 230}, {"sand", 210, 190, 140},  {"forest green", 30, 90, 50},
+    {"slate grey", 90, 100, 110}, {"maroon", 110, 30, 40},     {"cream", 240, 230, 200}, {"violet", 90, 60, 150},
 };
 
 double uniform(uint64_t& s) { return static_cast<double>(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0); }
@@ -31,7 +31,8 @@ int pick(uint64_t& s, int n) { return static_cast<int>(splitmix64(s) % static_ca
 
 // Lattice value noise in [0, 1]: hashed corners, smoothstep blend.
 double lattice(int64_t x, int64_t y, uint64_t seed) {
-  uint64_t s = seed ^ (static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ULL) ^ (static_cast<uint64_t>(y) * 0xC2B2AE3D27D4EB4FULL);
+  uint64_t s =
+      seed ^ (static_cast<uint64_t>(x) * 0x9E3779B97F4A7C15ULL) ^ (static_cast<uint64_t>(y) * 0xC2B2AE3D27D4EB4FULL);
   return static_cast<double>(splitmix64(s) >> 11) * (1.0 / 9007199254740992.0);
 }
 
@@ -59,8 +60,8 @@ std::string direction(double vx, double vy) {
   double speed = std::hypot(vx, vy);
   if (speed < 0.05) return "";
   double deg = std::atan2(-vy, vx) * 180 / kPi;  // screen y grows downwards
-  const char* names[] = {"right", "up and to the right", "up", "up and to the left",
-                         "left", "down and to the left", "down", "down and to the right"};
+  const char* names[] = {"right", "up and to the right",  "up",   "up and to the left",
+                         "left",  "down and to the left", "down", "down and to the right"};
   int k = static_cast<int>(std::lround(deg / 45.0));
   return names[((k % 8) + 8) % 8];
 }
@@ -143,7 +144,8 @@ io::RgbFrame render_frame(const SyntheticSpec& spec, const SyntheticScene& sc, i
     }
   }
   for (const auto& sh : sc.shapes) {
-    double hw = sh.circle ? sh.size : sh.size * std::sqrt(sh.aspect), hh = sh.circle ? sh.size : sh.size / std::sqrt(sh.aspect);
+    double hw = sh.circle ? sh.size : sh.size * std::sqrt(sh.aspect),
+           hh = sh.circle ? sh.size : sh.size / std::sqrt(sh.aspect);
     double cx = bounce(sh.x + sh.vx * t, hw, spec.width - hw), cy = bounce(sh.y + sh.vy * t, hh, spec.height - hh);
     int x0 = std::max(0, static_cast<int>(cx - hw - 1)), x1 = std::min(spec.width - 1, static_cast<int>(cx + hw + 1));
     int y0 = std::max(0, static_cast<int>(cy - hh - 1)), y1 = std::min(spec.height - 1, static_cast<int>(cy + hh + 1));
@@ -180,14 +182,10 @@ std::string describe_scene(const SyntheticScene& sc, bool still) {
     std::string dir = direction(sh.vx, sh.vy);
     if (!still && !dir.empty()) s += " moving " + dir;
   }
-  if (still)
-    s += " over ";
-  else
-    s += sc.shapes.size() > 1 ? " bounce around over " : " bounces around over ";
-  if (sc.background == Background::Gradient)
-    s += "a soft " + sc.bg_a_name + " to " + sc.bg_b_name + " gradient";
-  else
-    s += "a cloudy " + sc.bg_a_name + " and " + sc.bg_b_name + " noise texture";
+  if (still) s += " over ";
+  else s += sc.shapes.size() > 1 ? " bounce around over " : " bounces around over ";
+  if (sc.background == Background::Gradient) s += "a soft " + sc.bg_a_name + " to " + sc.bg_b_name + " gradient";
+  else s += "a cloudy " + sc.bg_a_name + " and " + sc.bg_b_name + " noise texture";
   std::string cam = direction(sc.pan_x, sc.pan_y);
   if (still) s += ".";
   else s += cam.empty() ? ", static camera." : ", the camera panning " + cam + ".";

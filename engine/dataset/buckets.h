@@ -10,8 +10,8 @@
 namespace ws::data {
 
 struct AspectBucket {
-  double key;     // h / w
-  int64_t h, w;   // at base 512
+  double key;    // h / w
+  int64_t h, w;  // at base 512
 };
 
 // The 40 entries of VideoX-Fun's ASPECT_RATIO_512, in key order.
@@ -29,12 +29,13 @@ struct BucketSize {
   int64_t h_lr = 0, w_lr = 0;  // low-res size (÷ scale, aligned to 16)
 };
 
-// docs/design/upsampler-training.md §4.2 steps 2–6 for a clip of displayed size H0×W0, sample size S, model scale and the
-// random_hw_adapt ratio r (1 when off). `enable_bucket` false: one square bucket of edge
-// floor(S/A)·A (docs/design/upsampler-training.md §4.7).
+// docs/design/upsampler-training.md §4.2 steps 2–6 for a clip of displayed size H0×W0, sample size S, model scale and
+// the random_hw_adapt ratio r (1 when off). `enable_bucket` false: one square bucket of edge floor(S/A)·A
+// (docs/design/upsampler-training.md §4.7).
 BucketSize bucket_size(int64_t H0, int64_t W0, int64_t S, double scale, double r = 1.0, bool enable_bucket = true);
 
-// docs/design/upsampler-training.md §4.2 step 5: the batch's frame count L: the largest 4k+1 ≤ min(N + 4, shortest clip), ≥ 1.
+// docs/design/upsampler-training.md §4.2 step 5: the batch's frame count L: the largest 4k+1 ≤ min(N + 4, shortest
+// clip), ≥ 1.
 int64_t batch_frames(int64_t N, int64_t shortest_clip);
 
 // docs/design/upsampler-training.md §4.3: the random_hw_adapt choices and probabilities for sample size S.

@@ -45,17 +45,13 @@ MetaRow parse_row(const ojson& obj) {
     return row;
   }
   auto fp = obj.find("file_path");
-  if (fp == obj.end() || fp->is_null())
-    row.problems.push_back("`file_path` is missing");
-  else if (!fp->is_string())
-    row.problems.push_back("`file_path` must be a string, got " + type_name(*fp));
-  else if (fp->get<std::string>().empty())
-    row.problems.push_back("`file_path` is empty");
+  if (fp == obj.end() || fp->is_null()) row.problems.push_back("`file_path` is missing");
+  else if (!fp->is_string()) row.problems.push_back("`file_path` must be a string, got " + type_name(*fp));
+  else if (fp->get<std::string>().empty()) row.problems.push_back("`file_path` is empty");
   else if (fp->get<std::string>().find('\0') != std::string::npos)
     // The C library would stop at the NUL and open another file.
     row.problems.push_back("`file_path` contains a NUL character");
-  else
-    row.file_path = fp->get<std::string>();
+  else row.file_path = fp->get<std::string>();
   auto tx = obj.find("text");
   if (tx != obj.end() && !tx->is_null()) {
     if (tx->is_string()) row.text = tx->get<std::string>();
@@ -73,7 +69,8 @@ MetaRow parse_row(const ojson& obj) {
   }
   row.width = read_size(obj, "width", row.problems);
   row.height = read_size(obj, "height", row.problems);
-  bool has_w = obj.contains("width") && !obj["width"].is_null(), has_h = obj.contains("height") && !obj["height"].is_null();
+  bool has_w = obj.contains("width") && !obj["width"].is_null(),
+       has_h = obj.contains("height") && !obj["height"].is_null();
   if (has_w != has_h) row.problems.push_back(has_w ? "`width` without `height`" : "`height` without `width`");
   return row;
 }
@@ -101,7 +98,8 @@ Metadata parse_metadata(const std::string& text, const std::string& path, const 
     throw Error(path + ": not valid JSON (" + (pos == std::string::npos ? what : what.substr(pos + 2)) + ")");
   }
   if (!doc.is_array())
-    throw Error(path + ": expected a JSON list of rows ({\"file_path\", \"text\", \"type\", ...}), got " + type_name(doc));
+    throw Error(path + ": expected a JSON list of rows ({\"file_path\", \"text\", \"type\", ...}), got " +
+                type_name(doc));
   m.rows.reserve(doc.size());
   for (const auto& obj : doc) m.rows.push_back(parse_row(obj));
   return m;

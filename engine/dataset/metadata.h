@@ -18,8 +18,8 @@ struct MetaRow {
   std::string text;
   std::string type = "video";  // a missing type means "video" (docs/design/upsampler-training.md §3.1 [D])
   std::optional<int64_t> width, height;
-  nlohmann::ordered_json raw;          // the object as read
-  std::vector<std::string> problems;   // wrong or missing fields ("`width` must be ...")
+  nlohmann::ordered_json raw;         // the object as read
+  std::vector<std::string> problems;  // wrong or missing fields ("`width` must be ...")
 
   bool is_image() const { return type == "image"; }
 };

@@ -14,8 +14,8 @@ namespace ws::data {
 
 struct RowReport {
   size_t index = 0;
-  std::string file;      // resolved path
-  bool readable = false; // the file was opened and its header read
+  std::string file;           // resolved path
+  bool readable = false;      // the file was opened and its header read
   int width = 0, height = 0;  // displayed size from the file
   int rotation = 0;
   int64_t frames = 0;

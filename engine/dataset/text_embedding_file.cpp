@@ -22,7 +22,8 @@ std::string text_embedding_path(const std::string& dir, const Metadata& meta, co
 
 std::string encoder_identity(const std::string& encoder_path) {
   std::error_code ec;
-  const auto bytes = std::filesystem::is_regular_file(encoder_path, ec) ? std::filesystem::file_size(encoder_path, ec) : 0;
+  const auto bytes =
+      std::filesystem::is_regular_file(encoder_path, ec) ? std::filesystem::file_size(encoder_path, ec) : 0;
   return fs::basename(encoder_path) + ":" + std::to_string(ec ? 0 : bytes);
 }
 

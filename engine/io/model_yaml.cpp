@@ -13,8 +13,7 @@ namespace {
 nlohmann::json node_to_json(const YAML::Node& n) {
   switch (n.Type()) {
     case YAML::NodeType::Null:
-    case YAML::NodeType::Undefined:
-      return nullptr;
+    case YAML::NodeType::Undefined: return nullptr;
     case YAML::NodeType::Sequence: {
       auto a = nlohmann::json::array();
       for (const auto& item : n) a.push_back(node_to_json(item));
@@ -25,8 +24,7 @@ nlohmann::json node_to_json(const YAML::Node& n) {
       for (const auto& kv : n) o[kv.first.as<std::string>()] = node_to_json(kv.second);
       return o;
     }
-    case YAML::NodeType::Scalar:
-      break;
+    case YAML::NodeType::Scalar: break;
   }
   const std::string s = n.Scalar();
   if (n.Tag() == "!") return s;  // quoted: always a string

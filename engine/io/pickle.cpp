@@ -47,7 +47,7 @@ const char* kind_name(Kind k) {
 
 bool storage_dtype(const std::string& name, torch::Dtype* dtype) {
   static const std::map<std::string, torch::Dtype> table = {
-      {"FloatStorage", torch::kFloat32}, {"HalfStorage", torch::kFloat16}, {"BFloat16Storage", torch::kBFloat16},
+      {"FloatStorage", torch::kFloat32},  {"HalfStorage", torch::kFloat16}, {"BFloat16Storage", torch::kBFloat16},
       {"DoubleStorage", torch::kFloat64}, {"LongStorage", torch::kInt64},   {"IntStorage", torch::kInt32},
       {"ShortStorage", torch::kInt16},    {"CharStorage", torch::kInt8},    {"ByteStorage", torch::kUInt8},
       {"BoolStorage", torch::kBool},      {"UntypedStorage", torch::kUInt8}};
@@ -173,9 +173,24 @@ const Value* Unpickler::load() {
         break;
       }
       case 't': tuple(pop_mark()); break;
-      case 0x85: { auto a = pop(); tuple({a}); break; }
-      case 0x86: { auto b = pop(); auto a = pop(); tuple({a, b}); break; }
-      case 0x87: { auto c = pop(); auto b = pop(); auto a = pop(); tuple({a, b, c}); break; }
+      case 0x85: {
+        auto a = pop();
+        tuple({a});
+        break;
+      }
+      case 0x86: {
+        auto b = pop();
+        auto a = pop();
+        tuple({a, b});
+        break;
+      }
+      case 0x87: {
+        auto c = pop();
+        auto b = pop();
+        auto a = pop();
+        tuple({a, b, c});
+        break;
+      }
       case 'a': {
         auto v = pop();
         Value* l = top();
@@ -285,8 +300,8 @@ const Value* Unpickler::load() {
         stack.push_back(s);
         break;
       }
-      case 'R':      // REDUCE
-      case 0x81: {   // NEWOBJ
+      case 'R':     // REDUCE
+      case 0x81: {  // NEWOBJ
         auto args = pop();
         auto fn = pop();
         if (fn->kind != Kind::Global) fail(std::string("call of a ") + kind_name(fn->kind));
@@ -303,7 +318,8 @@ const Value* Unpickler::load() {
         break;
       }
       case '.': {  // STOP
-        if (stack.size() != 1 || !marks.empty()) fail("STOP with " + std::to_string(stack.size()) + " values on the stack");
+        if (stack.size() != 1 || !marks.empty())
+          fail("STOP with " + std::to_string(stack.size()) + " values on the stack");
         return stack.back();
       }
       default: {

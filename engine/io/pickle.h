@@ -21,12 +21,12 @@ enum class Kind { None, Bool, Int, Float, Str, Bytes, Tuple, List, Dict, Global,
 
 struct Value {
   Kind kind = Kind::None;
-  int64_t i = 0;  // Bool, Int
-  double f = 0;   // Float
-  std::string s;  // Str, Bytes, Global ("module.name")
-  std::vector<const Value*> items;                           // Tuple, List
-  std::vector<std::pair<const Value*, const Value*>> dict;   // Dict, in insertion order
-  torch::Tensor tensor;  // Storage (1-D, its dtype), Tensor
+  int64_t i = 0;                                            // Bool, Int
+  double f = 0;                                             // Float
+  std::string s;                                            // Str, Bytes, Global ("module.name")
+  std::vector<const Value*> items;                          // Tuple, List
+  std::vector<std::pair<const Value*, const Value*>> dict;  // Dict, in insertion order
+  torch::Tensor tensor;                                     // Storage (1-D, its dtype), Tensor
 };
 
 // Resolves a BINPERSID id (torch: ('storage', type, key, location, numel)) to a Storage.

@@ -62,7 +62,8 @@ StateDict read_pth(const std::string& path) {
     std::ifstream in(path, std::ios::binary);
     char magic[2] = {};
     if (in.read(magic, 2) && magic[0] == '\x80' && magic[1] == '\x02')
-      throw Error(path + ": legacy (pre-1.6, non-zip) torch.save format is not supported; re-save it with a newer PyTorch");
+      throw Error(path +
+                  ": legacy (pre-1.6, non-zip) torch.save format is not supported; re-save it with a newer PyTorch");
   }
   ZipReader zip(path);
   const std::string prefix = archive_prefix(zip);
@@ -86,7 +87,8 @@ StateDict read_pth(const std::string& path) {
     const std::string& key = pid.items[2]->s;
     auto cached = storages.find(key);
     if (cached != storages.end()) {
-      if (cached->second.scalar_type() != dtype) throw Error(path + ": storage " + printable(key) + " used with two dtypes");
+      if (cached->second.scalar_type() != dtype)
+        throw Error(path + ": storage " + printable(key) + " used with two dtypes");
       return cached->second;
     }
     const ZipEntry* e = zip.find(prefix + "data/" + key);
@@ -101,7 +103,8 @@ StateDict read_pth(const std::string& path) {
     torch::Tensor t;
     if (reinterpret_cast<uintptr_t>(bytes) % esize == 0) {
       // A view into the mapping: a 2.8 GB checkpoint is read straight from the page cache.
-      t = torch::from_blob(const_cast<uint8_t*>(bytes), {numel}, [file](void*) {}, opts);
+      t = torch::from_blob(
+          const_cast<uint8_t*>(bytes), {numel}, [file](void*) {}, opts);
     } else {
       t = torch::empty({numel}, opts);
       if (numel) std::memcpy(t.data_ptr(), bytes, static_cast<size_t>(numel) * esize);
@@ -112,7 +115,8 @@ StateDict read_pth(const std::string& path) {
 
   pickle::Unpickler up(path, zip.data(*pkl), pkl->size, load_storage);
   const Value* root = up.load();
-  if (root->kind != Kind::Dict) throw Error(path + ": the checkpoint holds no state dict (a pickled object that is not a dict)");
+  if (root->kind != Kind::Dict)
+    throw Error(path + ": the checkpoint holds no state dict (a pickled object that is not a dict)");
   if (!has_direct_tensor(*root)) root = unwrap(*root);
   StateDict sd;
   collect(path, *root, "", 0, &sd);

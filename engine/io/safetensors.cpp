@@ -51,8 +51,7 @@ struct Header {
   size_t data_offset = 0;
 };
 
-SafetensorsEntry parse_entry(const std::string& path, const std::string& name, const json& v,
-                             uint64_t data_size) {
+SafetensorsEntry parse_entry(const std::string& path, const std::string& name, const json& v, uint64_t data_size) {
   auto bad = [&](const std::string& what) { return Error(path + ": tensor '" + printable(name) + "': " + what); };
   if (!v.is_object()) throw bad("header entry is not an object");
   SafetensorsEntry e;
@@ -95,8 +94,8 @@ Header parse_header(const std::string& path, const uint8_t* data, size_t size) {
                 " bytes; too short for the 8-byte header length)");
   uint64_t n = read_le64(data);
   if (n > kMaxHeaderBytes)
-    throw Error(path + ": header length " + std::to_string(n) + " is absurd (limit " +
-                std::to_string(kMaxHeaderBytes) + " bytes); not a safetensors file?");
+    throw Error(path + ": header length " + std::to_string(n) + " is absurd (limit " + std::to_string(kMaxHeaderBytes) +
+                " bytes); not a safetensors file?");
   if (n > size - 8)
     throw Error(path + ": header length " + std::to_string(n) + " runs past the end of the file (" +
                 std::to_string(size) + " bytes); truncated?");
@@ -126,8 +125,7 @@ Header parse_header(const std::string& path, const uint8_t* data, size_t size) {
   std::vector<const SafetensorsEntry*> by_offset;
   for (const auto& e : out.entries)
     if (e.end > e.begin) by_offset.push_back(&e);
-  std::sort(by_offset.begin(), by_offset.end(),
-            [](const auto* a, const auto* b) { return a->begin < b->begin; });
+  std::sort(by_offset.begin(), by_offset.end(), [](const auto* a, const auto* b) { return a->begin < b->begin; });
   for (size_t i = 1; i < by_offset.size(); ++i)
     if (by_offset[i]->begin < by_offset[i - 1]->end)
       throw Error(path + ": tensors '" + printable(by_offset[i - 1]->name) + "' and '" + printable(by_offset[i]->name) +
@@ -172,7 +170,8 @@ torch::Tensor SafetensorsFile::tensor(const std::string& name) const {
     return t;
   }
   auto keep = self_.lock();
-  return torch::from_blob(ptr, it->shape, [keep](void*) {}, opts);
+  return torch::from_blob(
+      ptr, it->shape, [keep](void*) {}, opts);
 }
 
 StateDict SafetensorsFile::all() const {
@@ -197,7 +196,8 @@ void write_safetensors(const std::string& path, const StateDict& tensors,
     if (name == "__metadata__") throw Error(path + ": '__metadata__' cannot name a tensor");
     if (!t.defined()) throw Error(path + ": tensor '" + name + "' is undefined");
     std::string dt = dtype_name(t.scalar_type());
-    if (!dtype_from_name(dt)) throw Error(path + ": tensor '" + name + "' has dtype " + dt + ", which safetensors cannot hold");
+    if (!dtype_from_name(dt))
+      throw Error(path + ": tensor '" + name + "' has dtype " + dt + ", which safetensors cannot hold");
     uint64_t bytes = static_cast<uint64_t>(t.numel()) * t.element_size();
     h[name] = {{"dtype", dt},
                {"shape", std::vector<int64_t>(t.sizes().begin(), t.sizes().end())},
@@ -237,12 +237,14 @@ StateDict read_sharded_safetensors(const std::string& index_path) {
   std::map<std::string, std::shared_ptr<SafetensorsFile>> shards;
   StateDict sd;
   for (auto it = wm->begin(); it != wm->end(); ++it) {
-    if (!it.value().is_string()) throw Error(index_path + ": weight_map entry '" + printable(it.key()) + "' is not a file name");
+    if (!it.value().is_string())
+      throw Error(index_path + ": weight_map entry '" + printable(it.key()) + "' is not a file name");
     std::string file = it.value().get<std::string>();
     auto& shard = shards[file];
     if (!shard) shard = SafetensorsFile::open(shard_path(index_path, file));
     if (!shard->contains(it.key()))
-      throw Error(index_path + ": tensor '" + printable(it.key()) + "' is mapped to " + printable(file) + ", which does not contain it");
+      throw Error(index_path + ": tensor '" + printable(it.key()) + "' is mapped to " + printable(file) +
+                  ", which does not contain it");
     sd[it.key()] = shard->tensor(it.key());
   }
   return sd;

@@ -71,8 +71,7 @@ StateDict module_state_dict(const torch::nn::Module& module) {
   return sd;
 }
 
-LoadReport load_state_dict(torch::nn::Module& module, const StateDict& sd, LoadMode mode,
-                           const std::string& source) {
+LoadReport load_state_dict(torch::nn::Module& module, const StateDict& sd, LoadMode mode, const std::string& source) {
   StateDict target = module_state_dict(module);
   LoadReport r;
   std::vector<std::string> fits;
@@ -93,9 +92,8 @@ LoadReport load_state_dict(torch::nn::Module& module, const StateDict& sd, LoadM
   // Strict checks everything before copying, so a refused load leaves the module as it was.
   if (mode == LoadMode::Strict && !r.clean()) {
     std::string where = source.empty() ? std::string("state dict") : source;
-    std::string counts = " (" + std::to_string(r.missing.size()) + " missing, " +
-                         std::to_string(r.unexpected.size()) + " unexpected, " +
-                         std::to_string(r.mismatched.size()) + " shape-mismatched)";
+    std::string counts = " (" + std::to_string(r.missing.size()) + " missing, " + std::to_string(r.unexpected.size()) +
+                         " unexpected, " + std::to_string(r.mismatched.size()) + " shape-mismatched)";
     if (!r.mismatched.empty()) {
       const auto& m = r.mismatched.front();
       throw Error(where + ": shape mismatch for '" + m.key + "': file " + shape_str(m.got) + ", model " +

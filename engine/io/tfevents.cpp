@@ -131,9 +131,11 @@ bool parse_scalar_tensor(std::string_view data, float& out) {
   bool bad = false, is_float = false, found = false;
   while (r.next(bad)) {
     if (r.field == 1 && r.wire == 0) is_float = r.num == 1;  // DT_FLOAT
-    else if (r.field == 4 && r.wire == 2 && r.bytes.size() == 4) out = float_bits(get_le(r.bytes.data(), 4)), found = true;
+    else if (r.field == 4 && r.wire == 2 && r.bytes.size() == 4)
+      out = float_bits(get_le(r.bytes.data(), 4)), found = true;
     else if (r.field == 5 && r.wire == 5) out = float_bits(r.num), found = true;
-    else if (r.field == 5 && r.wire == 2 && r.bytes.size() == 4) out = float_bits(get_le(r.bytes.data(), 4)), found = true;
+    else if (r.field == 5 && r.wire == 2 && r.bytes.size() == 4)
+      out = float_bits(get_le(r.bytes.data(), 4)), found = true;
   }
   return !bad && is_float && found;
 }

@@ -39,8 +39,7 @@ class TfEventsWriter {
   // wall_time < 0 means now.
   void add_scalar(const std::string& tag, float value, int64_t step, double wall_time = -1);
   // Several tags of one step in one Event, as TensorBoard's own writers do.
-  void add_scalars(const std::vector<std::pair<std::string, float>>& scalars, int64_t step,
-                   double wall_time = -1);
+  void add_scalars(const std::vector<std::pair<std::string, float>>& scalars, int64_t step, double wall_time = -1);
   void close();
   const std::string& path() const { return path_; }
 
@@ -58,7 +57,7 @@ struct TfScalar {
 };
 
 struct TfEventsContents {
-  std::string file_version;    // from the first record, "" when absent
+  std::string file_version;  // from the first record, "" when absent
   std::vector<TfScalar> scalars;
   size_t records = 0;          // records whose CRCs verified
   size_t corrupt_records = 0;  // data CRC mismatch or unparsable protobuf: skipped

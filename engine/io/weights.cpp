@@ -31,8 +31,8 @@ std::string model_dir_weights(const std::string& dir) {
   std::vector<std::string> models;
   std::error_code ec;
   for (const auto& e : std::filesystem::directory_iterator(dir, ec))
-    if (e.is_directory(ec) && (fs::exists(fs::join(e.path().string(), kWeightsName)) ||
-                               fs::exists(fs::join(e.path().string(), kIndexName))))
+    if (e.is_directory(ec) &&
+        (fs::exists(fs::join(e.path().string(), kWeightsName)) || fs::exists(fs::join(e.path().string(), kIndexName))))
       models.push_back(e.path().filename().string() + "/");
   std::sort(models.begin(), models.end());
   std::string inner;
@@ -69,10 +69,12 @@ WeightsFormat detect_weights_format(const std::string& path) {
   char head[9] = {};
   in.read(head, 9);
   if (in.gcount() >= 2 && head[0] == 'P' && head[1] == 'K') return WeightsFormat::Pth;
-  if (in.gcount() >= 2 && head[0] == '\x80' && head[1] == '\x02') return WeightsFormat::Pth;  // legacy: read_pth says so
+  if (in.gcount() >= 2 && head[0] == '\x80' && head[1] == '\x02')
+    return WeightsFormat::Pth;  // legacy: read_pth says so
   if (in.gcount() == 9 && head[8] == '{') return WeightsFormat::Safetensors;
-  throw Error(path + ": not a weights file (expected .safetensors, .safetensors.index.json, a torch.save "
-                     "zip checkpoint or a model folder)");
+  throw Error(path +
+              ": not a weights file (expected .safetensors, .safetensors.index.json, a torch.save "
+              "zip checkpoint or a model folder)");
 }
 
 StateDict load_weights(const std::string& path) {

@@ -122,12 +122,14 @@ OptionSchema& OptionSchema::add(OptionSpec s) {
   if (s.name.empty() || s.name == "config" || s.name == "job" || s.name == "help")
     throw std::logic_error("option name '" + s.name + "' is reserved");
   if (find(s.name)) throw std::logic_error("option '" + s.name + "' declared twice");
-  if (s.type == OptType::Enum && s.choices.empty()) throw std::logic_error("enum option '" + s.name + "' has no choices");
+  if (s.type == OptType::Enum && s.choices.empty())
+    throw std::logic_error("enum option '" + s.name + "' has no choices");
   if (s.group.empty()) s.group = group_;
   if (s.list && s.default_value.is_null()) s.default_value = json::array();
   if (!s.default_value.is_null()) {
     std::string err;
-    if (s.list && !s.default_value.is_array()) throw std::logic_error("list option '" + s.name + "': default is not a list");
+    if (s.list && !s.default_value.is_array())
+      throw std::logic_error("list option '" + s.name + "': default is not a list");
     json items = s.list ? s.default_value : json::array({s.default_value});
     json fixed = json::array();
     for (const auto& item : items) {
@@ -206,9 +208,8 @@ const OptionSpec* OptionSchema::find(const std::string& name) const {
 json OptionSchema::to_json() const {
   json opts = json::array();
   for (const auto& s : options_) {
-    json o = {{"name", s.name},   {"type", type_name(s.type)}, {"list", s.list},
-              {"default", s.default_value}, {"help", s.help}, {"group", s.group},
-              {"required", s.required}};
+    json o = {{"name", s.name}, {"type", type_name(s.type)}, {"list", s.list},        {"default", s.default_value},
+              {"help", s.help}, {"group", s.group},          {"required", s.required}};
     if (!s.choices.empty()) o["choices"] = s.choices;
     if (s.min) o["min"] = *s.min;
     if (s.max) o["max"] = *s.max;
@@ -225,8 +226,7 @@ std::string OptionSchema::help_text() const {
   std::ostringstream o;
   o << "usage: wanstudio-engine " << verb_ << " [--config RUN.yaml] [--OPTION VALUE ...]\n\n";
   if (!about_.empty()) o << about_ << "\n\n";
-  o
-    << "Every option can also be a key of the run YAML (job: " << job_ << "); a flag overrides the YAML.\n"
+  o << "Every option can also be a key of the run YAML (job: " << job_ << "); a flag overrides the YAML.\n"
     << "Hyphens and underscores are interchangeable. Booleans: --name or --name=false. Lists: --name A B C\n"
     << "(up to the next --option). Relative paths resolve against the YAML's folder (flags: the current folder).\n";
   std::string current = "\x01";
@@ -239,10 +239,13 @@ std::string OptionSchema::help_text() const {
     std::string help = s.help;
     if (s.required) help += " (required)";
     else if (!s.default_value.is_null() && !(s.list && s.default_value.empty()))
-      help += " (default: " + (s.default_value.is_string() ? s.default_value.get<std::string>() : s.default_value.dump()) + ")";
+      help +=
+          " (default: " + (s.default_value.is_string() ? s.default_value.get<std::string>() : s.default_value.dump()) +
+          ")";
     o << pad(left) << help << "\n";
   }
-  o << "\n" << pad("  --config RUN.yaml") << "the run config (a flat YAML of these options)\n"
+  o << "\n"
+    << pad("  --config RUN.yaml") << "the run config (a flat YAML of these options)\n"
     << pad("  --help") << "show this help\n";
   return o.str();
 }

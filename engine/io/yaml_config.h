@@ -35,12 +35,12 @@ using contract::type_name;
 
 // One option: its value rule (type, choices, min/max, multiple_of) plus how it is presented.
 struct OptionSpec : contract::ValueRule {
-  std::string name;  // canonical, with underscores
-  bool list = false;        // a YAML sequence / every argument up to the next `--option`
-  json default_value;       // null = no value ("None"); lists default to an array
+  std::string name;    // canonical, with underscores
+  bool list = false;   // a YAML sequence / every argument up to the next `--option`
+  json default_value;  // null = no value ("None"); lists default to an array
   std::string help;
-  std::string group;                 // section in --help and the GUI form
-  bool required = false;             // null after resolution is an error
+  std::string group;      // section in --help and the GUI form
+  bool required = false;  // null after resolution is an error
 };
 
 class OptionSchema {
@@ -61,8 +61,7 @@ class OptionSchema {
   OptionSchema& real(const std::string& name, json def, const std::string& help);
   OptionSchema& string(const std::string& name, json def, const std::string& help);
   OptionSchema& path(const std::string& name, json def, const std::string& help);
-  OptionSchema& choice(const std::string& name, std::vector<std::string> choices, json def,
-                       const std::string& help);
+  OptionSchema& choice(const std::string& name, std::vector<std::string> choices, json def, const std::string& help);
   OptionSchema& list(const std::string& name, OptType item, json def, const std::string& help,
                      std::vector<std::string> choices = {});
   // Modifiers of an option already added.

@@ -18,7 +18,6 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-
 // "None" is how Python users write "no value"; only numbers take it (a path could be named so).
 bool null_word(const OptionSpec& s, const std::string& t) { return contract::is_null_word(s.type, t); }
 
@@ -115,8 +114,7 @@ class ConfigLoader {
     if (s.type != OptType::Path || v.is_null()) return;
     if (v.is_array())
       for (auto& item : v) item = resolve_path(item.get<std::string>(), base);
-    else
-      v = resolve_path(v.get<std::string>(), base);
+    else v = resolve_path(v.get<std::string>(), base);
   }
 
   void parse_flags(const std::vector<std::string>& args) {
@@ -150,7 +148,8 @@ class ConfigLoader {
       };
       if (f.name == "config") {
         if (!take_value()) continue;
-        if (config_arg_) flag_errors_.push_back("--config given twice ('" + *config_arg_ + "' and '" + f.values[0] + "')");
+        if (config_arg_)
+          flag_errors_.push_back("--config given twice ('" + *config_arg_ + "' and '" + f.values[0] + "')");
         else config_arg_ = f.values[0];
         continue;
       }
@@ -249,7 +248,8 @@ class ConfigLoader {
       errors.push_back(e.what());
       return;
     }
-    if (docs.size() > 1) errors.push_back(file + ":" + std::to_string(line_of(docs[1])) + ": more than one YAML document");
+    if (docs.size() > 1)
+      errors.push_back(file + ":" + std::to_string(line_of(docs[1])) + ": more than one YAML document");
     const YAML::Node& root = docs[0];
     if (!root.IsMap()) {
       errors.push_back(file + ":" + std::to_string(line_of(root)) + ": expected `option: value` lines, got " +
@@ -317,7 +317,8 @@ class ConfigLoader {
       for (const auto& item : val) {
         ++k;
         std::optional<json> parsed;
-        if (!item.IsScalar()) err = "expected " + expected(s) + ", got " + (item.IsNull() ? "nothing" : "a nested value");
+        if (!item.IsScalar())
+          err = "expected " + expected(s) + ", got " + (item.IsNull() ? "nothing" : "a nested value");
         else parsed = parse_option_value(s, item.Scalar(), err);
         if (!parsed) {
           errors.push_back(prefix(item) + "item " + std::to_string(k) + ": " + err);

@@ -52,7 +52,8 @@ ZipReader::ZipReader(const std::string& path) : file_(MappedFile::open(path)) {
   uint64_t p = cd_off;
   const uint64_t cd_end = cd_off + cd_size;
   for (uint64_t i = 0; i < count; ++i) {
-    if (p + 46 > cd_end || le(d + p, 4) != kCentralSig) throw bad("corrupt central directory (entry " + std::to_string(i) + ")");
+    if (p + 46 > cd_end || le(d + p, 4) != kCentralSig)
+      throw bad("corrupt central directory (entry " + std::to_string(i) + ")");
     ZipEntry e;
     uint64_t flags = le(d + p + 8, 2);
     e.method = static_cast<uint16_t>(le(d + p + 10, 2));
@@ -60,7 +61,8 @@ ZipReader::ZipReader(const std::string& path) : file_(MappedFile::open(path)) {
     uint64_t usize = le(d + p + 24, 4);
     uint64_t name_len = le(d + p + 28, 2), extra_len = le(d + p + 30, 2), comment_len = le(d + p + 32, 2);
     uint64_t local = le(d + p + 42, 4);
-    if (p + 46 + name_len + extra_len + comment_len > cd_end) throw bad("corrupt central directory (entry " + std::to_string(i) + ")");
+    if (p + 46 + name_len + extra_len + comment_len > cd_end)
+      throw bad("corrupt central directory (entry " + std::to_string(i) + ")");
     e.name.assign(reinterpret_cast<const char*>(d + p + 46), name_len);
     // zip64 sizes and offset live in extra field 0x0001, only for the fields that overflowed.
     for (uint64_t x = p + 46 + name_len, xe = x + extra_len; x + 4 <= xe;) {
@@ -80,9 +82,11 @@ ZipReader::ZipReader(const std::string& path) : file_(MappedFile::open(path)) {
       x += 4 + len;
     }
     if (flags & 1) throw bad("entry '" + printable(e.name) + "' is encrypted");
-    if (local > size - 30 || le(d + local, 4) != kLocalSig) throw bad("entry '" + printable(e.name) + "' has no local header (truncated?)");
+    if (local > size - 30 || le(d + local, 4) != kLocalSig)
+      throw bad("entry '" + printable(e.name) + "' has no local header (truncated?)");
     e.offset = local + 30 + le(d + local + 26, 2) + le(d + local + 28, 2);
-    if (e.offset > size || e.size > size - e.offset) throw bad("entry '" + printable(e.name) + "' runs past the end of the file (truncated?)");
+    if (e.offset > size || e.size > size - e.offset)
+      throw bad("entry '" + printable(e.name) + "' runs past the end of the file (truncated?)");
     if (e.method == 0 && e.size != usize) throw bad("entry '" + printable(e.name) + "' has inconsistent sizes");
     if (!index_.emplace(e.name, entries_.size()).second) throw bad("duplicate entry '" + printable(e.name) + "'");
     entries_.push_back(std::move(e));

@@ -15,9 +15,9 @@ namespace ws::io {
 
 struct ZipEntry {
   std::string name;
-  uint16_t method = 0;     // 0 = STORED
-  uint64_t offset = 0;     // of the entry's data in the file
-  uint64_t size = 0;       // compressed (stored) size
+  uint16_t method = 0;  // 0 = STORED
+  uint64_t offset = 0;  // of the entry's data in the file
+  uint64_t size = 0;    // compressed (stored) size
 };
 
 class ZipReader {

@@ -91,8 +91,9 @@ Fp8Weight fp8_quantize(const torch::Tensor& w) {
 namespace {
 
 struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
-  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& weight,
-                               const torch::Tensor& bias, const torch::Tensor& codes, double scale) {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& x,
+                               const torch::Tensor& weight, const torch::Tensor& bias, const torch::Tensor& codes,
+                               double scale) {
     ctx->save_for_backward({x, codes});
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["has_bias"] = bias.defined();
@@ -100,12 +101,11 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     torch::NoGradGuard no_grad;
     auto wq = fp8_e4m3_decode(codes, x.scalar_type()) / scale;
     (void)weight;  // only its gradient is produced
-    return bias.defined() ? torch::addmm(bias.to(x.scalar_type()), x.reshape({-1, x.size(-1)}), wq.t())
-                                .view([&] {
-                                  auto s = x.sizes().vec();
-                                  s.back() = wq.size(0);
-                                  return s;
-                                }())
+    return bias.defined() ? torch::addmm(bias.to(x.scalar_type()), x.reshape({-1, x.size(-1)}), wq.t()).view([&] {
+      auto s = x.sizes().vec();
+      s.back() = wq.size(0);
+      return s;
+    }())
                           : torch::matmul(x, wq.t());
   }
 

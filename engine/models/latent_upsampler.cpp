@@ -17,7 +17,10 @@ using nlohmann::json;
 
 std::pair<int64_t, int64_t> LatentUpsamplerConfig::ratio() const {
   // Exact-key table of the reference, matched with a small tolerance on the parsed number.
-  static const struct { double scale; int64_t num, den; } table[] = {{0.75, 3, 4}, {1.5, 3, 2}, {2.0, 2, 1}, {4.0, 4, 1}};
+  static const struct {
+    double scale;
+    int64_t num, den;
+  } table[] = {{0.75, 3, 4}, {1.5, 3, 2}, {2.0, 2, 1}, {4.0, 4, 1}};
   for (const auto& r : table)
     if (std::fabs(r.scale - rational_spatial_scale) < 1e-6) return {r.num, r.den};
   std::ostringstream o;
@@ -28,7 +31,8 @@ std::pair<int64_t, int64_t> LatentUpsamplerConfig::ratio() const {
 void LatentUpsamplerConfig::validate() const {
   std::vector<std::string> problems;
   if (in_channels <= 0) problems.push_back("in_channels must be positive");
-  if (mid_channels <= 0 || mid_channels % 32 != 0) problems.push_back("mid_channels must be a positive multiple of 32 (GroupNorm(32))");
+  if (mid_channels <= 0 || mid_channels % 32 != 0)
+    problems.push_back("mid_channels must be a positive multiple of 32 (GroupNorm(32))");
   if (num_blocks_per_stage < 0) problems.push_back("num_blocks_per_stage must be >= 0");
   if (dims != 2 && dims != 3) problems.push_back("dims must be 2 or 3");
   if (!spatial_upsample) problems.push_back("spatial_upsample must be true");
@@ -201,7 +205,8 @@ torch::Tensor LatentUpsamplerImpl::forward(const torch::Tensor& input, std::map<
   const int64_t B = input.size(0), F = input.size(2);
   const bool d3 = cfg_.dims == 3;
   // dims = 2: every frame is its own sample from the start.
-  torch::Tensor x = d3 ? input : input.permute({0, 2, 1, 3, 4}).reshape({B * F, input.size(1), input.size(3), input.size(4)});
+  torch::Tensor x =
+      d3 ? input : input.permute({0, 2, 1, 3, 4}).reshape({B * F, input.size(1), input.size(3), input.size(4)});
   auto to_5d = [&](const torch::Tensor& t) {
     return d3 ? t : t.reshape({B, F, t.size(1), t.size(2), t.size(3)}).permute({0, 2, 1, 3, 4});
   };

@@ -29,7 +29,7 @@ struct LatentUpsamplerConfig {
   void validate() const;  // throws ws::Error with every problem in one line
   // Reads a diffusers config.json object: unknown keys ignored, wrong types are errors.
   static LatentUpsamplerConfig from_json(const nlohmann::json& j, const std::string& source = "config.json");
-  nlohmann::json to_json() const;  // with _class_name / _diffusers_version
+  nlohmann::json to_json() const;   // with _class_name / _diffusers_version
   int64_t parameter_count() const;  // analytic (docs/design/latent-upsampler.md §8)
 };
 
@@ -65,7 +65,7 @@ class SpatialResamplerImpl : public torch::nn::Module {
   torch::Tensor forward(const torch::Tensor& x, std::map<std::string, torch::Tensor>* inter = nullptr);
   int64_t num, den;
   bool rational;
-  ConvNd conv{nullptr};  // 2-D
+  ConvNd conv{nullptr};                          // 2-D
   std::shared_ptr<torch::nn::Module> blur_down;  // holds buffer `kernel` [1,1,5,5]
   torch::Tensor kernel;
 };

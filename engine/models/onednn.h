@@ -13,7 +13,7 @@
 namespace ws::models {
 
 struct PackedLayout {
-  int64_t id = 0;      // index in the registry: autograd's saved data holds numbers, not pointers
+  int64_t id = 0;                  // index in the registry: autograd's saved data holds numbers, not pointers
   dnnl::memory::dims weight_dims;  // the parameter's shape
   // `taps`: a 3×3×3 kernel stored as its three temporal taps, [O, I, 3, 3] each in `blocked`
   // order one after the other, and run as three 2-D Winograd convs over the frames.
@@ -50,7 +50,8 @@ inline torch::Tensor fp32_contiguous(const torch::Tensor& t) { return t.to(torch
 struct SavedConv {
   torch::Tensor x, w;
   PackedLayoutPtr layout;
-  static void save(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& w, int64_t layout_id);
+  static void save(torch::autograd::AutogradContext* ctx, const torch::Tensor& x, const torch::Tensor& w,
+                   int64_t layout_id);
   static SavedConv load(torch::autograd::AutogradContext* ctx);
 };
 

@@ -125,7 +125,6 @@ void finish(dnnl::memory produced, const Tensor& out, const md& wanted, dnnl::st
   dnnl::reorder(produced, dst).execute(s, produced, dst);
 }
 
-
 // The direct kernels on the whole 2-D or 3-D weight.
 struct PackedConv : public torch::autograd::Function<PackedConv> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x_in, const Tensor& w, const Tensor& b_in,
@@ -176,7 +175,8 @@ struct PackedConv : public torch::autograd::Function<PackedConv> {
       dnnl::memory wei = operand(w, layout->blocked, pd.weights_desc(), s, keep);
       gx = torch::empty(c10::IntArrayRef(g.src), torch::kFloat);
       dnnl::memory dx = result(gx, plain(g.src), pd.diff_src_desc(), keep);
-      dnnl::convolution_backward_data(pd).execute(s, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dx}});
+      dnnl::convolution_backward_data(pd).execute(
+          s, {{DNNL_ARG_DIFF_DST, dy}, {DNNL_ARG_WEIGHTS, wei}, {DNNL_ARG_DIFF_SRC, dx}});
       finish(dx, gx, plain(g.src), s);
     }
     if (ctx->needs_input_grad(1) || ctx->needs_input_grad(2)) {

@@ -169,10 +169,11 @@ struct Call {
 
   void forward(const Tensor& w, int k, const float* src, int64_t count, const float* bias, float* dst) {
     const auto pd = forward_pd(z, count, bias != nullptr, algorithm_for(z, count));
-    std::unordered_map<int, dnnl::memory> args{{DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
-                                               {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
-                                               {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), cpu(), dst)},
-                                               {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
+    std::unordered_map<int, dnnl::memory> args{
+        {DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
+        {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
+        {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), cpu(), dst)},
+        {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
     if (bias) args[DNNL_ARG_BIAS] = dnnl::memory(plain({z.K}), cpu(), const_cast<float*>(bias));
     dnnl::convolution_forward(pd).execute(s, args);
   }
@@ -209,7 +210,6 @@ struct Call {
 void add(const Tensor& into, int64_t offset, const Tensor& from, int64_t length) {
   into.narrow(0, offset, length).add_(from.narrow(0, 0, length));
 }
-
 
 struct TapsConv : public torch::autograd::Function<TapsConv> {
   static Tensor forward(torch::autograd::AutogradContext* ctx, const Tensor& x_in, const Tensor& w, const Tensor& b_in,
@@ -313,7 +313,8 @@ struct ChunksConv : public torch::autograd::Function<ChunksConv> {
     Tensor y = torch::empty({z.N, O, z.H, z.W}, torch::kFloat);
     for (int64_t j = 0; j < layout->chunks; ++j) {
       c.forward(w, static_cast<int>(j), xf.data_ptr<float>(), z.N, at(b, j * z.K), part.data_ptr<float>());
-      reorder(frames(z.N, z.K, z.H, z.W), part.data_ptr(), plain_chunk(z.N, O, z.K, z.H, z.W), at(y, j * z.K * z.H * z.W), c.s);
+      reorder(frames(z.N, z.K, z.H, z.W), part.data_ptr(), plain_chunk(z.N, O, z.K, z.H, z.W),
+              at(y, j * z.K * z.H * z.W), c.s);
     }
     c.s.wait();
     SavedConv::save(ctx, x, w, layout_id);
@@ -330,7 +331,8 @@ struct ChunksConv : public torch::autograd::Function<ChunksConv> {
     const int64_t O = layout->weight_dims[0], in = z.N * z.in_frame();
     const bool want_x = ctx->needs_input_grad(0), want_w = ctx->needs_input_grad(1) || ctx->needs_input_grad(2);
     Tensor xf, dxf, part, gx, gw, gb;
-    if (want_x) dxf = floats(static_cast<size_t>(in) * sizeof(float)), part = floats(static_cast<size_t>(in) * sizeof(float));
+    if (want_x)
+      dxf = floats(static_cast<size_t>(in) * sizeof(float)), part = floats(static_cast<size_t>(in) * sizeof(float));
     if (want_w) {
       xf = floats(static_cast<size_t>(in) * sizeof(float));
       reorder(plain({z.N, z.C, z.H, z.W}), x.data_ptr(), frames(z.N, z.C, z.H, z.W), xf.data_ptr(), c.s);
@@ -339,12 +341,14 @@ struct ChunksConv : public torch::autograd::Function<ChunksConv> {
     }
     const Tensor dyf = floats(static_cast<size_t>(z.N * z.out_frame()) * sizeof(float));
     for (int64_t j = 0; j < layout->chunks; ++j) {
-      reorder(plain_chunk(z.N, O, z.K, z.H, z.W), at(gy, j * z.K * z.H * z.W), frames(z.N, z.K, z.H, z.W), dyf.data_ptr(), c.s);
+      reorder(plain_chunk(z.N, O, z.K, z.H, z.W), at(gy, j * z.K * z.H * z.W), frames(z.N, z.K, z.H, z.W),
+              dyf.data_ptr(), c.s);
       if (want_x) {
         c.backward_data(w, static_cast<int>(j), dyf.data_ptr<float>(), z.N, (j == 0 ? dxf : part).data_ptr<float>());
         if (j > 0) add(dxf, 0, part, in);
       }
-      if (want_w) c.backward_weights(xf.data_ptr<float>(), dyf.data_ptr<float>(), z.N, at(gw, j * z.tap()), at(gb, j * z.K));
+      if (want_w)
+        c.backward_weights(xf.data_ptr<float>(), dyf.data_ptr<float>(), z.N, at(gw, j * z.tap()), at(gb, j * z.K));
     }
     if (want_x) {
       gx = torch::empty_like(x);
@@ -425,7 +429,8 @@ void pack_pieces_(const Tensor& t, const PackedLayout& layout) {
     for (int64_t k = 0; k < 3; ++k) reorder(plain_tap(O, C), at(src, k * 9), layout.blocked, at(t, k * O * C * 9), s);
   } else {
     const int64_t P = O / layout.chunks, piece = P * C * 9;  // a chunk of the plain kernel is contiguous
-    for (int64_t j = 0; j < layout.chunks; ++j) reorder(plain({P, C, 3, 3}), at(src, j * piece), layout.blocked, at(t, j * piece), s);
+    for (int64_t j = 0; j < layout.chunks; ++j)
+      reorder(plain({P, C, 3, 3}), at(src, j * piece), layout.blocked, at(t, j * piece), s);
   }
   s.wait();
 }
@@ -440,7 +445,8 @@ void unpack_pieces_(const Tensor& t, const PackedLayout& layout) {
     for (int64_t k = 0; k < 3; ++k) reorder(layout.blocked, at(src, k * O * C * 9), plain_tap(O, C), at(t, k * 9), s);
   } else {
     const int64_t P = O / layout.chunks, piece = P * C * 9;
-    for (int64_t j = 0; j < layout.chunks; ++j) reorder(layout.blocked, at(src, j * piece), plain({P, C, 3, 3}), at(t, j * piece), s);
+    for (int64_t j = 0; j < layout.chunks; ++j)
+      reorder(layout.blocked, at(src, j * piece), plain({P, C, 3, 3}), at(t, j * piece), s);
   }
   s.wait();
 }

@@ -28,7 +28,8 @@ torch::Tensor real_rows(const torch::Tensor& x, const torch::Tensor& mask) {
 }  // namespace
 
 int64_t Umt5Config::parameter_count() const {
-  const int64_t block = 2 * dim + 3 * dim_attn * dim + dim * dim_attn + 3 * dim_ffn * dim + (shared_pos ? 0 : num_buckets * num_heads);
+  const int64_t block =
+      2 * dim + 3 * dim_attn * dim + dim * dim_attn + 3 * dim_ffn * dim + (shared_pos ? 0 : num_buckets * num_heads);
   return vocab * dim + num_layers * block + dim + (shared_pos ? num_buckets * num_heads : 0);
 }
 
@@ -36,8 +37,10 @@ void Umt5Config::validate(const std::string& where) const {
   auto fail = [&](const std::string& m) { throw Error(where + ": UMT5 config: " + m); };
   if (vocab < 3 || dim < 1 || dim_attn < 1 || dim_ffn < 1 || num_heads < 1 || num_layers < 1)
     fail("sizes must be positive (vocab ≥ 3)");
-  if (dim_attn % num_heads) fail("dim_attn " + std::to_string(dim_attn) + " is not a multiple of num_heads " + std::to_string(num_heads));
-  if (num_buckets < 4 || num_buckets % 4) fail("num_buckets must be a multiple of 4 (bidirectional), got " + std::to_string(num_buckets));
+  if (dim_attn % num_heads)
+    fail("dim_attn " + std::to_string(dim_attn) + " is not a multiple of num_heads " + std::to_string(num_heads));
+  if (num_buckets < 4 || num_buckets % 4)
+    fail("num_buckets must be a multiple of 4 (bidirectional), got " + std::to_string(num_buckets));
   if (max_dist <= num_buckets / 4) fail("max_dist must exceed num_buckets / 4");
   if (!(eps > 0)) fail("eps must be positive");
 }
@@ -71,9 +74,16 @@ Umt5Config Umt5Config::from_json(const json& j, const std::string& where) {
 }
 
 json Umt5Config::to_json() const {
-  return {{"vocab", vocab},         {"dim", dim},           {"dim_attn", dim_attn}, {"dim_ffn", dim_ffn},
-          {"num_heads", num_heads}, {"num_layers", num_layers}, {"num_buckets", num_buckets},
-          {"max_dist", max_dist},   {"eps", eps},           {"shared_pos", shared_pos}};
+  return {{"vocab", vocab},
+          {"dim", dim},
+          {"dim_attn", dim_attn},
+          {"dim_ffn", dim_ffn},
+          {"num_heads", num_heads},
+          {"num_layers", num_layers},
+          {"num_buckets", num_buckets},
+          {"max_dist", max_dist},
+          {"eps", eps},
+          {"shared_pos", shared_pos}};
 }
 
 Umt5Config Umt5Config::infer(const io::StateDict& sd, const std::string& where) {
@@ -107,8 +117,8 @@ int64_t umt5_relative_bucket(int64_t r, int64_t num_buckets, int64_t max_dist) {
   if (a < exact) return base + a;
   // exact + floor(log(a / exact) / log(max_dist / exact) · (half − exact)), in long double with a
   // margin so that the integer results at a = 16, 32, 64 are not lost to rounding (§3.3).
-  const long double v = std::log(static_cast<long double>(a) / exact) / std::log(static_cast<long double>(max_dist) / exact) *
-                        static_cast<long double>(half - exact);
+  const long double v = std::log(static_cast<long double>(a) / exact) /
+                        std::log(static_cast<long double>(max_dist) / exact) * static_cast<long double>(half - exact);
   const int64_t large = exact + static_cast<int64_t>(std::floor(v + 1e-9L));
   return base + std::min(half - 1, large);
 }
@@ -146,12 +156,14 @@ Umt5Encoder::Umt5Encoder(Umt5Config config, io::StateDict weights, const std::st
     : config_(config), weights_(umt5_official_names(std::move(weights))) {
   config_.validate(source);
   const Umt5Config& c = config_;
-  std::map<std::string, std::vector<int64_t>> want{{"token_embedding.weight", {c.vocab, c.dim}}, {"norm.weight", {c.dim}}};
+  std::map<std::string, std::vector<int64_t>> want{{"token_embedding.weight", {c.vocab, c.dim}},
+                                                   {"norm.weight", {c.dim}}};
   if (c.shared_pos) want["pos_embedding.embedding.weight"] = {c.num_buckets, c.num_heads};
   for (int64_t i = 0; i < c.num_layers; ++i) {
     want[block_key(i, "norm1.weight")] = {c.dim};
     want[block_key(i, "norm2.weight")] = {c.dim};
-    for (const char* p : {"attn.q.weight", "attn.k.weight", "attn.v.weight"}) want[block_key(i, p)] = {c.dim_attn, c.dim};
+    for (const char* p : {"attn.q.weight", "attn.k.weight", "attn.v.weight"})
+      want[block_key(i, p)] = {c.dim_attn, c.dim};
     want[block_key(i, "attn.o.weight")] = {c.dim, c.dim_attn};
     if (!c.shared_pos) want[block_key(i, "pos_embedding.embedding.weight")] = {c.num_buckets, c.num_heads};
     want[block_key(i, "ffn.gate.0.weight")] = {c.dim_ffn, c.dim};
@@ -185,7 +197,8 @@ Umt5Encoder Umt5Encoder::load(const std::string& path, const std::optional<Umt5C
   } else {
     const auto meta = io::weights_metadata(file);
     auto it = meta.find("config");
-    c = it != meta.end() ? Umt5Config::from_json(json::parse(it->second, nullptr, false), file) : Umt5Config::infer(sd, file);
+    c = it != meta.end() ? Umt5Config::from_json(json::parse(it->second, nullptr, false), file)
+                         : Umt5Config::infer(sd, file);
   }
   return Umt5Encoder(c, std::move(sd), file);
 }
@@ -235,7 +248,8 @@ torch::Tensor Umt5Encoder::pair_buckets(int64_t L, const torch::Device& device) 
 }
 
 torch::Tensor Umt5Encoder::position_bias(int64_t layer, int64_t L, const torch::Tensor& idx) const {
-  const std::string key = config_.shared_pos ? "pos_embedding.embedding.weight" : block_key(layer, "pos_embedding.embedding.weight");
+  const std::string key =
+      config_.shared_pos ? "pos_embedding.embedding.weight" : block_key(layer, "pos_embedding.embedding.weight");
   const torch::Tensor& P = w(key);
   return P.index_select(0, idx.to(P.device())).view({L, L, config_.num_heads}).permute({2, 0, 1}).to(dtype_);
 }
@@ -247,7 +261,8 @@ torch::Tensor Umt5Encoder::position_bias(int64_t layer, int64_t L) const {
 torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Tensor& mask_in, Umt5Trace* trace) const {
   torch::NoGradGuard no_grad;
   const Umt5Config& c = config_;
-  if (ids_in.dim() != 2 || mask_in.sizes() != ids_in.sizes()) throw Error("UMT5: ids and mask must be [B, L] of one shape");
+  if (ids_in.dim() != 2 || mask_in.sizes() != ids_in.sizes())
+    throw Error("UMT5: ids and mask must be [B, L] of one shape");
   const torch::Device dev = w("norm.weight").device();
   const torch::Tensor ids = ids_in.to(dev, torch::kInt64), mask = mask_in.to(dev, torch::kInt64);
   if (ids.numel() && (ids.min().item<int64_t>() < 0 || ids.max().item<int64_t>() >= c.vocab))
@@ -269,12 +284,15 @@ torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Ten
   for (int64_t i = 0; i < c.num_layers; ++i) {
     const torch::Tensor bias = position_bias(i, L, buckets);  // [H, L, L]
     if (trace) {
-      const std::string pk = c.shared_pos ? "pos_embedding.embedding.weight" : block_key(i, "pos_embedding.embedding.weight");
+      const std::string pk =
+          c.shared_pos ? "pos_embedding.embedding.weight" : block_key(i, "pos_embedding.embedding.weight");
       keep("inter.pos_bias." + std::to_string(i), w(pk).index_select(0, bucket_table(L).to(dev)).t().to(torch::kFloat));
       if (i == 0) keep("inter.pos_bias_full.0", bias.unsqueeze(0).to(torch::kFloat));
     }
     const torch::Tensor y = norm(x, block_key(i, "norm1.weight"));
-    auto proj = [&](const char* k) { return torch::nn::functional::linear(y, cw(block_key(i, k))).view({B, L, H, dh}); };
+    auto proj = [&](const char* k) {
+      return torch::nn::functional::linear(y, cw(block_key(i, k))).view({B, L, H, dh});
+    };
     const torch::Tensor q = proj("attn.q.weight");
     const torch::Tensor k = proj("attn.k.weight");
     const torch::Tensor v = proj("attn.v.weight");

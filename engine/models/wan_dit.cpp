@@ -30,15 +30,16 @@ WanMlpImpl::WanMlpImpl(int64_t in, int64_t hidden, int64_t out) {
   l2 = register_module("2", torch::nn::Linear(hidden, out));
 }
 
-static torch::Tensor base_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& xc, torch::ScalarType compute) {
+static torch::Tensor base_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& xc,
+                                 torch::ScalarType compute) {
   if (q.defined()) return fp8_linear(xc, lin->weight, lin->bias, q);
   if (compute == lin->weight.scalar_type()) return lin(xc);
   // The casts are autograd ops: gradients arrive at the master weights in their own dtype.
   return torch::nn::functional::linear(xc, lin->weight.to(compute), lin->bias.to(compute));
 }
 
-torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x, torch::ScalarType compute,
-                           const LoraAdapter& lora, bool training) {
+torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x,
+                           torch::ScalarType compute, const LoraAdapter& lora, bool training) {
   const auto xc = x.to(compute);
   auto y = base_linear(lin, q, xc, compute);
   if (lora.defined()) y = y + lora.delta(x, training, compute);
@@ -92,7 +93,8 @@ WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) 
   if (cfg.cross_attn_norm)
     norm3 = register_module("norm3", torch::nn::LayerNorm(torch::nn::LayerNormOptions({cfg.dim}).eps(cfg.eps)));
   ffn = register_module("ffn", WanMlp(cfg.dim, cfg.ffn_dim, cfg.dim));
-  modulation = register_parameter("modulation", torch::randn({1, 6, cfg.dim}) / std::sqrt(static_cast<double>(cfg.dim)));
+  modulation =
+      register_parameter("modulation", torch::randn({1, 6, cfg.dim}) / std::sqrt(static_cast<double>(cfg.dim)));
 }
 
 torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
@@ -196,8 +198,9 @@ void WanModelImpl::keep_only_fp8() {
   torch::NoGradGuard ng;
   for (auto& m : *blocks) {
     auto* b = m->as<WanBlockImpl>();
-    for (torch::nn::Linear* l : {&b->self_attn->q, &b->self_attn->k, &b->self_attn->v, &b->self_attn->o, &b->cross_attn->q,
-                                 &b->cross_attn->k, &b->cross_attn->v, &b->cross_attn->o, &b->ffn->l0, &b->ffn->l2})
+    for (torch::nn::Linear* l :
+         {&b->self_attn->q, &b->self_attn->k, &b->self_attn->v, &b->self_attn->o, &b->cross_attn->q, &b->cross_attn->k,
+          &b->cross_attn->v, &b->cross_attn->o, &b->ffn->l0, &b->ffn->l2})
       (*l)->weight.set_data(torch::empty({0}, (*l)->weight.options()));
   }
   fp8_only_ = true;
@@ -222,9 +225,10 @@ torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& 
   // e0 and the context carry gradients to the embeddings: route them like parameters.
   auto params = trainable_parameters(block);
   // Attached LoRA adapters are not the block's parameters, but train through it.
-  for (const LoraAdapter* a : {&block.self_attn->lora[0], &block.self_attn->lora[1], &block.self_attn->lora[2],
-                               &block.self_attn->lora[3], &block.cross_attn->lora[0], &block.cross_attn->lora[1],
-                               &block.cross_attn->lora[2], &block.cross_attn->lora[3], &block.ffn->lora[0], &block.ffn->lora[1]})
+  for (const LoraAdapter* a :
+       {&block.self_attn->lora[0], &block.self_attn->lora[1], &block.self_attn->lora[2], &block.self_attn->lora[3],
+        &block.cross_attn->lora[0], &block.cross_attn->lora[1], &block.cross_attn->lora[2], &block.cross_attn->lora[3],
+        &block.ffn->lora[0], &block.ffn->lora[1]})
     if (a->defined())
       for (const auto& t : {a->down, a->up})
         if (t.requires_grad()) params.push_back(t);
@@ -250,10 +254,11 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   const int64_t F = x.size(1), Hp = x.size(2) / 2, Wp = x.size(3) / 2, L = F * Hp * Wp;
   if (seq_len <= 0) seq_len = L;
   if (seq_len < L)
-    throw Error("WanModel: seq_len " + std::to_string(seq_len) + " is smaller than the token count " + std::to_string(L));
+    throw Error("WanModel: seq_len " + std::to_string(seq_len) + " is smaller than the token count " +
+                std::to_string(L));
   if (context.dim() != 2 || context.size(1) != cfg_.text_dim || context.size(0) > cfg_.text_len)
-    throw Error("WanModel: context must be [<= " + std::to_string(cfg_.text_len) + ", " + std::to_string(cfg_.text_dim) +
-                "], got " + sizes_str(context));
+    throw Error("WanModel: context must be [<= " + std::to_string(cfg_.text_len) + ", " +
+                std::to_string(cfg_.text_dim) + "], got " + sizes_str(context));
   auto tt = t.flatten();
   if (tt.numel() != 1 && tt.numel() != seq_len)
     throw Error("WanModel: t must have 1 or seq_len (" + std::to_string(seq_len) + ") entries, got " + sizes_str(t));

@@ -25,7 +25,7 @@ class WanMlpImpl : public torch::nn::Module {
   WanMlpImpl(int64_t in, int64_t hidden, int64_t out);
   torch::Tensor forward(const torch::Tensor& x, bool gelu);  // gelu: GELU(tanh), else SiLU
   torch::nn::Linear l0{nullptr}, l2{nullptr};
-  Fp8Weight fp8[2];  // fp8 copies of l0, l2 (blocks' ffn only); undefined: the weights themselves
+  Fp8Weight fp8[2];     // fp8 copies of l0, l2 (blocks' ffn only); undefined: the weights themselves
   LoraAdapter lora[2];  // adapters on l0, l2 (blocks' ffn only; WanLora::attach)
   torch::ScalarType compute = torch::kFloat;  // matmul dtype (blocks' ffn only)
 };
@@ -38,9 +38,9 @@ class WanAttentionImpl : public torch::nn::Module {
   // x [Lq, D], kv [Lk, D]; `angles` [Lq, d/2] applies RoPE to q and k (self-attention only).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles);
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
-  torch::Tensor norm_q, norm_k;  // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
-  Fp8Weight fp8[4];  // fp8 copies of q, k, v, o; undefined: the weights themselves
-  LoraAdapter lora[4];  // adapters on q, k, v, o (WanLora::attach)
+  torch::Tensor norm_q, norm_k;               // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
+  Fp8Weight fp8[4];                           // fp8 copies of q, k, v, o; undefined: the weights themselves
+  LoraAdapter lora[4];                        // adapters on q, k, v, o (WanLora::attach)
   torch::ScalarType compute = torch::kFloat;  // matmul and attention dtype
 
  private:
@@ -139,7 +139,8 @@ TORCH_MODULE(WanModel);
 // A Linear in `compute` dtype, through its fp8 copy when it has one, plus its LoRA adapter's term
 // when one is attached (dropout only while `training`). The output is in `compute`.
 torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x,
-                           torch::ScalarType compute = torch::kFloat, const LoraAdapter& lora = {}, bool training = false);
+                           torch::ScalarType compute = torch::kFloat, const LoraAdapter& lora = {},
+                           bool training = false);
 
 // Diffusers (`WanTransformer3DModel`) key names -> official ones (docs/design/wan-dit.md §2). Keys already official
 // pass through; returns the input unchanged when it has no diffusers key.

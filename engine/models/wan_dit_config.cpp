@@ -55,9 +55,15 @@ void WanConfig::validate(const std::string& source) const {
     p.push_back("model_type must be t2v, i2v or ti2v");
   if (patch_size != std::vector<int64_t>{1, 2, 2}) p.push_back("patch_size must be [1, 2, 2]");
   if (window_size != std::vector<int64_t>{-1, -1}) p.push_back("window_size must be [-1, -1] (global attention)");
-  for (auto [name, v] : {std::pair<const char*, int64_t>{"text_len", text_len}, {"in_dim", in_dim}, {"dim", dim},
-                         {"ffn_dim", ffn_dim}, {"freq_dim", freq_dim}, {"text_dim", text_dim}, {"out_dim", out_dim},
-                         {"num_heads", num_heads}, {"num_layers", num_layers}})
+  for (auto [name, v] : {std::pair<const char*, int64_t>{"text_len", text_len},
+                         {"in_dim", in_dim},
+                         {"dim", dim},
+                         {"ffn_dim", ffn_dim},
+                         {"freq_dim", freq_dim},
+                         {"text_dim", text_dim},
+                         {"out_dim", out_dim},
+                         {"num_heads", num_heads},
+                         {"num_layers", num_layers}})
     if (v <= 0) p.push_back(std::string(name) + " must be positive");
   if (freq_dim % 2) p.push_back("freq_dim must be even");
   if (num_heads > 0 && dim % num_heads) p.push_back("dim must be divisible by num_heads");
@@ -71,8 +77,8 @@ void WanConfig::validate(const std::string& source) const {
 
 WanConfig WanConfig::from_json(const json& in, const std::string& source) {
   if (!in.is_object()) throw Error(source + ": expected a JSON object with the WanModel keys");
-  const bool diffusers = in.value("_class_name", std::string()) == "WanTransformer3DModel" ||
-                         in.contains("num_attention_heads");
+  const bool diffusers =
+      in.value("_class_name", std::string()) == "WanTransformer3DModel" || in.contains("num_attention_heads");
   const json j = diffusers ? from_diffusers(in, source) : in;
   WanConfig c;
   auto get_int = [&](const char* key, int64_t& out, bool required) {
@@ -123,19 +129,29 @@ WanConfig WanConfig::from_json(const json& in, const std::string& source) {
 }
 
 json WanConfig::to_json() const {
-  return json{{"_class_name", "WanModel"}, {"model_type", model_type}, {"patch_size", patch_size},
-              {"text_len", text_len},      {"in_dim", in_dim},         {"dim", dim},
-              {"ffn_dim", ffn_dim},        {"freq_dim", freq_dim},     {"text_dim", text_dim},
-              {"out_dim", out_dim},        {"num_heads", num_heads},   {"num_layers", num_layers},
-              {"window_size", window_size}, {"qk_norm", qk_norm},      {"cross_attn_norm", cross_attn_norm},
+  return json{{"_class_name", "WanModel"},
+              {"model_type", model_type},
+              {"patch_size", patch_size},
+              {"text_len", text_len},
+              {"in_dim", in_dim},
+              {"dim", dim},
+              {"ffn_dim", ffn_dim},
+              {"freq_dim", freq_dim},
+              {"text_dim", text_dim},
+              {"out_dim", out_dim},
+              {"num_heads", num_heads},
+              {"num_layers", num_layers},
+              {"window_size", window_size},
+              {"qk_norm", qk_norm},
+              {"cross_attn_norm", cross_attn_norm},
               {"eps", eps}};
 }
 
 int64_t WanConfig::parameter_count() const {
   const int64_t D = dim, P = patch_size[0] * patch_size[1] * patch_size[2];
   auto lin = [](int64_t i, int64_t o) { return i * o + o; };
-  int64_t n = D * in_dim * P + D;                   // patch_embedding
-  n += lin(text_dim, D) + lin(D, D);                // text_embedding
+  int64_t n = D * in_dim * P + D;                     // patch_embedding
+  n += lin(text_dim, D) + lin(D, D);                  // text_embedding
   n += lin(freq_dim, D) + lin(D, D) + lin(D, 6 * D);  // time_embedding, time_projection
   int64_t attn = 4 * lin(D, D) + (qk_norm ? 2 * D : 0);
   int64_t block = 2 * attn + (cross_attn_norm ? 2 * D : 0) + lin(D, ffn_dim) + lin(ffn_dim, D) + 6 * D;
@@ -147,7 +163,8 @@ int64_t WanConfig::parameter_count() const {
 WanConfig load_wan_config(const std::string& path) {
   if (!fs::exists(path)) throw Error(path + ": no such config file");
   const std::string text = fs::read_file(path);
-  const bool yaml = path.size() > 5 && (path.substr(path.size() - 5) == ".yaml" || path.substr(path.size() - 4) == ".yml");
+  const bool yaml =
+      path.size() > 5 && (path.substr(path.size() - 5) == ".yaml" || path.substr(path.size() - 4) == ".yml");
   json j;
   if (yaml) {
     try {

@@ -34,7 +34,7 @@ struct WanConfig {
   // config (`_class_name: WanTransformer3DModel` or `num_attention_heads`) is mapped first.
   // Unknown keys are ignored; a known key of the wrong type is an error naming `source`.
   static WanConfig from_json(const nlohmann::json& j, const std::string& source = "config.json");
-  nlohmann::json to_json() const;  // every official key (so tiny models reload)
+  nlohmann::json to_json() const;   // every official key (so tiny models reload)
   int64_t parameter_count() const;  // analytic, from the docs/design/wan-dit.md §2 shapes
 };
 

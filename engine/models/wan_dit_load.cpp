@@ -33,11 +33,20 @@ std::string official_key(const std::string& key) {
   const std::string pre = "blocks." + m[1].str() + ".";
   const std::string rest = m[2].str();
   static const std::vector<std::pair<std::string, std::string>> inner = {
-      {"attn1.to_q.", "self_attn.q."},   {"attn1.to_k.", "self_attn.k."},    {"attn1.to_v.", "self_attn.v."},
-      {"attn1.to_out.0.", "self_attn.o."}, {"attn1.norm_q.", "self_attn.norm_q."}, {"attn1.norm_k.", "self_attn.norm_k."},
-      {"attn2.to_q.", "cross_attn.q."},  {"attn2.to_k.", "cross_attn.k."},   {"attn2.to_v.", "cross_attn.v."},
-      {"attn2.to_out.0.", "cross_attn.o."}, {"attn2.norm_q.", "cross_attn.norm_q."}, {"attn2.norm_k.", "cross_attn.norm_k."},
-      {"ffn.net.0.proj.", "ffn.0."},     {"ffn.net.2.", "ffn.2."},
+      {"attn1.to_q.", "self_attn.q."},
+      {"attn1.to_k.", "self_attn.k."},
+      {"attn1.to_v.", "self_attn.v."},
+      {"attn1.to_out.0.", "self_attn.o."},
+      {"attn1.norm_q.", "self_attn.norm_q."},
+      {"attn1.norm_k.", "self_attn.norm_k."},
+      {"attn2.to_q.", "cross_attn.q."},
+      {"attn2.to_k.", "cross_attn.k."},
+      {"attn2.to_v.", "cross_attn.v."},
+      {"attn2.to_out.0.", "cross_attn.o."},
+      {"attn2.norm_q.", "cross_attn.norm_q."},
+      {"attn2.norm_k.", "cross_attn.norm_k."},
+      {"ffn.net.0.proj.", "ffn.0."},
+      {"ffn.net.2.", "ffn.2."},
       // Diffusers norm2 is the affine cross-attention norm (official norm3).
       {"norm2.", "norm3."},
   };

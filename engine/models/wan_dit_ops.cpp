@@ -20,7 +20,8 @@ torch::Tensor wan_sinusoidal_embedding(const torch::Tensor& t, int64_t freq_dim)
 namespace {
 // rope_params(1024, dim): angle[pos, j] = pos / θ^(2j/dim), in double.
 torch::Tensor rope_axis(int64_t len, int64_t axis_dim) {
-  auto inv = 1.0 / torch::pow(10000.0, torch::arange(0, axis_dim, 2, torch::kDouble).div(static_cast<double>(axis_dim)));
+  auto inv =
+      1.0 / torch::pow(10000.0, torch::arange(0, axis_dim, 2, torch::kDouble).div(static_cast<double>(axis_dim)));
   return torch::outer(torch::arange(len, torch::kDouble), inv);
 }
 }  // namespace
@@ -113,8 +114,7 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
   // On a GPU, LibTorch's fused kernels (flash or memory-efficient) keep only the row statistics for
   // backward, which is what the chunked recomputation below does by hand. They want [B, n, L, d].
   if (q.is_cuda() && fused_attention_available())
-    return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), {}, 0.0,
-                                            false, scale)
+    return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), {}, 0.0, false, scale)
         .squeeze(0);
 #endif
   const bool grad = torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());

@@ -18,10 +18,11 @@ namespace {
 // Official block paths and their diffusers (WanTransformer3DModel) names.
 const std::vector<std::pair<std::string, std::string>>& diffusers_names() {
   static const std::vector<std::pair<std::string, std::string>> t = {
-      {"self_attn.q", "attn1.to_q"},  {"self_attn.k", "attn1.to_k"},  {"self_attn.v", "attn1.to_v"},
-      {"self_attn.o", "attn1.to_out.0"}, {"cross_attn.q", "attn2.to_q"}, {"cross_attn.k", "attn2.to_k"},
-      {"cross_attn.v", "attn2.to_v"}, {"cross_attn.o", "attn2.to_out.0"}, {"ffn.0", "ffn.net.0.proj"},
-      {"ffn.2", "ffn.net.2"}};
+      {"self_attn.q", "attn1.to_q"},  {"self_attn.k", "attn1.to_k"},
+      {"self_attn.v", "attn1.to_v"},  {"self_attn.o", "attn1.to_out.0"},
+      {"cross_attn.q", "attn2.to_q"}, {"cross_attn.k", "attn2.to_k"},
+      {"cross_attn.v", "attn2.to_v"}, {"cross_attn.o", "attn2.to_out.0"},
+      {"ffn.0", "ffn.net.0.proj"},    {"ffn.2", "ffn.net.2"}};
   return t;
 }
 
@@ -102,7 +103,8 @@ WanLora WanLora::create(const WanModelImpl& model_const, const LoraSpec& spec) {
   auto& model = const_cast<WanModelImpl&>(model_const);
   const std::vector<std::string>& targets = spec.targets.empty() ? wan_lora_block_linears() : spec.targets;
   for (const auto& t : targets)
-    if (std::find(wan_lora_block_linears().begin(), wan_lora_block_linears().end(), t) == wan_lora_block_linears().end()) {
+    if (std::find(wan_lora_block_linears().begin(), wan_lora_block_linears().end(), t) ==
+        wan_lora_block_linears().end()) {
       std::string all;
       for (const auto& n : wan_lora_block_linears()) all += (all.empty() ? "" : ", ") + n;
       throw Error("unknown LoRA target '" + t + "' (one of: " + all + ")");
@@ -115,7 +117,8 @@ WanLora WanLora::create(const WanModelImpl& model_const, const LoraSpec& spec) {
       Site s = find_site(model, path);
       const auto& w = (*s.linear)->weight;
       torch::NoGradGuard ng;
-      Entry e{path, fresh_down(spec.rank, w.size(1)).to(w.device()), torch::zeros({w.size(0), spec.rank}, w.device()), alpha};
+      Entry e{path, fresh_down(spec.rank, w.size(1)).to(w.device()), torch::zeros({w.size(0), spec.rank}, w.device()),
+              alpha};
       e.down.requires_grad_(true);
       e.up.requires_grad_(true);
       l.entries_.push_back(std::move(e));
@@ -173,7 +176,8 @@ WanLora WanLora::from_state_dict(const io::StateDict& sd, const std::string& sou
       if (!std::regex_match(rest, mt, re)) throw Error(source + ": " + k + " names no block");
       std::string inner = mt[2].str();
       if (diffusers_to_official.count(inner)) inner = diffusers_to_official[inner];
-      if (std::find(wan_lora_block_linears().begin(), wan_lora_block_linears().end(), inner) == wan_lora_block_linears().end())
+      if (std::find(wan_lora_block_linears().begin(), wan_lora_block_linears().end(), inner) ==
+          wan_lora_block_linears().end())
         throw Error(source + ": " + k + " is not on a block Linear this engine adapts");
       path = "blocks." + mt[1].str() + "." + inner;
       down_key = k;
@@ -189,7 +193,8 @@ WanLora WanLora::from_state_dict(const io::StateDict& sd, const std::string& sou
       throw Error(source + ": " + down_key + " " + io::shape_str(e.down.sizes().vec()) + " and " + up_key + " " +
                   io::shape_str(e.up.sizes().vec()) + " are not a rank-r pair");
     // No alpha (PEFT files fold it into B): scale 1.
-    e.alpha = sd.count(alpha_key) ? sd.at(alpha_key).to(torch::kDouble).item<double>() : static_cast<double>(e.down.size(0));
+    e.alpha =
+        sd.count(alpha_key) ? sd.at(alpha_key).to(torch::kDouble).item<double>() : static_cast<double>(e.down.size(0));
     if (!(e.alpha > 0)) e.alpha = static_cast<double>(e.down.size(0));
     used.insert(down_key);
     used.insert(up_key);
@@ -208,8 +213,9 @@ void WanLora::attach(WanModelImpl& model, double multiplier, double dropout) con
   for (const Entry& e : entries_) {
     Site s = fitting_site(model, e);
     // Multiplier 0 is the base model exactly: no adapter at all.
-    *s.slot = multiplier == 0 ? LoraAdapter{}
-                              : LoraAdapter{e.down, e.up, multiplier * e.alpha / static_cast<double>(e.down.size(0)), dropout};
+    *s.slot = multiplier == 0
+                  ? LoraAdapter{}
+                  : LoraAdapter{e.down, e.up, multiplier * e.alpha / static_cast<double>(e.down.size(0)), dropout};
   }
 }
 
@@ -225,7 +231,8 @@ void WanLora::merge_into(WanModelImpl& model, double multiplier) const {
     Site s = fitting_site(model, e);
     auto& w = (*s.linear)->weight;
     const double scale = multiplier * e.alpha / static_cast<double>(e.down.size(0));
-    w.add_((torch::matmul(e.up.to(w.device(), torch::kFloat), e.down.to(w.device(), torch::kFloat)) * scale).to(w.scalar_type()));
+    w.add_((torch::matmul(e.up.to(w.device(), torch::kFloat), e.down.to(w.device(), torch::kFloat)) * scale)
+               .to(w.scalar_type()));
   }
   if (model.fp8()) model.refresh_fp8();
 }
@@ -254,11 +261,12 @@ io::StateDict WanLora::state_dict(LoraFormat format) const {
 }
 
 void WanLora::save(const std::string& path, LoraFormat format) const {
-  std::map<std::string, std::string> meta = {{"format", "pt"},
-                                             {"ss_network_module", "networks.lora_wan"},
-                                             {"ss_network_dim", std::to_string(rank())},
-                                             {"ss_network_alpha", std::to_string(alpha())},
-                                             {"wanstudio_lora_format", format == LoraFormat::Musubi ? "musubi" : "peft"}};
+  std::map<std::string, std::string> meta = {
+      {"format", "pt"},
+      {"ss_network_module", "networks.lora_wan"},
+      {"ss_network_dim", std::to_string(rank())},
+      {"ss_network_alpha", std::to_string(alpha())},
+      {"wanstudio_lora_format", format == LoraFormat::Musubi ? "musubi" : "peft"}};
   io::write_safetensors(path, state_dict(format), meta);
 }
 

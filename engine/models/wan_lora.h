@@ -23,8 +23,8 @@ const std::vector<std::string>& wan_lora_block_linears();  // self_attn.q … ff
 
 struct LoraSpec {
   int64_t rank = 32;
-  double alpha = 32;    // ≤ 0: the rank (scale 1), as musubi-tuner reads alpha 0
-  double dropout = 0;   // on the rank-r activations, training only (musubi-tuner's place)
+  double alpha = 32;                 // ≤ 0: the rank (scale 1), as musubi-tuner reads alpha 0
+  double dropout = 0;                // on the rank-r activations, training only (musubi-tuner's place)
   std::vector<std::string> targets;  // paths inside a block; empty: all of wan_lora_block_linears()
 };
 

@@ -39,8 +39,7 @@ void assign_strict(torch::nn::Module& m, const io::StateDict& sd, const std::str
     torch::Tensor dst = p.value();
     if (src.scalar_type() == dst.scalar_type() && src.device() == dst.device() && src.is_contiguous())
       dst.set_data(src);
-    else
-      dst.set_data(src.to(dst.device(), dst.scalar_type()).contiguous());
+    else dst.set_data(src.to(dst.device(), dst.scalar_type()).contiguous());
   }
 }
 
@@ -126,7 +125,7 @@ void WanVae::setup_device() {
 }
 
 std::unique_ptr<WanVae> WanVae::from_state_dict(const io::StateDict& sd, const WanVaeConfig& config,
-                                                    const std::string& source, const WanVaeOptions& opts) {
+                                                const std::string& source, const WanVaeOptions& opts) {
   // Parameters stay uninitialised: every one is replaced by the file's tensor.
   std::unique_ptr<WanVae> v(new WanVae(config, opts, /*initialise=*/false));
   assign_strict(*v->net_, sd, source);

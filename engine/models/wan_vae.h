@@ -55,13 +55,12 @@ class WanVae {
   // "config" entry (JSON), then the shapes, then the released widths (models/wan_vae_weights.h).
   // Loading is strict: a missing, unexpected or mis-shaped key is a ws::Error naming it.
   static std::unique_ptr<WanVae> load(const std::string& weights_path,
-                                        const nlohmann::json& config = nlohmann::json::object(),
-                                        const WanVaeOptions& opts = {});
+                                      const nlohmann::json& config = nlohmann::json::object(),
+                                      const WanVaeOptions& opts = {});
   static std::unique_ptr<WanVae> from_state_dict(const io::StateDict& sd, const WanVaeConfig& config,
-                                                   const std::string& source, const WanVaeOptions& opts = {});
+                                                 const std::string& source, const WanVaeOptions& opts = {});
   // Fresh initialisation (docs/design/wan22-vae.md §12) from `seed`: tests, benchmarks, train-vae.
-  static std::unique_ptr<WanVae> random(const WanVaeConfig& config, uint64_t seed,
-                                          const WanVaeOptions& opts = {});
+  static std::unique_ptr<WanVae> random(const WanVaeConfig& config, uint64_t seed, const WanVaeOptions& opts = {});
   static WanVaeConfig resolve_config(const std::string& weights_path, const nlohmann::json& config);
 
   // x: [B, 3, T, H, W] in [-1, 1], T = 1 + 4k, H and W multiples of the spatial factor (16 or 8).

@@ -99,10 +99,8 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
   if (front > have) buf.narrow(2, 0, front - have).zero_();
   if (have) buf.narrow(2, front - have, have).copy_(cache_);
   auto slot = buf.narrow(2, front, t);
-  if (gamma.defined())
-    rms_norm_silu_into(x, gamma, slot);
-  else
-    slot.copy_(x);
+  if (gamma.defined()) rms_norm_silu_into(x, gamma, slot);
+  else slot.copy_(x);
   // The new cache comes from real frames only (old cache + input), never from padding.
   cache_ = buf.narrow(2, front + t - keep, keep).clone(at::MemoryFormat::Contiguous);
   return conv3d(buf, weight, bias, stride_, spatial_pad, packed_);

@@ -19,7 +19,8 @@ namespace ws::models::vae {
 // (shape checks and parameter counts of the released widths stay cheap).
 struct InitOptions {
   torch::TensorOptions tensor = torch::TensorOptions().dtype(torch::kFloat);
-  bool initialise = true;  // PyTorch's default conv init (docs/design/wan22-vae.md §12); false leaves memory uninitialised
+  bool initialise =
+      true;  // PyTorch's default conv init (docs/design/wan22-vae.md §12); false leaves memory uninitialised
 };
 
 // A module that only groups children under Sequential indices.

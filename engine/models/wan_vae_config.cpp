@@ -261,8 +261,8 @@ json read_vae_config_yaml(const std::string& path) {
   return out;
 }
 
-// docs/design/wan22-vae.md §9 constants, written as the reference's Python literals (double, then rounded to fp32 by the
-// tensor, exactly as torch.tensor(list, dtype=float32) does).
+// docs/design/wan22-vae.md §9 constants, written as the reference's Python literals (double, then rounded to fp32 by
+// the tensor, exactly as torch.tensor(list, dtype=float32) does).
 const std::vector<double>& wan22_latent_mean() {
   static const std::vector<double> v{
       -0.2289, -0.0052, -0.1323, -0.2339, -0.2799, 0.0174,  0.1838,  0.1557,  -0.1382, 0.0542,  0.2813,  0.0891,
@@ -282,7 +282,7 @@ const std::vector<double>& wan22_latent_std() {
 }
 
 const std::vector<double>& wan21_latent_mean() {
-  static const std::vector<double> v{-0.7571, -0.7089, -0.9113, 0.1075, -0.1745, 0.9653,  -0.1517, 1.5508,
+  static const std::vector<double> v{-0.7571, -0.7089, -0.9113, 0.1075,  -0.1745, 0.9653,  -0.1517, 1.5508,
                                      0.4134,  -0.0715, 0.5517,  -0.3632, -0.1922, -0.9497, 0.2503,  -0.2921};
   return v;
 }

@@ -81,8 +81,8 @@ Decoder3dImpl::Decoder3dImpl(const WanVaeConfig& cfg, const InitOptions& io) {
       for (int64_t j = 0; j <= cfg.num_res_blocks; ++j)
         flat_->add_block(j ? dims[i + 1] : cfg.decoder_stage_in(i), dims[i + 1], io);
       if (i + 1 != stages)  // the conv halves the width for the next stage
-        flat_->add_resample(dims[i + 1], cfg.temporal_up(i) ? ResampleMode::Upsample3d : ResampleMode::Upsample2d,
-                            io, dims[i + 1] / 2);
+        flat_->add_resample(dims[i + 1], cfg.temporal_up(i) ? ResampleMode::Upsample3d : ResampleMode::Upsample2d, io,
+                            dims[i + 1] / 2);
     }
   } else {
     auto upsamples = register_module("upsamples", std::make_shared<SeqImpl>());

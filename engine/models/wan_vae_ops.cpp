@@ -132,10 +132,8 @@ torch::Tensor rms_norm(const torch::Tensor& x, const torch::Tensor& gamma) {
   const torch::Tensor xf = low ? x.to(torch::kFloat) : x;
   const double scale = std::sqrt(static_cast<double>(x.size(1)));
   auto y = xf / channel_norm(xf);
-  if (grad_path(y, gamma))
-    y = y * (gamma.to(y.scalar_type()) * scale);
-  else
-    y.mul_(gamma.to(y.scalar_type()) * scale);
+  if (grad_path(y, gamma)) y = y * (gamma.to(y.scalar_type()) * scale);
+  else y.mul_(gamma.to(y.scalar_type()) * scale);
   return low ? y.to(x.scalar_type()) : y;
 }
 

@@ -27,8 +27,10 @@ std::string join(const std::vector<std::string>& parts, size_t from = 0) {
 // Inside a residual block: diffusers' norm1/conv1/norm2/conv2/conv_shortcut are the reference's
 // residual.0/2/3/6 and shortcut; resampler and attention names are the same in both.
 std::string block_tail(const std::vector<std::string>& p, size_t from) {
-  static const std::map<std::string, std::string> kNames{{"norm1", "residual.0"}, {"conv1", "residual.2"},
-                                                         {"norm2", "residual.3"}, {"conv2", "residual.6"},
+  static const std::map<std::string, std::string> kNames{{"norm1", "residual.0"},
+                                                         {"conv1", "residual.2"},
+                                                         {"norm2", "residual.3"},
+                                                         {"conv2", "residual.6"},
                                                          {"conv_shortcut", "shortcut"}};
   if (from >= p.size()) return "";
   auto it = kNames.find(p[from]);
@@ -63,7 +65,8 @@ std::string from_diffusers(const std::string& key) {
   if (p[1] == "up_blocks" && p.size() > 5) {
     // Four layers per decoder stage: three residual blocks, then the upsampler.
     const int64_t b = index_of(p[2], key);
-    if (p[3] == "resnets") return side + ".upsamples." + std::to_string(4 * b + index_of(p[4], key)) + "." + block_tail(p, 5);
+    if (p[3] == "resnets")
+      return side + ".upsamples." + std::to_string(4 * b + index_of(p[4], key)) + "." + block_tail(p, 5);
     if (p[3] == "upsamplers") return side + ".upsamples." + std::to_string(4 * b + 3) + "." + join(p, 5);
   }
   return key;
@@ -101,9 +104,9 @@ io::StateDict official_vae_keys(io::StateDict sd, const std::string& source) {
 VaeDetection detect_vae_type(const io::StateDict& sd, const std::string& source) {
   auto it = sd.find("encoder.conv1.weight");
   if (it == sd.end() || !it->second.defined() || it->second.dim() != 5)
-    throw Error(source + ": not a Wan VAE: " +
-                (it == sd.end() ? std::string("no encoder.conv1.weight")
-                                : "encoder.conv1.weight is " + shape_of(it->second)));
+    throw Error(
+        source + ": not a Wan VAE: " +
+        (it == sd.end() ? std::string("no encoder.conv1.weight") : "encoder.conv1.weight is " + shape_of(it->second)));
   const int64_t in = it->second.size(1);
   const std::string evidence = "encoder.conv1.weight is " + shape_of(it->second);
   if (in != 3 && in != 12) throw Error(source + ": not a Wan VAE: " + evidence);
@@ -131,8 +134,7 @@ WanVaeConfig resolve_vae_config(const io::StateDict& sd, const std::map<std::str
   }
   if (!declared.empty()) {
     const VaeType t = parse_vae_type(declared, source);
-    if (t != found.type)
-      throw Error(source + ": " + declared_by + " " + vae_type_name(t) + ", but " + found.evidence);
+    if (t != found.type) throw Error(source + ": " + declared_by + " " + vae_type_name(t) + ", but " + found.evidence);
   }
   WanVaeConfig c = WanVaeConfig::released(found.type);
   c.dim = sd.at("encoder.conv1.weight").size(0);

@@ -52,7 +52,8 @@ std::string DataParallel::choose_backend(const torch::Device& device, const std:
     if (wanted != "nccl" && wanted != "gloo")
       throw Error("WANSTUDIO_DP_BACKEND='" + wanted + "': expected nccl or gloo");
     if (!has(wanted)) throw Error("WANSTUDIO_DP_BACKEND=" + wanted + ": this build has " + list);
-    if (wanted == "nccl" && !device.is_cuda()) throw Error("WANSTUDIO_DP_BACKEND=nccl needs a GPU; this run trains on the CPU");
+    if (wanted == "nccl" && !device.is_cuda())
+      throw Error("WANSTUDIO_DP_BACKEND=nccl needs a GPU; this run trains on the CPU");
     return wanted;
   }
   // NCCL keeps the gradients on the GPU; Gloo stages CUDA tensors through the host.

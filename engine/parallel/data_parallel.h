@@ -21,8 +21,7 @@ class DataParallel {
  public:
   // Null when WORLD_SIZE is 1 (and no backend is named); ws::Error when this build has no backend
   // for `device` (the run's training device) or the rendezvous fails within `timeout_s`.
-  static std::unique_ptr<DataParallel> connect(const DistEnv& env, const torch::Device& device,
-                                               double timeout_s = 600);
+  static std::unique_ptr<DataParallel> connect(const DistEnv& env, const torch::Device& device, double timeout_s = 600);
   // The backends this build has ("nccl", "gloo"), and the one a run on `device` uses: `wanted`
   // when named (checked), else NCCL on a GPU where built, else Gloo.
   static std::vector<std::string> backends();

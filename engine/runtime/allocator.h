@@ -1,9 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 // The C allocator's behaviour: two policies, for one-shot inference and for training.
 //
-// One-shot inference verbs (`vae encode|decode` and their benches): glibc keeps freed blocks below its mmap threshold in the heap for reuse, and raises that
-// threshold (up to 32 MB) whenever a mapped block is freed, so the peak resident memory of a single
-// VAE call holds transients it never reuses. Fixing the threshold maps every block of `bytes` or
+// One-shot inference verbs (`vae encode|decode` and their benches): glibc keeps freed blocks below its mmap threshold
+// in the heap for reuse, and raises that threshold (up to 32 MB) whenever a mapped block is freed, so the peak resident
+// memory of a single VAE call holds transients it never reuses. Fixing the threshold maps every block of `bytes` or
 // more on its own and unmaps it when freed: a lower peak for page faults on each new block (the
 // released Wan2.2 decode at 17x128x128, with the trim between chunks: 2877 -> about 2780 MB, 17 ->
 // 25 s).

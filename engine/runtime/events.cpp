@@ -83,20 +83,25 @@ void EventStream::emit(const std::string& type, json fields) {
       // where a person will see it; stdout still carries every event.
       const int e = errno;
       file_failed_ = true;
-      std::fprintf(stderr, "error: %s: cannot append events (%s); the file stops before this `%s` event "
-                   "and has no `finished` line\n", file_path_.c_str(),
-                   e == ENOSPC ? "disk full" : std::strerror(e), type.c_str());
+      std::fprintf(stderr,
+                   "error: %s: cannot append events (%s); the file stops before this `%s` event "
+                   "and has no `finished` line\n",
+                   file_path_.c_str(), e == ENOSPC ? "disk full" : std::strerror(e), type.c_str());
     }
   }
 }
 
-void EventStream::log(const std::string& level, const std::string& message) { emit(contract::LogEvent{level, message}); }
+void EventStream::log(const std::string& level, const std::string& message) {
+  emit(contract::LogEvent{level, message});
+}
 
 void EventStream::error(const std::string& message, const std::string& hint) {
   emit(contract::ErrorEvent{message, hint, false});
 }
 
-void EventStream::finished(const std::string& status, int64_t step) { emit(contract::FinishedEvent{status, step, false}); }
+void EventStream::finished(const std::string& status, int64_t step) {
+  emit(contract::FinishedEvent{status, step, false});
+}
 
 Heartbeat::Heartbeat(double interval_s) {
   thread_ = std::thread([this, interval_s] {

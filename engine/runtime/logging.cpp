@@ -67,7 +67,7 @@ void setup_logging(const LogOptions& opts) {
   std::vector<spdlog::sink_ptr> sinks;
   auto err = std::make_shared<spdlog::sinks::stderr_color_sink_mt>();
   err->set_pattern(opts.rank < 0 ? std::string(contract::kStderrLogPattern)
-                                  : "[%H:%M:%S] [rank " + std::to_string(opts.rank) + "] [%^%l%$] %v");
+                                 : "[%H:%M:%S] [rank " + std::to_string(opts.rank) + "] [%^%l%$] %v");
   sinks.push_back(err);
   if (!opts.file.empty()) {
     try {

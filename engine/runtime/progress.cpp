@@ -11,8 +11,11 @@
 namespace ws::runtime {
 
 ProgressBar::ProgressBar(std::string label, size_t total)
-    : label_(std::move(label)), total_(total), active_(::isatty(2) == 1 && total > 0),
-      start_(std::chrono::steady_clock::now()), last_(start_) {}
+    : label_(std::move(label)),
+      total_(total),
+      active_(::isatty(2) == 1 && total > 0),
+      start_(std::chrono::steady_clock::now()),
+      last_(start_) {}
 
 ProgressBar::~ProgressBar() {
   if (active_) std::fprintf(stderr, "\r\033[K");
@@ -34,7 +37,8 @@ void ProgressBar::update(size_t done) {
   std::fflush(stderr);
 }
 
-ProgressReporter::ProgressReporter(std::string task) : task_(std::move(task)), start_(std::chrono::steady_clock::now()) {}
+ProgressReporter::ProgressReporter(std::string task)
+    : task_(std::move(task)), start_(std::chrono::steady_clock::now()) {}
 
 void ProgressReporter::operator()(int64_t done, int64_t total) {
   if (first_done_ < 0) {

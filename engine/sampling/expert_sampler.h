@@ -39,9 +39,9 @@ struct SamplerInputs {
 };
 
 struct SamplerStep {
-  int64_t index = 0;      // 0-based
-  int64_t timestep = 0;   // what the model saw
-  std::string expert;     // "high", "low" or "model"
+  int64_t index = 0;     // 0-based
+  int64_t timestep = 0;  // what the model saw
+  std::string expert;    // "high", "low" or "model"
   double guide = 0;
   torch::Tensor latent;    // after the update (ti2v: frame 0 written back)
   torch::Tensor velocity;  // the guided model output the solver took

@@ -43,8 +43,8 @@ bool is_ascii_alnum(char32_t c) { return (c >= '0' && c <= '9') || (c >= 'A' && 
 
 // Unicode White_Space: what the `regex` module's \s matches.
 bool is_white_space(char32_t c) {
-  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 || (c >= 0x2000 && c <= 0x200A) ||
-         c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
+  return (c >= 0x09 && c <= 0x0D) || c == 0x20 || c == 0x85 || c == 0xA0 || c == 0x1680 ||
+         (c >= 0x2000 && c <= 0x200A) || c == 0x2028 || c == 0x2029 || c == 0x202F || c == 0x205F || c == 0x3000;
 }
 
 // Python's str.isspace, which str.strip() uses: White_Space plus the separators U+001C..001F.
@@ -58,9 +58,10 @@ std::u32string py_strip(const std::u32string& s) {
 }
 
 // Windows-1252 for 0x80..0x9F; 0 where it has no character (0x81, 0x8D, 0x8F, 0x90, 0x9D stay).
-constexpr char32_t kCp1252[32] = {0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021, 0x02C6, 0x2030, 0x0160,
-                                  0x2039, 0x0152, 0,      0x017D, 0,      0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022,
-                                  0x2013, 0x2014, 0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
+constexpr char32_t kCp1252[32] = {0x20AC, 0,      0x201A, 0x0192, 0x201E, 0x2026, 0x2020, 0x2021,
+                                  0x02C6, 0x2030, 0x0160, 0x2039, 0x0152, 0,      0x017D, 0,
+                                  0,      0x2018, 0x2019, 0x201C, 0x201D, 0x2022, 0x2013, 0x2014,
+                                  0x02DC, 0x2122, 0x0161, 0x203A, 0x0153, 0,      0x017E, 0x0178};
 
 const char* ligature(char32_t c) {
   switch (c) {
@@ -91,8 +92,8 @@ const char* ligature(char32_t c) {
 }
 
 bool removed_control(char32_t c) {
-  return c <= 0x08 || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || (c >= 0x206A && c <= 0x206F) || c == 0xFEFF ||
-         (c >= 0xFFF9 && c <= 0xFFFC);
+  return c <= 0x08 || c == 0x0B || (c >= 0x0E && c <= 0x1F) || c == 0x7F || (c >= 0x206A && c <= 0x206F) ||
+         c == 0xFEFF || (c >= 0xFFF9 && c <= 0xFFFC);
 }
 
 void append(std::u32string& out, const char* utf8) { out += utf8_decode(utf8); }
@@ -138,7 +139,7 @@ std::u32string fix_once(const std::u32string& s, bool unescape) {
   u.reserve(t.size());
   for (char32_t c : t) {
     if (c >= 0x80 && c <= 0x9F && kCp1252[c - 0x80]) c = kCp1252[c - 0x80];  // c. C1 controls
-    if (const char* lig = ligature(c)) {                                        // d. ligatures
+    if (const char* lig = ligature(c)) {                                     // d. ligatures
       append(u, lig);
       continue;
     }
@@ -192,7 +193,8 @@ std::string html_unescape(std::string_view text) {
       const size_t start = k;
       uint64_t num = 0;
       bool big = false;
-      while (k < s.size() && (hex ? std::isxdigit(static_cast<int>(s[k] < 128 ? s[k] : 0)) != 0 : (s[k] >= '0' && s[k] <= '9'))) {
+      while (k < s.size() &&
+             (hex ? std::isxdigit(static_cast<int>(s[k] < 128 ? s[k] : 0)) != 0 : (s[k] >= '0' && s[k] <= '9'))) {
         const char32_t c = s[k];
         const uint64_t d = c <= '9' ? c - '0' : (c | 0x20) - 'a' + 10;
         if (!big) num = num * (hex ? 16 : 10) + d;
@@ -210,7 +212,8 @@ std::string html_unescape(std::string_view text) {
                               [&](const auto& p) { return !big && p.first == num; });
       if (inv != std::end(kInvalidCharrefs)) rep = inv->second;
       else if (big || (num >= 0xD800 && num <= 0xDFFF)) rep = 0xFFFD;
-      else if (std::find(std::begin(kInvalidCodepoints), std::end(kInvalidCodepoints), num) != std::end(kInvalidCodepoints))
+      else if (std::find(std::begin(kInvalidCodepoints), std::end(kInvalidCodepoints), num) !=
+               std::end(kInvalidCodepoints))
         drop = true;
       else rep = static_cast<char32_t>(num);
       if (!drop) out += rep;

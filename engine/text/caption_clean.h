@@ -14,8 +14,8 @@ namespace ws::text {
 std::string clean_caption(std::string_view caption);
 
 // The pieces, exposed for tests.
-std::string ftfy_fix_text(std::string_view text);  // ftfy 6 fix_text (the subset above)
-std::string html_unescape(std::string_view text);  // Python's html.unescape
+std::string ftfy_fix_text(std::string_view text);     // ftfy 6 fix_text (the subset above)
+std::string html_unescape(std::string_view text);     // Python's html.unescape
 std::string whitespace_clean(std::string_view text);  // \s+ -> " ", then strip
 
 }  // namespace ws::text

@@ -15,8 +15,8 @@
 namespace ws::text {
 
 struct CaptionTokens {
-  std::string cleaned;       // the text the ids spell
-  std::vector<int64_t> ids;  // the real ids, EOS last; at most text_len
+  std::string cleaned;         // the text the ids spell
+  std::vector<int64_t> ids;    // the real ids, EOS last; at most text_len
   int64_t content_tokens = 0;  // ids before truncation, EOS not counted
   bool truncated = false;
 };

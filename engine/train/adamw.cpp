@@ -94,8 +94,8 @@ void AdamW::load_state_dict(const io::StateDict& sd, const std::string& source) 
       if (t == sd.end()) throw Error(source + ": optimizer state lacks '" + name + suffix + "'");
       auto& dst = std::string(suffix) == ".exp_avg" ? m : v_[name];
       if (t->second.sizes() != dst.sizes())
-        throw Error(source + ": optimizer state '" + name + suffix + "' has shape " + io::shape_str(t->second.sizes().vec()) +
-                    ", the parameter has " + io::shape_str(dst.sizes().vec()));
+        throw Error(source + ": optimizer state '" + name + suffix + "' has shape " +
+                    io::shape_str(t->second.sizes().vec()) + ", the parameter has " + io::shape_str(dst.sizes().vec()));
       torch::NoGradGuard no_grad;
       dst.copy_(t->second);
     }

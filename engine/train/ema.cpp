@@ -28,10 +28,8 @@ double Ema::update(const torch::nn::Module& module) {
   for (const auto& kv : module.named_parameters()) {
     auto& s = shadow_.at(kv.key());
     const auto& p = kv.value();
-    if (p.requires_grad())
-      s.sub_(one_minus * (s - p.to(s.dtype())));
-    else
-      s.copy_(p);
+    if (p.requires_grad()) s.sub_(one_minus * (s - p.to(s.dtype())));
+    else s.copy_(p);
   }
   for (const auto& kv : module.named_buffers()) shadow_.at(kv.key()).copy_(kv.value());
   return d;

@@ -49,7 +49,8 @@ ExpertLatents ExpertLatentSource::of(const data::Batch& batch) {
   std::vector<std::string> paths;
   bool all = true;
   for (const auto& c : batch.clips) {
-    std::vector<int64_t> frames(c.frames.begin(), c.frames.begin() + std::min<int64_t>(L, static_cast<int64_t>(c.frames.size())));
+    std::vector<int64_t> frames(c.frames.begin(),
+                                c.frames.begin() + std::min<int64_t>(L, static_cast<int64_t>(c.frames.size())));
     const std::string key = cache_->key(c.file, frames, batch.size.H, batch.size.W, 0, 0);
     paths.push_back(fs::join(cache_->dir(), key + ".safetensors"));
     if (!all || !fs::exists(paths.back())) {
@@ -104,7 +105,8 @@ void check_expert_latent_rows(const std::vector<data::TrainRow>& rows, const std
     if (s[0] != c.out_dim || s[2] % 2 || s[3] % 2)
       throw Error(meta_path + " row " + std::to_string(r.meta_index) + ": " + r.latent_path + " holds latents [" +
                   std::to_string(s[0]) + ", " + std::to_string(s[1]) + ", " + std::to_string(s[2]) + ", " +
-                  std::to_string(s[3]) + "]; the experts need " + std::to_string(c.out_dim) + " channels and even h, w");
+                  std::to_string(s[3]) + "]; the experts need " + std::to_string(c.out_dim) +
+                  " channels and even h, w");
   }
 }
 

@@ -20,7 +20,9 @@ void store_block_linears(models::WanModelImpl& model, torch::ScalarType dtype) {
 
 nlohmann::json lora_record(const ExpertsLoraOptions& o) {
   auto one = [](const models::LoraSpec& s) {
-    return nlohmann::json{{"rank", s.rank}, {"alpha", s.alpha}, {"dropout", s.dropout},
+    return nlohmann::json{{"rank", s.rank},
+                          {"alpha", s.alpha},
+                          {"dropout", s.dropout},
                           {"targets", s.targets.empty() ? models::wan_lora_block_linears() : s.targets}};
   };
   return {{"high", one(o.high)}, {"low", one(o.low)}, {"base_dtype", o.base_bf16 ? "BF16" : "F32"}};

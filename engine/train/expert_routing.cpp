@@ -50,7 +50,7 @@ double bsmntw_weight(double t) {
 
 bool draw_route(const RoutingOptions& o, uint64_t seed, int64_t global_step) {
   data::Rng r = data::Rng::keyed(seed, "route", global_step);
-  const double u = r.uniform();  // [0, 1)
+  const double u = r.uniform();                          // [0, 1)
   if (o.mode == "uniform") return u > o.boundary_ratio;  // strict, as the requirement writes it
   // Mode B: u is the unshifted time; the shifted t = 1000·shift(u) routes on t ≥ boundary, i.e.
   // u ≥ u_boundary (shift is increasing).
@@ -88,7 +88,8 @@ std::vector<torch::Tensor> draw_noise(uint64_t seed, int64_t global_step, int64_
   data::Rng r = data::Rng::keyed(seed, "noise", global_step, micro, rank);
   auto gen = at::detail::createCPUGenerator(r.derive_seed());
   std::vector<torch::Tensor> out;
-  for (int64_t i = 0; i < batch; ++i) out.push_back(torch::randn(shape, gen, torch::TensorOptions().dtype(torch::kFloat)));
+  for (int64_t i = 0; i < batch; ++i)
+    out.push_back(torch::randn(shape, gen, torch::TensorOptions().dtype(torch::kFloat)));
   return out;
 }
 
@@ -127,11 +128,14 @@ std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanMod
                                           const std::function<void(bool high)>& activate) {
   std::vector<double> t;
   for (const auto& s : samples) t.push_back(s.t);
-  return route_each(high, low, boundary, t, [&](models::WanModel& m, size_t i) {
-    const ExpertStepInput s = on_device(samples[i], m->device());
-    const ExpertModelInput mi = expert_model_input(s);
-    return m->forward(mi.x_t, mi.t, s.context.to(torch::kFloat), s.seq_len, s.y);
-  }, activate);
+  return route_each(
+      high, low, boundary, t,
+      [&](models::WanModel& m, size_t i) {
+        const ExpertStepInput s = on_device(samples[i], m->device());
+        const ExpertModelInput mi = expert_model_input(s);
+        return m->forward(mi.x_t, mi.t, s.context.to(torch::kFloat), s.seq_len, s.y);
+      },
+      activate);
 }
 
 }  // namespace ws::train

@@ -38,8 +38,8 @@ float sigma_from_t(double t);
 double shift_sigma(double sigma, double s);
 double unshift_sigma(double sigma_s, double s);
 
-// bsmntw timestep weight, the batch-independent table version (docs/design/dual-expert-training.md §3): w(t) = exp(−2((t − 500)/1000)²),
-// then (w − min w)·1000 / Σ(w − min w) with min and sum over t = 0..999.
+// bsmntw timestep weight, the batch-independent table version (docs/design/dual-expert-training.md §3): w(t) =
+// exp(−2((t − 500)/1000)²), then (w − min w)·1000 / Σ(w − min w) with min and sum over t = 0..999.
 double bsmntw_weight(double t);
 
 struct StepDraw {
@@ -52,14 +52,13 @@ struct StepDraw {
 // rank and micro-step agrees).
 bool draw_route(const RoutingOptions& o, uint64_t seed, int64_t global_step);
 // Route plus `batch` timesteps of that expert's range (stream "timestep", keyed by step, micro, rank).
-StepDraw draw_step(const RoutingOptions& o, uint64_t seed, int64_t global_step, int64_t micro, int rank,
-                   int64_t batch);
+StepDraw draw_step(const RoutingOptions& o, uint64_t seed, int64_t global_step, int64_t micro, int rank, int64_t batch);
 // ε for one micro-batch: `batch` tensors of `shape` (stream "noise", keyed by step, micro, rank).
 std::vector<torch::Tensor> draw_noise(uint64_t seed, int64_t global_step, int64_t micro, int rank, int64_t batch,
                                       const std::vector<int64_t>& shape);
 
-// Eval (docs/design/dual-expert-training.md §6): sample i goes to high when t_i ≥ boundary. The batch is partitioned by that mask,
-// each expert runs on its subset and the outputs are scattered back in order.
+// Eval (docs/design/dual-expert-training.md §6): sample i goes to high when t_i ≥ boundary. The batch is partitioned by
+// that mask, each expert runs on its subset and the outputs are scattered back in order.
 bool routes_high(double t, int64_t boundary);
 std::vector<torch::Tensor> routed_predict(models::WanModel& high, models::WanModel& low, int64_t boundary,
                                           const std::vector<torch::Tensor>& x_t, const std::vector<double>& t,

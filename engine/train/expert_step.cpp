@@ -178,15 +178,14 @@ double ExpertStep::accumulate(const ExpertStepInput& in_any, double weight, torc
   const ExpertStepInput in = on_device(in_any, model_->device());
   if (!in.x0.defined() || !in.noise.defined() || in.x0.sizes() != in.noise.sizes())
     throw Error("expert step: x0 and noise must have the same shape");
-  if (in.clean_first_frame && in.x0.size(1) < 2) throw Error("expert step: first-frame conditioning needs 2+ latent frames");
+  if (in.clean_first_frame && in.x0.size(1) < 2)
+    throw Error("expert step: first-frame conditioning needs 2+ latent frames");
   const ExpertModelInput mi = expert_model_input(in);
   auto pred = model_->forward(mi.x_t, mi.t, in.context.to(torch::kFloat), in.seq_len, in.y);
   auto loss = expert_loss(pred, in);
   // Weight 1 backpropagates the loss itself, so the single-sample path stays bit-identical.
-  if (weight == 1.0)
-    loss.backward();
-  else
-    (loss * weight).backward();
+  if (weight == 1.0) loss.backward();
+  else (loss * weight).backward();
   if (x_t) *x_t = mi.x_t;
   return loss.item<double>();
 }
@@ -197,10 +196,8 @@ void ExpertStep::fold_gradients() {
   for (size_t i = 0; i < masters_.size(); ++i) {
     if (!masters_[i].defined() || !params_[i].grad().defined()) continue;
     auto& g = masters_[i].mutable_grad();
-    if (g.defined())
-      g.add_(params_[i].grad());
-    else
-      g = params_[i].grad().to(torch::kFloat);
+    if (g.defined()) g.add_(params_[i].grad());
+    else g = params_[i].grad().to(torch::kFloat);
     params_[i].mutable_grad() = torch::Tensor();
   }
 }

@@ -53,9 +53,9 @@ ExpertStepInput on_device(const ExpertStepInput& in, const torch::Device& device
 torch::Tensor expert_loss(const torch::Tensor& pred, const ExpertStepInput& in);
 
 struct ExpertStepRecord {
-  double loss = 0;       // fp32 loss as a double
-  ClipResult clip;       // clip.grad_norm: global L2 norm before clipping
-  torch::Tensor x_t;     // the noisy input the model saw
+  double loss = 0;    // fp32 loss as a double
+  ClipResult clip;    // clip.grad_norm: global L2 norm before clipping
+  torch::Tensor x_t;  // the noisy input the model saw
 };
 
 class ExpertStep {
@@ -140,7 +140,9 @@ class ExpertStep {
   void make_optimizer(AdamWGroup group);
   // The optimizer over this rank's tensors (their masters where they exist), fresh.
   void rebuild_optimizer();
-  const torch::Tensor& target(size_t i) const { return masters_.empty() || !masters_[i].defined() ? params_[i] : masters_[i]; }
+  const torch::Tensor& target(size_t i) const {
+    return masters_.empty() || !masters_[i].defined() ? params_[i] : masters_[i];
+  }
   models::WanModel model_;
   std::optional<models::WanLora> lora_;
   std::vector<std::string> names_;  // of params_

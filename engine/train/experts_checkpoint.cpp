@@ -83,7 +83,8 @@ void write_experts_checkpoint(const std::string& dir, ExpertStep& high, ExpertSt
   for (ExpertStep* e : {&high, &low}) {
     const bool h = e == &high;
     if (e->lora())
-      for (auto f : {models::LoraFormat::Musubi, models::LoraFormat::Peft}) e->lora()->save(fs::join(dir, lora_file_name(h, f)), f);
+      for (auto f : {models::LoraFormat::Musubi, models::LoraFormat::Peft})
+        e->lora()->save(fs::join(dir, lora_file_name(h, f)), f);
     if (!e->lora() || (h ? bases.high : bases.low))
       io::write_model_dir(fs::join(dir, h ? "high_noise_transformer" : "low_noise_transformer"),
                           expert_config_json(e->model()->config()), e->weights_state());
@@ -126,7 +127,8 @@ void restore_expert(ExpertStep& e, bool h, const LoadedExperts& ck, const std::s
   if (e.lora()) {
     // The base is the run's own (its weights file, or the seed's fresh experts); the adapters
     // come back in place, so the optimizer and the model keep reading the same tensors.
-    if (lora_sd.empty()) throw Error(dir + ": no " + lora_file_name(h) + " for this LoRA run (a full fine-tuning checkpoint?)");
+    if (lora_sd.empty())
+      throw Error(dir + ": no " + lora_file_name(h) + " for this LoRA run (a full fine-tuning checkpoint?)");
     const std::string src = dir + "/" + lora_file_name(h);
     const models::WanLora saved = models::WanLora::from_state_dict(lora_sd, src);
     const auto& have = e.lora()->entries();
@@ -149,7 +151,8 @@ void restore_expert(ExpertStep& e, bool h, const LoadedExperts& ck, const std::s
   } else {
     if (!lora_sd.empty() || !(h ? ck.has_weights_high : ck.has_weights_low))
       throw Error(dir + ": a LoRA checkpoint; resume it with lora: true");
-    nlohmann::json a = models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
+    nlohmann::json a =
+        models::WanConfig::from_json(h ? ck.high_config : ck.low_config, dir + "/" + name + "/config.json").to_json();
     nlohmann::json b = e.model()->config().to_json();
     if (a != b) throw Error(dir + ": " + name + "'s config " + a.dump() + " differs from this run's " + b.dump());
     e.load_weights(h ? ck.high_weights : ck.low_weights, dir + "/" + name);
@@ -159,8 +162,8 @@ void restore_expert(ExpertStep& e, bool h, const LoadedExperts& ck, const std::s
                                 dir + "/trainer_state/optimizer_" + (h ? "high" : "low") + ".safetensors");
   const int64_t steps = h ? ck.state.steps_high : ck.state.steps_low;
   if (e.optimizer().step_count() != steps)
-    throw Error(dir + ": optimizer_" + std::string(h ? "high" : "low") + " has step " + std::to_string(e.optimizer().step_count()) +
-                ", state.json says " + std::to_string(steps));
+    throw Error(dir + ": optimizer_" + std::string(h ? "high" : "low") + " has step " +
+                std::to_string(e.optimizer().step_count()) + ", state.json says " + std::to_string(steps));
   e.set_global_step(steps);
 }
 

@@ -57,7 +57,7 @@ struct LoadedExperts {
   ExpertsState state;
   nlohmann::json high_config, low_config;
   io::StateDict high_weights, low_weights, high_optimizer, low_optimizer;  // weights empty when absent (LoRA)
-  io::StateDict high_lora, low_lora;  // Musubi keys; empty for full fine-tuning
+  io::StateDict high_lora, low_lora;                                       // Musubi keys; empty for full fine-tuning
   bool has_weights_high = false, has_weights_low = false;
 };
 

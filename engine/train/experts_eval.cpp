@@ -11,8 +11,8 @@
 namespace ws::train {
 
 std::pair<std::vector<data::TrainRow>, std::vector<double>> select_eval_rows(const std::vector<data::TrainRow>& rows,
-                                                                               const std::vector<int64_t>& timesteps,
-                                                                               int64_t per_t) {
+                                                                             const std::vector<int64_t>& timesteps,
+                                                                             int64_t per_t) {
   std::map<int64_t, int64_t> count;
   std::vector<data::TrainRow> kept;
   std::vector<double> kept_t;
@@ -58,10 +58,8 @@ double report_eval(int64_t step, int64_t boundary, const EvalLosses& losses, siz
     loss_by_t[std::to_string(t)] = m;
     scalars.emplace_back("eval/loss_t" + std::to_string(t), static_cast<float>(m));
     all += m;
-    if (routes_high(static_cast<double>(t), boundary))
-      hi += m, ++n_hi;
-    else
-      lo += m, ++n_lo;
+    if (routes_high(static_cast<double>(t), boundary)) hi += m, ++n_hi;
+    else lo += m, ++n_lo;
   }
   contract::EvalEvent ev;
   ev.step = step;

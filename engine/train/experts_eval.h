@@ -28,8 +28,8 @@ struct EvalItem {
 // Row j gets timestep eval_timesteps[j mod n]; at most `per_t` rows per timestep. Returns the
 // kept rows and their timesteps.
 std::pair<std::vector<data::TrainRow>, std::vector<double>> select_eval_rows(const std::vector<data::TrainRow>& rows,
-                                                                               const std::vector<int64_t>& timesteps,
-                                                                               int64_t per_t);
+                                                                             const std::vector<int64_t>& timesteps,
+                                                                             int64_t per_t);
 
 // The weighted loss of every item through the expert its t routes to: t -> (sum, count).
 using EvalLosses = std::map<int64_t, std::pair<double, int64_t>>;

@@ -23,17 +23,56 @@ namespace ws::train {
 using json = nlohmann::json;
 
 json experts_maths_options(const io::Config& cfg) {
-  static const char* keys[] = {
-      "config_path", "pretrained_model_name_or_path", "vae_path", "high_noise_model_path", "low_noise_model_path",
-      "transformer_config", "fp8", "train_data_meta", "train_data_dir", "text_embeddings_dir", "video_sample_size",
-      "video_sample_stride", "video_sample_n_frames", "train_batch_size", "enable_bucket", "random_hw_adapt",
-      "boundary_ratio", "routing_mode", "shift", "timestep_weighting", "seed", "gradient_accumulation_steps",
-      "learning_rate", "learning_rate_high", "learning_rate_low", "lr_scheduler", "lr_warmup_steps",
-      "lr_warmup_steps_high", "lr_warmup_steps_low", "lr_schedule_basis", "adam_beta1", "adam_beta2",
-      "adam_weight_decay", "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio",
-      "lora", "lora_rank", "lora_rank_high", "lora_rank_low", "lora_alpha", "lora_alpha_high", "lora_alpha_low",
-      "lora_dropout", "lora_dropout_high", "lora_dropout_low", "lora_target_modules", "lora_base_dtype",
-      "weight_dtype"};
+  static const char* keys[] = {"config_path",
+                               "pretrained_model_name_or_path",
+                               "vae_path",
+                               "high_noise_model_path",
+                               "low_noise_model_path",
+                               "transformer_config",
+                               "fp8",
+                               "train_data_meta",
+                               "train_data_dir",
+                               "text_embeddings_dir",
+                               "video_sample_size",
+                               "video_sample_stride",
+                               "video_sample_n_frames",
+                               "train_batch_size",
+                               "enable_bucket",
+                               "random_hw_adapt",
+                               "boundary_ratio",
+                               "routing_mode",
+                               "shift",
+                               "timestep_weighting",
+                               "seed",
+                               "gradient_accumulation_steps",
+                               "learning_rate",
+                               "learning_rate_high",
+                               "learning_rate_low",
+                               "lr_scheduler",
+                               "lr_warmup_steps",
+                               "lr_warmup_steps_high",
+                               "lr_warmup_steps_low",
+                               "lr_schedule_basis",
+                               "adam_beta1",
+                               "adam_beta2",
+                               "adam_weight_decay",
+                               "adam_epsilon",
+                               "max_grad_norm",
+                               "abnormal_norm_clip_start",
+                               "initial_grad_norm_ratio",
+                               "lora",
+                               "lora_rank",
+                               "lora_rank_high",
+                               "lora_rank_low",
+                               "lora_alpha",
+                               "lora_alpha_high",
+                               "lora_alpha_low",
+                               "lora_dropout",
+                               "lora_dropout_high",
+                               "lora_dropout_low",
+                               "lora_target_modules",
+                               "lora_base_dtype",
+                               "weight_dtype"};
   json j = json::object();
   for (const char* k : keys) j[k] = cfg.value(k);
   return j;
@@ -81,7 +120,8 @@ void check_text_embeddings(io::Config& cfg, ExpertsSetup& s, const std::string& 
     }
   }
   if (written)
-    s.warnings.push_back("demo_data auto: wrote " + std::to_string(written) + " synthetic text embeddings in " + s.text_dir);
+    s.warnings.push_back("demo_data auto: wrote " + std::to_string(written) + " synthetic text embeddings in " +
+                         s.text_dir);
   if (!missing.empty()) {
     std::string list;
     for (size_t i = 0; i < std::min<size_t>(3, missing.size()); ++i) list += (i ? ", " : "") + missing[i];
@@ -141,8 +181,10 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   s.routing.mode = cfg.str("routing_mode");
   s.routing.shift = cfg.opt_real("shift").value_or(sched.value("shift", 12.0));
   // run.yaml records the values really used (docs/design/architecture.md "Run directory").
-  if (!cfg.is_set("boundary_ratio")) cfg.set("boundary_ratio", s.routing.boundary_ratio, tak.contains("boundary") ? "model YAML boundary" : "default");
-  if (!cfg.is_set("shift")) cfg.set("shift", s.routing.shift, sched.contains("shift") ? "model YAML scheduler_kwargs.shift" : "default");
+  if (!cfg.is_set("boundary_ratio"))
+    cfg.set("boundary_ratio", s.routing.boundary_ratio, tak.contains("boundary") ? "model YAML boundary" : "default");
+  if (!cfg.is_set("shift"))
+    cfg.set("shift", s.routing.shift, sched.contains("shift") ? "model YAML scheduler_kwargs.shift" : "default");
   try {
     s.routing.validate();
   } catch (const Error& e) {
@@ -188,16 +230,19 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   resolve_expert("high_noise_model_path", "transformer_high_noise_model_subpath", "high_noise_model", s.high);
   resolve_expert("low_noise_model_path", "transformer_low_noise_model_subpath", "low_noise_model", s.low);
   if (!have_model && !cfg.is_set("transformer_config"))
-    cfg.add_error("no experts: set transformer_config (fresh tiny experts), pretrained_model_name_or_path, or "
-                  "high_noise_model_path and low_noise_model_path");
+    cfg.add_error(
+        "no experts: set transformer_config (fresh tiny experts), pretrained_model_name_or_path, or "
+        "high_noise_model_path and low_noise_model_path");
   const models::WanConfig& mc = s.high.config;
   have_model = have_model && models_ok && (!cfg.is_set("transformer_config") || fresh);
-  // Latent files made elsewhere (docs/design/dual-expert-training.md §9) free the run from the VAE: the way to train 16-channel experts.
+  // Latent files made elsewhere (docs/design/dual-expert-training.md §9) free the run from the VAE: the way to train
+  // 16-channel experts.
   s.all_latent_files = cfg.is_set("train_data_meta") && every_row_has_latents(cfg.str("train_data_meta"), s.data.dir) &&
                        (!cfg.is_set("eval_data_meta") || every_row_has_latents(cfg.str("eval_data_meta"), s.data.dir));
   if (have_model) {
     if (mc.model_type != s.low.config.model_type)
-      cfg.add_error("the high expert is " + mc.model_type + ", the low one " + s.low.config.model_type + ": both must have one model_type");
+      cfg.add_error("the high expert is " + mc.model_type + ", the low one " + s.low.config.model_type +
+                    ": both must have one model_type");
     if (mc.in_dim != s.low.config.in_dim || mc.out_dim != s.low.config.out_dim || mc.text_dim != s.low.config.text_dim)
       cfg.add_error("the high and low experts differ in in_dim/out_dim/text_dim");
     const int64_t want_in = expected_in_dim(image_conditioning(mc.model_type), mc.out_dim);
@@ -212,11 +257,13 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
 
   // Data.
   check_data_options(cfg, s.data);
-  if (cfg.integer("video_sample_size") < 32) cfg.error("video_sample_size", "must be at least 32 (the bucket alignment)");
+  if (cfg.integer("video_sample_size") < 32)
+    cfg.error("video_sample_size", "must be at least 32 (the bucket alignment)");
   if (cfg.is_set("latent_cache_dir")) {
     s.latent_cache_dir = cfg.str("latent_cache_dir");
     if (cfg.boolean("random_hw_adapt") && cfg.integer("video_sample_size") >= 768)
-      cfg.error("latent_cache_dir", "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
+      cfg.error("latent_cache_dir",
+                "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
   }
 
   s.overlap_vae_encode = cfg.boolean("overlap_vae_encode");
@@ -259,7 +306,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
       s.vae_z_dim = vc.z_dim;
       s.vae_spatial_factor = vc.spatial_factor();
       vae_name = vc.wan21() ? "the Wan2.1 VAE" : "the Wan2.2 VAE";
-      if (cfg.str("vae_type") == "auto") cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
+      if (cfg.str("vae_type") == "auto")
+        cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
     } catch (const Error& e) {
       cfg.error(cfg.is_set("vae_path") ? "vae_path" : "vae_type", e.what());
     }
@@ -268,12 +316,13 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     // docs/design/wan21-vae.md §7: the experts' latent channels are the VAE's z_dim.
     const auto cond = image_conditioning(mc.model_type);
     const int64_t z = s.vae_z_dim, want_in = expected_in_dim(cond, z);
-    const std::string vae = vae_name + " (" +
-                            fs::basename(s.vae_file) + ") has " + std::to_string(z) + " latent channels";
+    const std::string vae =
+        vae_name + " (" + fs::basename(s.vae_file) + ") has " + std::to_string(z) + " latent channels";
     if (mc.out_dim != z)
       cfg.add_error(vae + ", but the experts' out_dim is " + std::to_string(mc.out_dim) +
-                    (mc.out_dim == 16 ? ": the A14B experts need the Wan2.1 VAE (vae_type wan2.1)"
-                                      : mc.out_dim == 48 ? ": these experts need the Wan2.2 VAE (vae_type wan2.2)" : ""));
+                    (mc.out_dim == 16   ? ": the A14B experts need the Wan2.1 VAE (vae_type wan2.1)"
+                     : mc.out_dim == 48 ? ": these experts need the Wan2.2 VAE (vae_type wan2.2)"
+                                        : ""));
     else if (mc.in_dim != want_in)
       cfg.add_error(vae + ", so a " + mc.model_type + " expert needs in_dim " + std::to_string(want_in) + ", got " +
                     std::to_string(mc.in_dim));
@@ -289,7 +338,8 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   v.seed = static_cast<uint64_t>(cfg.opt_integer("validation_seed").value_or(cfg.integer("seed")));
   if (v.active() && have_model) {
     try {
-      if (mc.model_type == "i2v") throw Error("validation videos of i2v experts need start images, which are not supported yet");
+      if (mc.model_type == "i2v")
+        throw Error("validation videos of i2v experts need start images, which are not supported yet");
       SampleSettings& st = v.settings;
       st = sample_preset("t2v-A14B");
       st.sampler.boundary = s.routing.boundary_ratio;
@@ -346,8 +396,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
     cfg.error("keep_best", "ranks checkpoints by their eval loss: set eval_data_meta");
   if (cfg.is_set("eval_data_meta")) {
     s.eval_meta = cfg.str("eval_data_meta");
-    if (!fs::exists(*s.eval_meta))
-      cfg.error("eval_data_meta", "file not found: " + *s.eval_meta);
+    if (!fs::exists(*s.eval_meta)) cfg.error("eval_data_meta", "file not found: " + *s.eval_meta);
     else if (have_model && !s.text_dir.empty() && !s.text_encoder)
       check_text_embeddings(cfg, s, *s.eval_meta, mc.text_len, mc.text_dim, "eval_data_meta");
   }
@@ -379,24 +428,29 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
   for (const auto& target : s.lora.high.targets) {
     const auto& all = models::wan_lora_block_linears();
     if (std::find(all.begin(), all.end(), target) == all.end())
-      cfg.error("lora_target_modules", "'" + target + "' is not a block Linear (self_attn.q, ..., cross_attn.o, ffn.0, ffn.2)");
+      cfg.error("lora_target_modules",
+                "'" + target + "' is not a block Linear (self_attn.q, ..., cross_attn.o, ffn.0, ffn.2)");
   }
   s.bf16_weights = cfg.str("weight_dtype") == "bf16";
   if (s.bf16_weights && s.lora.on)
-    cfg.error("weight_dtype", "bf16 weights with fp32 masters are for full fine-tuning; a LoRA base is stored as lora_base_dtype says");
+    cfg.error("weight_dtype",
+              "bf16 weights with fp32 masters are for full fine-tuning; a LoRA base is stored as lora_base_dtype says");
   // fp8 (docs/design/dual-expert-training.md §10) only where it saves memory: a frozen pretrained
   // base keeps its 1-byte codes instead of its weights. A trained weight needs its master beside
   // the copy, and fresh experts keep theirs for the checkpoint, so there the copies would add memory.
   if (s.fp8 && !s.lora.on)
-    cfg.error("fp8", "e4m3 copies save memory only for a frozen base: use fp8 with lora: true (full fine-tuning "
-                     "saves memory with weight_dtype: bf16 and zero_stage: 2)");
+    cfg.error("fp8",
+              "e4m3 copies save memory only for a frozen base: use fp8 with lora: true (full fine-tuning "
+              "saves memory with weight_dtype: bf16 and zero_stage: 2)");
   else if (s.fp8 && !(s.high.weights && s.low.weights))
-    cfg.error("fp8", "with lora, fp8 needs both experts' pretrained weights (high_noise_model_path and "
-                     "low_noise_model_path, or pretrained_model_name_or_path): fresh experts keep their weights "
-                     "for the checkpoint, so the copies would add memory");
+    cfg.error("fp8",
+              "with lora, fp8 needs both experts' pretrained weights (high_noise_model_path and "
+              "low_noise_model_path, or pretrained_model_name_or_path): fresh experts keep their weights "
+              "for the checkpoint, so the copies would add memory");
   else if (s.fp8)
-    s.warnings.push_back(std::string("fp8 e4m3: the frozen base's block Linears keep only e4m3 codes (1 byte per weight)") +
-                         (torch::cuda::is_available() ? "" : "; on the CPU the matmuls decode them first (slower than fp32)"));
+    s.warnings.push_back(
+        std::string("fp8 e4m3: the frozen base's block Linears keep only e4m3 codes (1 byte per weight)") +
+        (torch::cuda::is_available() ? "" : "; on the CPU the matmuls decode them first (slower than fp32)"));
 
   s.maths = experts_maths_options(cfg);
   return s;

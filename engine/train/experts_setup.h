@@ -40,16 +40,16 @@ struct ExpertsSetup {
   bool schedule_on_expert_steps = true;  // lr_schedule_basis: expert_steps (else global_steps)
   bool bsmntw = false;                   // timestep_weighting: bsmntw
   bool fp8 = false;
-  bool zero2 = false;  // zero_stage: 2
+  bool zero2 = false;         // zero_stage: 2
   bool bf16_weights = false;  // weight_dtype: bf16 (fp32 masters, sharded under zero_stage 2)
   std::vector<int64_t> eval_timesteps;
   int64_t eval_max_samples_per_t = 1, eval_steps = 0;
-  nlohmann::json maths = nlohmann::json::object();  // experts_maths_options(), hashed into checkpoints
-  std::string vae_file;      // empty when every row brings its own latent file
-  bool all_latent_files = false;  // every train (and eval) row names a latent_path
+  nlohmann::json maths = nlohmann::json::object();       // experts_maths_options(), hashed into checkpoints
+  std::string vae_file;                                  // empty when every row brings its own latent file
+  bool all_latent_files = false;                         // every train (and eval) row names a latent_path
   nlohmann::json vae_config = nlohmann::json::object();  // vae_kwargs, with the run's vae_type
-  int64_t vae_z_dim = 0;          // the VAE's latent channels (0 without a VAE)
-  int64_t vae_spatial_factor = 16;  // 16 (Wan2.2 VAE) or 8 (Wan2.1 VAE): buckets align to twice it
+  int64_t vae_z_dim = 0;                                 // the VAE's latent channels (0 without a VAE)
+  int64_t vae_spatial_factor = 16;                       // 16 (Wan2.2 VAE) or 8 (Wan2.1 VAE): buckets align to twice it
   ExpertSource high, low;
   ExpertsLoraOptions lora;
   std::string text_dir;
@@ -61,7 +61,7 @@ struct ExpertsSetup {
   std::optional<std::string> eval_meta;
   int64_t eval_seed = 42;
   ExpertsValidationOptions validation;  // videos at validation (docs/design/sampling.md §12.3)
-  std::vector<std::string> warnings;  // logged once the run directory is open
+  std::vector<std::string> warnings;    // logged once the run directory is open
 };
 
 // `demo_data: auto`: the demo dataset when train_data_meta is missing (as the upsampler).

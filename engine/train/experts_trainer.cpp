@@ -187,7 +187,8 @@ void Trainer::complete() {
   render_videos(global_step());  // after the last step (once, if the cadence just rendered it)
   const int64_t step = global_step();
   ws::log::info("done: {} steps, high {} ({:.1f} %), low {}", step, high_->global_step(),
-               step ? 100.0 * static_cast<double>(high_->global_step()) / static_cast<double>(step) : 0.0, low_->global_step());
+                step ? 100.0 * static_cast<double>(high_->global_step()) / static_cast<double>(step) : 0.0,
+                low_->global_step());
 }
 
 void Trainer::build_loader() {
@@ -213,9 +214,10 @@ void Trainer::build_loader() {
   lo.rank = run_->rank();
   lo.world = world;
   const int64_t n = static_cast<int64_t>(rows.size());
-  loader_ = std::make_unique<data::ClipLoader>(std::move(rows), lo, [](const std::string& file, const std::string& reason) {
-    ws::log::warn("{}: skipped, a random other row trains instead ({})", file, reason);
-  });
+  loader_ =
+      std::make_unique<data::ClipLoader>(std::move(rows), lo, [](const std::string& file, const std::string& reason) {
+        ws::log::warn("{}: skipped, a random other row trains instead ({})", file, reason);
+      });
   const int64_t batches = std::max<int64_t>(1, n / lo.batch_size);
   const int64_t A = setup_.run.gradient_accumulation_steps;
   const int64_t steps_per_epoch = std::max<int64_t>(1, ((batches + world - 1) / world + A - 1) / A);
@@ -256,7 +258,8 @@ void Trainer::build_models() {
 
   // docs/design/dual-expert-training.md §4: per-expert schedules over each expert's expected share of
   // the steps (or the global count); each ExpertStep owns its schedule.
-  const int64_t n_high = std::max<int64_t>(1, static_cast<int64_t>(std::ceil(setup_.routing.p_high() * static_cast<double>(max_steps_))));
+  const int64_t n_high =
+      std::max<int64_t>(1, static_cast<int64_t>(std::ceil(setup_.routing.p_high() * static_cast<double>(max_steps_))));
   const int64_t n_low = std::max<int64_t>(1, max_steps_ - n_high);
   const bool expert_basis = setup_.schedule_on_expert_steps;
   auto make = [&](const ExpertSource& src, const char* tag, double expert_lr) {
@@ -283,10 +286,10 @@ void Trainer::build_models() {
     o.schedule.training_steps = expert_basis ? (is_high ? n_high : n_low) : max_steps_;
     o.schedule.base_lr = expert_lr;
     if (!setup_.lora.on) return std::make_unique<ExpertStep>(m, o);
-    return std::make_unique<ExpertStep>(
-        m, o,
-        make_expert_lora(m, is_high ? setup_.lora.high : setup_.lora.low, setup_.lora.base_bf16, setup_.run.seed, is_high,
-                         /*fp8_only=*/src.weights.has_value()));
+    return std::make_unique<ExpertStep>(m, o,
+                                        make_expert_lora(m, is_high ? setup_.lora.high : setup_.lora.low,
+                                                         setup_.lora.base_bf16, setup_.run.seed, is_high,
+                                                         /*fp8_only=*/src.weights.has_value()));
   };
   cond_ = image_conditioning(setup_.high.config.model_type);
   latents_ = std::make_unique<ExpertLatentSource>(vae_.get(), setup_.vae_file, cond_, setup_.latent_cache_dir);
@@ -303,8 +306,9 @@ void Trainer::build_models() {
   if (setup_.bf16_weights)
     for (auto* e : {high_.get(), low_.get()}) e->keep_master_weights();
   ws::log::info("optimizer state on this rank: {:.1f} MB{}", static_cast<double>(optimizer_bytes()) / 1e6,
-               high_->sharded() ? " (ZeRO-2: this rank's shard of each expert)" : "");
-  // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory (docs/design/dual-expert-training.md §5).
+                high_->sharded() ? " (ZeRO-2: this rank's shard of each expert)" : "");
+  // Both experts on the GPU, or (low_vram) each in turn with the idle one in CPU memory
+  // (docs/design/dual-expert-training.md §5).
   swap_experts_ = device_.is_cuda() && setup_.run.low_vram;
   if (device_.is_cuda() && !swap_experts_) {
     high_->to(device_);
@@ -333,15 +337,13 @@ void Trainer::resume() {
 
 void Trainer::condition(ExpertStepInput& in, const ExpertLatents& z, int64_t b, bool ti2v_image) const {
   if (cond_ == ImageConditioning::I2V) {
-    if (z.y.defined())
-      in.y = z.y[b];
-    else if (z.image.defined())
-      in.y = i2v_y(z.image[b]);
-    else
-      throw Error("i2v experts: a latent file without 'y' (the mask and image latent, [in_dim − C, F, h, w])");
+    if (z.y.defined()) in.y = z.y[b];
+    else if (z.image.defined()) in.y = i2v_y(z.image[b]);
+    else throw Error("i2v experts: a latent file without 'y' (the mask and image latent, [in_dim − C, F, h, w])");
     const int64_t want = high_->model()->config().in_dim - high_->model()->config().out_dim;
     if (in.y.size(0) != want)
-      throw Error("i2v experts: 'y' has " + std::to_string(in.y.size(0)) + " channels, the experts need " + std::to_string(want));
+      throw Error("i2v experts: 'y' has " + std::to_string(in.y.size(0)) + " channels, the experts need " +
+                  std::to_string(want));
   }
   if (cond_ == ImageConditioning::TI2V) in.clean_first_frame = ti2v_image;
 }
@@ -394,8 +396,8 @@ void Trainer::evaluate() {
   if (eval_.empty() || !run_->is_rank_zero() || last_eval_step_ == global_step()) return;
   const int64_t step = global_step(), boundary = setup_.routing.boundary();
   last_eval_step_ = step;
-  const EvalLosses losses =
-      routed_eval_losses(eval_, high_->model(), low_->model(), boundary, [this](bool h) { activate(h); }, setup_.bsmntw);
+  const EvalLosses losses = routed_eval_losses(
+      eval_, high_->model(), low_->model(), boundary, [this](bool h) { activate(h); }, setup_.bsmntw);
   const double loss = report_eval(step, boundary, losses, eval_.size(), run_->tensorboard());
   run_->offer_best(step, "eval_loss", loss, /*higher_is_better=*/false);
 }
@@ -418,8 +420,14 @@ void Trainer::checkpoint(bool) {
   st.shift = setup_.routing.shift;
   const LrSchedule& sh = high_->options().schedule;
   const LrSchedule& sl = low_->options().schedule;
-  st.extra["lr"] = {{"high", {{"learning_rate", setup_.learning_rate_high}, {"warmup", sh.warmup_steps}, {"training_steps", sh.training_steps}}},
-                    {"low", {{"learning_rate", setup_.learning_rate_low}, {"warmup", sl.warmup_steps}, {"training_steps", sl.training_steps}}},
+  st.extra["lr"] = {{"high",
+                     {{"learning_rate", setup_.learning_rate_high},
+                      {"warmup", sh.warmup_steps},
+                      {"training_steps", sh.training_steps}}},
+                    {"low",
+                     {{"learning_rate", setup_.learning_rate_low},
+                      {"warmup", sl.warmup_steps},
+                      {"training_steps", sl.training_steps}}},
                     {"scheduler", sh.name},
                     {"basis", setup_.schedule_on_expert_steps ? "expert_steps" : "global_steps"}};
   st.extra["dtypes"] = {{"master", "F32"}, {"adam", "F32"}};
@@ -436,8 +444,8 @@ void Trainer::checkpoint(bool) {
 }
 
 StepReport Trainer::report(bool high, double loss, const ClipResult& clip, double max_abs_grad,
-                           const std::vector<double>& ts, const std::vector<bool>& first_frame, const data::Batch& batch,
-                           int64_t samples) const {
+                           const std::vector<double>& ts, const std::vector<bool>& first_frame,
+                           const data::Batch& batch, int64_t samples) const {
   const ExpertStep& e = high ? *high_ : *low_;
   const int64_t step = global_step();
   StepReport r;
@@ -565,8 +573,9 @@ Prepared Trainer::prepare_batch(bool side_thread) {
 }  // namespace
 
 int run_train_experts(const std::vector<std::string>& argv) {
-  return run_training_verb<Trainer>(experts_option_schema(), argv, [](io::Config& cfg) { return resolve_experts_setup(cfg); },
-                                    DeviceWishes{true, "both experts stay in CPU memory"});
+  return run_training_verb<Trainer>(
+      experts_option_schema(), argv, [](io::Config& cfg) { return resolve_experts_setup(cfg); },
+      DeviceWishes{true, "both experts stay in CPU memory"});
 }
 
 }  // namespace ws::train

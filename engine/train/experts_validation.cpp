@@ -26,10 +26,12 @@ void encode_validation_prompts(const ExpertsValidationOptions& o, const std::str
                                const TextEncoderOptions& encoder, int64_t text_dim) {
   std::vector<CaptionJob> jobs;
   for (const auto& [text, file] : o.text_files(text_dir)) jobs.push_back({text, file, "a validation prompt"});
-  encode_captions(jobs, encoder, {}, [] { return runtime::cancel_requested(); }, text_dim);
+  encode_captions(
+      jobs, encoder, {}, [] { return runtime::cancel_requested(); }, text_dim);
 }
 
-ExpertsValidation::ExpertsValidation(ExpertsValidationOptions o, std::string text_dir, int64_t text_len, int64_t text_dim)
+ExpertsValidation::ExpertsValidation(ExpertsValidationOptions o, std::string text_dir, int64_t text_len,
+                                     int64_t text_dim)
     : o_(std::move(o)) {
   const auto texts = o_.text_files(text_dir);
   for (size_t i = 0; i + 1 < texts.size(); ++i) {
@@ -78,19 +80,21 @@ void ExpertsValidation::render(int64_t step, models::WanModel high, models::WanM
       record["step"] = step;
       nlohmann::json sidecar = record;
       sidecar["seconds"] = secs;
-      const std::string base = fs::join(fs::join(run_dir, "sample"), "step" + std::to_string(step) + "_val" + std::to_string(i));
+      const std::string base =
+          fs::join(fs::join(run_dir, "sample"), "step" + std::to_string(step) + "_val" + std::to_string(i));
       fs::make_dirs(fs::join(run_dir, "sample"));
       std::string why;
       SampleFiles f = write_sample(base, z, record, sidecar, vae, s.fps, &why);
       auto rel = [&](const std::string& p) { return p.empty() ? p : p.substr(run_dir.size() + 1); };
-      nlohmann::json ev{{"step", step},           {"index", static_cast<int64_t>(i)}, {"latents", rel(f.latents)},
-                        {"prompt", labels_[i]},   {"settings", s.to_json()},         {"seconds", secs}};
+      nlohmann::json ev{{"step", step},         {"index", static_cast<int64_t>(i)}, {"latents", rel(f.latents)},
+                        {"prompt", labels_[i]}, {"settings", s.to_json()},          {"seconds", secs}};
       if (!f.video.empty()) ev["video"] = rel(f.video);
       events.emit("validation", ev);
       if (!why.empty() && step == 0 && i == 0) events.log("info", "validation: " + why);
     } catch (const std::exception& e) {
       // A failed render never stops training.
-      events.log("warning", "validation " + std::to_string(i) + " at step " + std::to_string(step) + " failed: " + e.what());
+      events.log("warning",
+                 "validation " + std::to_string(i) + " at step " + std::to_string(step) + " failed: " + e.what());
     }
   }
 }

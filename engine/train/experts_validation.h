@@ -22,13 +22,13 @@
 namespace ws::train {
 
 struct ExpertsValidationOptions {
-  std::vector<std::string> prompts;        // texts: embeddings by SHA-256 in the run's text_embeddings_dir
-  std::vector<std::string> prompt_files;   // or embedding files
-  std::string negative_prompt;             // empty: Wan's default
-  int64_t every = 0;                       // validation_steps (0: off)
+  std::vector<std::string> prompts;       // texts: embeddings by SHA-256 in the run's text_embeddings_dir
+  std::vector<std::string> prompt_files;  // or embedding files
+  std::string negative_prompt;            // empty: Wan's default
+  int64_t every = 0;                      // validation_steps (0: off)
   bool at_start = true;
-  SampleSettings settings;                 // preview or full, with the run's overrides
-  uint64_t seed = 42;                      // prompt i renders from seed + i
+  SampleSettings settings;  // preview or full, with the run's overrides
+  uint64_t seed = 42;       // prompt i renders from seed + i
   bool active() const { return every > 0 && (!prompts.empty() || !prompt_files.empty()); }
   // The embedding files the prompts (and the negative prompt) need, texts first.
   std::vector<std::pair<std::string, std::string>> text_files(const std::string& text_dir) const;

@@ -37,7 +37,8 @@ NoiseOptions make_noise_options(bool enabled, const std::string& mode, int64_t s
   o.mode = mode;
   o.sigma_min = sigma_min;
   o.sigma_max = sigma_max;
-  if (mode != "scheduler" && mode != "uniform") throw Error("noise_sample_mode must be scheduler or uniform, got '" + mode + "'");
+  if (mode != "scheduler" && mode != "uniform")
+    throw Error("noise_sample_mode must be scheduler or uniform, got '" + mode + "'");
   if (mode == "uniform") {
     if (!(sigma_min >= 0 && sigma_max <= 1 && sigma_min <= sigma_max))
       throw Error("noise_sigma_min / noise_sigma_max must satisfy 0 ≤ min ≤ max ≤ 1");
@@ -48,7 +49,8 @@ NoiseOptions make_noise_options(bool enabled, const std::string& mode, int64_t s
   if (step_range) {
     auto [a, b] = *step_range;
     if (a < 0 || a >= b || b > steps)
-      throw Error("noise_step_range [" + std::to_string(a) + ", " + std::to_string(b) + ") must satisfy 0 ≤ a < b ≤ noise_num_inference_steps (" + std::to_string(steps) + ")");
+      throw Error("noise_step_range [" + std::to_string(a) + ", " + std::to_string(b) +
+                  ") must satisfy 0 ≤ a < b ≤ noise_num_inference_steps (" + std::to_string(steps) + ")");
     pool = std::vector<float>(pool.begin() + a, pool.begin() + b);
   }
   o.pool = std::move(pool);
@@ -61,8 +63,7 @@ std::vector<float> add_flow_noise(torch::Tensor& z_hr, torch::Tensor& z_lr, cons
   for (int64_t b = 0; b < B; ++b) {
     if (opt.mode == "uniform")
       sigma.push_back(static_cast<float>(opt.sigma_min + (opt.sigma_max - opt.sigma_min) * rng.uniform()));
-    else
-      sigma.push_back(opt.pool[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(opt.pool.size()) - 1))]);
+    else sigma.push_back(opt.pool[static_cast<size_t>(rng.uniform_int(0, static_cast<int64_t>(opt.pool.size()) - 1))]);
   }
   auto gen = at::detail::createCPUGenerator(rng.derive_seed());
   torch::Tensor eps_hr = torch::randn(z_hr.sizes(), gen, torch::TensorOptions().dtype(torch::kFloat));

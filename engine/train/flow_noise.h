@@ -19,8 +19,8 @@ std::vector<float> flow_sigma_pool(int64_t K, double shift, int64_t train_timest
 
 struct NoiseOptions {
   bool enabled = false;
-  std::string mode = "scheduler";  // "scheduler" | "uniform"
-  std::vector<float> pool;         // scheduler mode, already sliced by noise_step_range
+  std::string mode = "scheduler";            // "scheduler" | "uniform"
+  std::vector<float> pool;                   // scheduler mode, already sliced by noise_step_range
   double sigma_min = 0.0, sigma_max = 0.25;  // uniform mode
 };
 

@@ -27,10 +27,8 @@ ClipResult clip_with(const std::vector<torch::Tensor>& grads, const torch::Tenso
   if (ratio_d > 5.0 && static_cast<double>(global_step) > opts.abnormal_norm_clip_start) {
     r.abnormal = true;
     // The reference evaluates `m / min(g/m, 10)`: a tensor reciprocal times m when g/m ≤ 10.
-    if (ratio_d > 10.0)
-      r.max_norm = m / 10.0;
-    else
-      r.max_norm = (ratio.reciprocal() * m).item<double>();
+    if (ratio_d > 10.0) r.max_norm = m / 10.0;
+    else r.max_norm = (ratio.reciprocal() * m).item<double>();
   } else {
     r.max_norm = m;
   }

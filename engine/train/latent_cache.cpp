@@ -11,7 +11,8 @@
 
 namespace ws::train {
 
-LatentCache::LatentCache(std::string dir, std::string vae_sha256) : dir_(std::move(dir)), vae_sha_(std::move(vae_sha256)) {
+LatentCache::LatentCache(std::string dir, std::string vae_sha256)
+    : dir_(std::move(dir)), vae_sha_(std::move(vae_sha256)) {
   fs::make_dirs(dir_);
 }
 

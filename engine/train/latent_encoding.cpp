@@ -25,10 +25,10 @@ std::string encode_key(const LatentEncodeOptions& o, const std::string& vae_sha,
   std::error_code ec;
   const auto size = fsys::file_size(file, ec);
   const auto mtime = fsys::last_write_time(file, ec).time_since_epoch().count();
-  nlohmann::json j{{"vae_sha256", vae_sha},        {"seed", o.seed},     {"sample_size", o.sample_size},
-                   {"n_frames", o.n_frames},       {"stride", o.stride}, {"enable_bucket", o.enable_bucket},
-                   {"from_start", o.from_start},   {"i2v", o.i2v},       {"file", file},
-                   {"file_size", ec ? 0 : size},   {"file_mtime", mtime}};
+  nlohmann::json j{{"vae_sha256", vae_sha},      {"seed", o.seed},     {"sample_size", o.sample_size},
+                   {"n_frames", o.n_frames},     {"stride", o.stride}, {"enable_bucket", o.enable_bucket},
+                   {"from_start", o.from_start}, {"i2v", o.i2v},       {"file", file},
+                   {"file_size", ec ? 0 : size}, {"file_mtime", mtime}};
   return sha256_hex(j.dump());
 }
 
@@ -53,13 +53,15 @@ std::string relative_to(const std::string& resolved, const std::string& out_dir)
 
 }  // namespace
 
-LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o, const std::function<void(int64_t, int64_t)>& progress,
+LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o,
+                                      const std::function<void(int64_t, int64_t)>& progress,
                                       const std::function<bool()>& cancel) {
   LatentEncodeReport r;
   data::Metadata meta = data::read_metadata(o.metadata, o.data_dir);
   std::vector<data::DroppedRow> dropped;
   std::vector<data::TrainRow> rows = data::usable_rows(meta, o.stride, &dropped);
-  for (const auto& d : dropped) r.failed.push_back("row " + std::to_string(d.meta_index) + " (" + d.file + "): " + d.reason);
+  for (const auto& d : dropped)
+    r.failed.push_back("row " + std::to_string(d.meta_index) + " (" + d.file + "): " + d.reason);
   r.rows = static_cast<int64_t>(rows.size());
   if (rows.empty()) throw Error(o.metadata + ": no usable rows to encode");
 
@@ -126,7 +128,8 @@ LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o, const std::f
         sd["latents"] = vae->encode(x)[0].contiguous();
         if (o.i2v) sd["y"] = i2v_y(vae->encode(first_frame_clip(x))[0]).contiguous();
         std::vector<int64_t> frames(b.clips.front().frames.begin(), b.clips.front().frames.begin() + x.size(2));
-        auto m = models::latent_file_metadata(vae_sha, fs::basename(o.vae_path), cfg, x.size(2), x.size(3), x.size(4), frames);
+        auto m = models::latent_file_metadata(vae_sha, fs::basename(o.vae_path), cfg, x.size(2), x.size(3), x.size(4),
+                                              frames);
         m["encode_key"] = key;
         m["source"] = row.path;
         io::write_safetensors(path, sd, m);  // a temporary name, then renamed
@@ -139,7 +142,8 @@ LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o, const std::f
       out.raw["latent_path"] = "latents/" + std::string(name);
       if (out.raw.contains("text_embedding_path") && out.raw["text_embedding_path"].is_string()) {
         const std::string p = out.raw["text_embedding_path"].get<std::string>();
-        if (!p.empty() && p[0] != '/') out.raw["text_embedding_path"] = relative_to(fs::join(meta.data_dir, p), o.out_dir);
+        if (!p.empty() && p[0] != '/')
+          out.raw["text_embedding_path"] = relative_to(fs::join(meta.data_dir, p), o.out_dir);
       }
       out_rows.push_back(std::move(out));
     }

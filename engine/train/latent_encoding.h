@@ -24,19 +24,19 @@ struct LatentEncodeOptions {
   nlohmann::json vae_config = nlohmann::json::object();  // widths and vae_type, as for train-experts
   models::WanVaeOptions vae;
   // The training options that decide the clip (train-experts' names in brackets).
-  uint64_t seed = 42;          // [seed] picks each row's frame window
-  int64_t sample_size = 512;   // [video_sample_size]
-  int64_t n_frames = 81;       // [video_sample_n_frames]
-  int64_t stride = 2;          // [video_sample_stride]
-  bool enable_bucket = true;   // [enable_bucket]
-  bool from_start = false;     // every clip from frame 0 instead of the row's drawn window
-  bool i2v = false;            // also `y` = [mask(4), image latent] for i2v experts
+  uint64_t seed = 42;         // [seed] picks each row's frame window
+  int64_t sample_size = 512;  // [video_sample_size]
+  int64_t n_frames = 81;      // [video_sample_n_frames]
+  int64_t stride = 2;         // [video_sample_stride]
+  bool enable_bucket = true;  // [enable_bucket]
+  bool from_start = false;    // every clip from frame 0 instead of the row's drawn window
+  bool i2v = false;           // also `y` = [mask(4), image latent] for i2v experts
 };
 
 struct LatentEncodeReport {
-  int64_t rows = 0;      // usable rows
-  int64_t encoded = 0;   // files written by this run
-  int64_t existing = 0;  // files a previous run wrote, kept
+  int64_t rows = 0;                 // usable rows
+  int64_t encoded = 0;              // files written by this run
+  int64_t existing = 0;             // files a previous run wrote, kept
   std::vector<std::string> failed;  // "row 3 (videos/x.mp4): reason", unusable rows included
   bool cancelled = false;
   std::string metadata_out;  // written only when every row is done
@@ -45,7 +45,8 @@ struct LatentEncodeReport {
 };
 
 // progress(done, total) after each row; cancel() is asked between rows.
-LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o, const std::function<void(int64_t, int64_t)>& progress,
+LatentEncodeReport encode_latent_rows(const LatentEncodeOptions& o,
+                                      const std::function<void(int64_t, int64_t)>& progress,
                                       const std::function<bool()>& cancel);
 
 }  // namespace ws::train

@@ -9,15 +9,16 @@
 namespace ws::train {
 
 const std::vector<std::string>& lr_schedule_names() {
-  static const std::vector<std::string> names{"constant", "constant_with_warmup", "linear", "cosine",
-                                              "cosine_with_restarts", "polynomial"};
+  static const std::vector<std::string> names{"constant", "constant_with_warmup", "linear",
+                                              "cosine",   "cosine_with_restarts", "polynomial"};
   return names;
 }
 
 void LrSchedule::validate() const {
   const auto& n = lr_schedule_names();
   if (std::find(n.begin(), n.end(), name) == n.end())
-    throw Error("lr_scheduler '" + name + "' is not one of constant, constant_with_warmup, linear, cosine, "
+    throw Error("lr_scheduler '" + name +
+                "' is not one of constant, constant_with_warmup, linear, cosine, "
                 "cosine_with_restarts, polynomial");
   if (name == "polynomial" && !(base_lr > lr_end))
     throw Error("lr_scheduler polynomial needs learning_rate > lr_end (1e-7)");

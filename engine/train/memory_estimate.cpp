@@ -34,8 +34,10 @@ nlohmann::json MemoryEstimate::to_json() const {
   return {{"parts", list}, {"total_bytes", total()}};
 }
 
-void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models::WanConfig& c, const ExpertStateOptions& o) {
-  const double D = static_cast<double>(c.dim), F = static_cast<double>(c.ffn_dim), L = static_cast<double>(c.num_layers);
+void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models::WanConfig& c,
+                      const ExpertStateOptions& o) {
+  const double D = static_cast<double>(c.dim), F = static_cast<double>(c.ffn_dim),
+               L = static_cast<double>(c.num_layers);
   const double total = static_cast<double>(c.parameter_count());
   // The block Linears: q, k, v, o of both attentions and the two FFN layers, with biases.
   const double block_linears = L * (8 * (D * D + D) + (D * F + F) + (F * D + D));
@@ -46,7 +48,9 @@ void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models
     const double block_weights = L * (8 * D * D + 2 * D * F);
     const double base = o.fp8 ? block_weights + (block_linears - block_weights) * 2 + (total - block_linears) * 4
                               : block_linears * 2 + (total - block_linears) * 4;
-    m.add(prefix + "weights", base, o.fp8 ? "frozen base: block Linears as fp8 codes, the rest fp32" : "frozen base: block Linears in bf16, the rest fp32");
+    m.add(prefix + "weights", base,
+          o.fp8 ? "frozen base: block Linears as fp8 codes, the rest fp32"
+                : "frozen base: block Linears in bf16, the rest fp32");
     m.add(prefix + "adapters", adapters * 4, "LoRA rank " + std::to_string(o.lora_rank) + ", fp32");
     m.add(prefix + "gradients", adapters * 4, "the adapters' only");
     m.add(prefix + "optimizer", adapters * 8, "AdamW moments of the adapters");
@@ -78,18 +82,18 @@ double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t 
   const double per_token = 21 * D + 2 * F + n * (Lq + T) + (c.model_type == "ti2v" ? 6 * D : 0);
   const double block = Lq * per_token * elem_bytes;
   // The context's k/v (2 per block) and the text embedding's MLP: small beside the blocks.
-  const double text = T * (2 * D * static_cast<double>(c.num_layers) + 2 * static_cast<double>(c.text_dim) + 2 * D) * elem_bytes;
+  const double text =
+      T * (2 * D * static_cast<double>(c.num_layers) + 2 * static_cast<double>(c.text_dim) + 2 * D) * elem_bytes;
   // Outside the blocks: patch embedding, time embedding, head (12·dim per token).
   const double outside = Lq * (12 * D) * elem_bytes;
   // The backward's working set: gradients in flight through one block (half a block's worth);
   // with checkpointing the recomputed block's own graph besides (a whole block's worth).
-  if (checkpointing)
-    return static_cast<double>(c.num_layers) * Lq * D * elem_bytes + 2 * block + text + outside;
+  if (checkpointing) return static_cast<double>(c.num_layers) * Lq * D * elem_bytes + 2 * block + text + outside;
   return static_cast<double>(c.num_layers) * block + 0.5 * block + text + outside;
 }
 
-double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, int64_t w,
-                                  bool checkpointing) {
+double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h,
+                                  int64_t w, bool checkpointing) {
   // V: one mid-width tensor at the low-res latent size (fp32).
   const double V = static_cast<double>(batch * c.mid_channels * t * h * w) * 4;
   const auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
@@ -105,8 +109,8 @@ double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_
   return outside + blocks + backward;
 }
 
-double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu,
-                                     bool winograd) {
+double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h,
+                                     bool gpu, bool winograd) {
   if (gpu) return 0;
   if (models::packed_conv_supported()) {
     // models/packed_conv.h: the trainer's weights stay packed; backward-data reorders one kernel
@@ -117,7 +121,8 @@ double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int
     const int64_t k = c.dims == 3 ? 27 : 9, C = c.in_channels, M = c.mid_channels;
     const double copy = 4.0 * static_cast<double>(std::max({k * C * M, k * M * M, 9 * num * num * M * M}));
     const int64_t up = (h * num + den - 1) / den;
-    const double scratch = winograd ? models::winograd_taps_scratch_bytes(M, M, batch * (c.dims == 3 ? t : 1), up, up) : 0;
+    const double scratch =
+        winograd ? models::winograd_taps_scratch_bytes(M, M, batch * (c.dims == 3 ? t : 1), up, up) : 0;
     if (scratch == 0) return copy;  // not asked for, or this CPU has no Winograd kernels
     const int64_t widest = std::max(M, std::min<int64_t>(num * num * M, 512));
     return 4.0 * 9 * static_cast<double>(std::max(M, C) * widest) + scratch;

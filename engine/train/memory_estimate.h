@@ -39,7 +39,8 @@ struct ExpertStateOptions {
   bool bf16_weights = false;
   int64_t zero_ranks = 1;
 };
-void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models::WanConfig& c, const ExpertStateOptions& o);
+void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models::WanConfig& c,
+                      const ExpertStateOptions& o);
 
 // What one sample's forward keeps for its backward through `layers` WanBlocks (tokens after
 // patchify, `text_tokens` of context), in `elem_bytes` per value (4 fp32, 2 bf16); with gradient
@@ -48,15 +49,15 @@ double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t 
                             int elem_bytes = 4);
 
 // The same for one latent upsampler step on a [batch, C, T, h, w] latent.
-double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, int64_t w,
-                                  bool checkpointing);
+double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h,
+                                  int64_t w, bool checkpointing);
 
 // What the allocator holds for the backward of the upsampler's 3-D convs on the CPU: each conv's
 // backward makes weight-sized copies (the flipped kernel and the weight gradient's transpose with
 // the oneDNN training conv, one with LibTorch's), and glibc keeps the freed blocks for reuse. Zero
 // on a GPU.
-double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h, bool gpu,
-                                     bool winograd = true);
+double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h,
+                                     bool gpu, bool winograd = true);
 
 // The peak of a Wan VAE encode or decode of one clip chunk at pixel size h×w: the widest stage's
 // few live tensors (docs/design/estimate.md §3), in fp32.

@@ -16,7 +16,8 @@ RunOptions parse_run_options(const io::Config& cfg) {
   o.seed = static_cast<uint64_t>(cfg.integer("seed"));
   o.max_train_steps = cfg.opt_integer("max_train_steps");
   if (has(cfg, "num_train_epochs")) o.num_train_epochs = cfg.integer("num_train_epochs");
-  if (has(cfg, "gradient_accumulation_steps")) o.gradient_accumulation_steps = cfg.integer("gradient_accumulation_steps");
+  if (has(cfg, "gradient_accumulation_steps"))
+    o.gradient_accumulation_steps = cfg.integer("gradient_accumulation_steps");
   o.checkpointing_steps = cfg.integer("checkpointing_steps");
   o.checkpoints_total_limit = cfg.opt_integer("checkpoints_total_limit");
   if (has(cfg, "keep_best")) o.keep_best = cfg.boolean("keep_best");

@@ -25,7 +25,7 @@ struct RunOptions {
   int64_t gradient_accumulation_steps = 1;
   int64_t checkpointing_steps = 500;
   std::optional<int64_t> checkpoints_total_limit;
-  bool keep_best = false;  // keep the best validation/eval checkpoint beside the last N
+  bool keep_best = false;                             // keep the best validation/eval checkpoint beside the last N
   std::optional<std::string> resume_from_checkpoint;  // "latest" or a folder
   bool overwrite_output_dir = false;
   // Device wishes: the value, and whether the user set it (GPU-oriented defaults stay silent on a CPU).

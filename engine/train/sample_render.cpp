@@ -59,8 +59,9 @@ std::vector<int64_t> sample_latent_shape(const SampleSettings& s, int64_t c) {
     throw Error("frame_num must be 4k+1 (1, 5, 9, ...), got " + std::to_string(s.frames));
   // The DiT's patch 2 on top of the VAE stride.
   if (s.width < 2 * stride || s.height < 2 * stride || s.width % (2 * stride) || s.height % (2 * stride))
-    throw Error("size " + std::to_string(s.width) + "*" + std::to_string(s.height) + ": width and height must be multiples of " +
-                std::to_string(2 * stride) + " for " + std::to_string(c) + "-channel experts");
+    throw Error("size " + std::to_string(s.width) + "*" + std::to_string(s.height) +
+                ": width and height must be multiples of " + std::to_string(2 * stride) + " for " + std::to_string(c) +
+                "-channel experts");
   return {c, 1 + (s.frames - 1) / 4, s.height / stride, s.width / stride};
 }
 
@@ -92,9 +93,9 @@ SampleFiles write_sample(const std::string& base, const torch::Tensor& latents, 
   f.latents = base + ".latents.safetensors";
   f.sidecar = base + ".json";
   const torch::Tensor z = latents.to(torch::kCPU, torch::kFloat).contiguous();
-  io::write_safetensors(f.latents, {{"latents", z}},
-                        {{"format", "wanstudio-latents"}, {"layout", "[C,F,h,w]"}, {"normalised", "true"},
-                         {"sample", record.dump()}});
+  io::write_safetensors(
+      f.latents, {{"latents", z}},
+      {{"format", "wanstudio-latents"}, {"layout", "[C,F,h,w]"}, {"normalised", "true"}, {"sample", record.dump()}});
   fs::write_file_atomic(f.sidecar, sidecar.dump(2) + "\n");
   std::string why;
   if (!vae) {

@@ -53,11 +53,12 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
   models::Umt5Encoder enc = models::Umt5Encoder::load(o.encoder_path);
   r.dim = enc.config().dim;
   if (expect_dim > 0 && r.dim != expect_dim)
-    throw Error(o.encoder_path + ": the text encoder gives " + std::to_string(r.dim) + "-wide embeddings, the experts need text_dim " +
-                std::to_string(expect_dim));
+    throw Error(o.encoder_path + ": the text encoder gives " + std::to_string(r.dim) +
+                "-wide embeddings, the experts need text_dim " + std::to_string(expect_dim));
   if (tok.piece_count() > enc.config().vocab)
-    throw Error(o.tokenizer_path + ": " + std::to_string(tok.piece_count()) + " pieces, more than the encoder's vocabulary of " +
-                std::to_string(enc.config().vocab) + " (another model's tokenizer?)");
+    throw Error(o.tokenizer_path + ": " + std::to_string(tok.piece_count()) +
+                " pieces, more than the encoder's vocabulary of " + std::to_string(enc.config().vocab) +
+                " (another model's tokenizer?)");
   enc.set_compute_dtype(o.bf16 ? torch::kBFloat16 : torch::kFloat);
   int64_t done = r.existing;
   for (const CaptionJob* j : todo) {
@@ -73,7 +74,7 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
     if (t.truncated) {
       ++r.truncated;
       ws::log::warn("{}: the caption has {} tokens; the first {} are used (text_len {})", j->label, t.content_tokens,
-                   o.text_len - 1, o.text_len);
+                    o.text_len - 1, o.text_len);
     }
     io::StateDict sd;
     sd["context"] = enc.encode(t.ids).contiguous();
@@ -90,8 +91,8 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
 }
 
 EncodeReport encode_missing_captions(const std::vector<std::string>& metadata_files, const std::string& data_dir,
-                                     const std::string& embeddings_dir, const TextEncoderOptions& options, int64_t text_dim,
-                                     const std::function<bool()>& cancel) {
+                                     const std::string& embeddings_dir, const TextEncoderOptions& options,
+                                     int64_t text_dim, const std::function<bool()>& cancel) {
   std::vector<CaptionJob> jobs;
   std::set<std::string> seen;
   for (const auto& m : metadata_files)

@@ -40,10 +40,10 @@ struct EncodeReport {
 // Distinct embedding files of the rows (text_embedding_path), in row order.
 std::vector<CaptionJob> caption_jobs(const data::Metadata& meta, const std::string& embeddings_dir);
 
-// Encodes every job whose file is missing or was made by another encoder (data::embedding_state). `progress(done, total)` after each caption, counting
-// the files that were already there; `cancel()` is asked between captions. The encoder is loaded
-// only when something is missing and freed on return. `expect_dim` > 0: the encoder's width must
-// be that (the experts' text_dim) — ws::Error otherwise.
+// Encodes every job whose file is missing or was made by another encoder (data::embedding_state). `progress(done,
+// total)` after each caption, counting the files that were already there; `cancel()` is asked between captions. The
+// encoder is loaded only when something is missing and freed on return. `expect_dim` > 0: the encoder's width must be
+// that (the experts' text_dim) — ws::Error otherwise.
 EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEncoderOptions& options,
                              const std::function<void(int64_t, int64_t)>& progress = {},
                              const std::function<bool()>& cancel = {}, int64_t expect_dim = 0);
@@ -51,7 +51,7 @@ EncodeReport encode_captions(const std::vector<CaptionJob>& jobs, const TextEnco
 // train-experts with text_encoder_path: the distinct captions of these metadata files whose
 // embedding is missing, encoded (progress in the log every tenth). `text_dim` is the experts'.
 EncodeReport encode_missing_captions(const std::vector<std::string>& metadata_files, const std::string& data_dir,
-                                     const std::string& embeddings_dir, const TextEncoderOptions& options, int64_t text_dim,
-                                     const std::function<bool()>& cancel = {});
+                                     const std::string& embeddings_dir, const TextEncoderOptions& options,
+                                     int64_t text_dim, const std::function<bool()>& cancel = {});
 
 }  // namespace ws::train

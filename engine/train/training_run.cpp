@@ -1,7 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/training_run.h"
 
-
 #include <chrono>
 #include <cmath>
 
@@ -145,7 +144,8 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
     runtime::release_free_heap();
     runtime::keep_large_blocks_for_reuse();
     if (run_ && run_->best() && (!options_.keep_best || run_->best()->step > t.resume_step())) {
-      if (options_.keep_best) ws::log::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);
+      if (options_.keep_best)
+        ws::log::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);
       run_->clear_best();  // without keep_best the old best is pruned like any checkpoint
     }
     if (any_rank(runtime::cancel_requested())) {  // asked to stop while preparing (encoding captions, ...)
@@ -180,14 +180,16 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
       if (validation_steps_ > 0 && step % validation_steps_ == 0) t.validate(step);
       settle_best(t);
       // One agreement for both stdin requests: `cancel` stops, `save` checkpoints and goes on.
-      const std::vector<bool> asked = dp_ ? dp_->any_of({runtime::cancel_requested(), runtime::take_save_request()})
-                                          : std::vector<bool>{runtime::cancel_requested(), runtime::take_save_request()};
+      const std::vector<bool> asked =
+          dp_ ? dp_->any_of({runtime::cancel_requested(), runtime::take_save_request()})
+              : std::vector<bool>{runtime::cancel_requested(), runtime::take_save_request()};
       if (asked[0]) {
         cancelled = true;
         break;
       }
       if (asked[1]) {
-        if (run_ && run_->committed(step)) events.log("info", "save: " + contract::checkpoint_name(step) + " is already saved");
+        if (run_ && run_->committed(step))
+          events.log("info", "save: " + contract::checkpoint_name(step) + " is already saved");
         ensure_checkpoint(t, step);
       }
     }

@@ -45,7 +45,7 @@ struct StepReport {
   int64_t expert_step = 0;
   double loss = 0, lr = 0, grad_norm = 0;
   std::optional<double> grad_clip;
-  int64_t samples = 0;  // clips this rank trained on in the step
+  int64_t samples = 0;                              // clips this rank trained on in the step
   nlohmann::json extra = nlohmann::json::object();  // the job's own `step` fields
 };
 
@@ -99,7 +99,7 @@ class TrainingRun {
   bool is_rank_zero() const { return rank_ == 0; }
   const torch::Device& device() const { return device_; }
   parallel::DataParallel* data_parallel() const { return dp_.get(); }
-  runtime::RunDir* run_dir() const { return run_.get(); }  // null on ranks other than 0
+  runtime::RunDir* run_dir() const { return run_.get(); }        // null on ranks other than 0
   io::TfEventsWriter* tensorboard() const { return tb_.get(); }  // null unless rank 0 reports to it
   // Whether any rank says yes (stop requests, the end of the data); `v` with one process.
   bool any_rank(bool v) const;
@@ -135,7 +135,7 @@ class TrainingRun {
   std::unique_ptr<io::TfEventsWriter> tb_;
   int64_t validation_steps_ = 0;
   std::optional<contract::BestCheckpoint> best_offer_;  // rank 0: beats the best, not yet saved
-  std::deque<std::pair<double, int64_t>> window_;  // (seconds, samples) of the last 10 steps
+  std::deque<std::pair<double, int64_t>> window_;       // (seconds, samples) of the last 10 steps
 };
 
 }  // namespace ws::train

@@ -75,17 +75,21 @@ void check_output_dir_free(io::Config& cfg, const RunOptions& run) {
 
 void clear_previous_run(const RunOptions& run) {
   const std::string& output_dir = run.output_dir;
-  if (!run.overwrite_output_dir || run.resume_from_checkpoint || !is_rank_zero() || !fs::is_dir(output_dir) || !holds_run(output_dir)) return;
+  if (!run.overwrite_output_dir || run.resume_from_checkpoint || !is_rank_zero() || !fs::is_dir(output_dir) ||
+      !holds_run(output_dir))
+    return;
   std::error_code ec;
   for (const auto& c : runtime::list_checkpoints(output_dir)) std::filesystem::remove_all(c.path, ec);
-  for (const char* name : {contract::kEventsFile, contract::kRunYaml, contract::kBestFile}) std::filesystem::remove(fs::join(output_dir, name), ec);
+  for (const char* name : {contract::kEventsFile, contract::kRunYaml, contract::kBestFile})
+    std::filesystem::remove(fs::join(output_dir, name), ec);
   ws::log::warn("overwrite_output_dir: removed the previous run's checkpoints and events in {}", output_dir);
 }
 
 void check_data_options(io::Config& cfg, const DataOptions& data) {
   const bool demo = cfg.opt_str("demo_data").value_or("") == "auto";
   if (!data.meta.empty() && !fs::exists(data.meta))
-    cfg.error("train_data_meta", "file not found: " + data.meta + (demo ? "" : " (set demo_data: auto to make the demo dataset)"));
+    cfg.error("train_data_meta",
+              "file not found: " + data.meta + (demo ? "" : " (set demo_data: auto to make the demo dataset)"));
   if (!data.dir.empty() && !fs::is_dir(data.dir)) cfg.error("train_data_dir", "folder not found: " + data.dir);
   if (cfg.is_set("demo_data") && !demo) cfg.error("demo_data", "the only value is 'auto'");
 }
@@ -133,8 +137,8 @@ int report_config_errors(const io::Config& cfg) {
   }
   // A long bad list can produce thousands of problems: the first few say what is wrong.
   constexpr size_t kShown = 20;
-  std::vector<std::string> errors(cfg.errors().begin(),
-                                  cfg.errors().begin() + static_cast<std::ptrdiff_t>(std::min(kShown, cfg.errors().size())));
+  std::vector<std::string> errors(
+      cfg.errors().begin(), cfg.errors().begin() + static_cast<std::ptrdiff_t>(std::min(kShown, cfg.errors().size())));
   if (cfg.errors().size() > kShown)
     errors.push_back("... and " + std::to_string(cfg.errors().size() - kShown) + " more problems like these");
   for (const auto& e : errors) events.error(e);

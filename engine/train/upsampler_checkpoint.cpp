@@ -11,11 +11,15 @@ namespace ws::train {
 using json = nlohmann::json;
 
 json TrainerState::to_json() const {
-  return {{"format_version", format_version}, {"global_step", global_step},
-          {"epoch", epoch},                   {"cursor", cursor.to_json()},
+  return {{"format_version", format_version},
+          {"global_step", global_step},
+          {"epoch", epoch},
+          {"cursor", cursor.to_json()},
           {"ema_optimization_step", ema_optimization_step},
-          {"seed", seed},                     {"app_version", WANSTUDIO_VERSION_STRING},
-          {"options_sha256", options_sha256}, {"options", options}};
+          {"seed", seed},
+          {"app_version", WANSTUDIO_VERSION_STRING},
+          {"options_sha256", options_sha256},
+          {"options", options}};
 }
 
 TrainerState TrainerState::from_json(const json& j, const std::string& source) {
@@ -91,7 +95,8 @@ void write_upsampler_checkpoint(const std::string& dir, UpsamplerUpdater& update
     io::write_model_dir(fs::join(dir, "latent_upsampler_ema"), ema_config(cfg, *ema), ema->shadow());
     io::write_safetensors(fs::join(ts, "ema_shadow.safetensors"), ema->shadow());
   }
-  fs::write_file_atomic(fs::join(dir, "sampler_pos_start.pkl"), sampler_pos_pickle(state.cursor.pos, state.cursor.epoch));
+  fs::write_file_atomic(fs::join(dir, "sampler_pos_start.pkl"),
+                        sampler_pos_pickle(state.cursor.pos, state.cursor.epoch));
   io::write_safetensors(fs::join(ts, "optimizer.safetensors"), updater.optimizer().state_dict());
   fs::write_file_atomic(fs::join(ts, "state.json"), state.to_json().dump(2) + "\n");
 }

@@ -41,7 +41,7 @@ void write_upsampler_checkpoint(const std::string& dir, UpsamplerUpdater& update
 
 struct LoadedCheckpoint {
   TrainerState state;
-  io::StateDict weights;     // the live (non-EMA) weights
+  io::StateDict weights;  // the live (non-EMA) weights
   io::StateDict optimizer;
   std::optional<io::StateDict> ema_shadow;
   nlohmann::json model_config;  // latent_upsampler/config.json

@@ -16,30 +16,41 @@ io::OptionSchema upsampler_option_schema() {
 
   s.group("Model");
   s.path("config_path", nullptr, "VideoX-Fun model YAML (latent_upsampler_kwargs, vae_kwargs, scheduler_kwargs)");
-  s.path("pretrained_model_name_or_path", nullptr, "folder holding the Wan2.2 VAE (vae_kwargs.vae_subpath, default Wan2.2_VAE.pth)");
+  s.path("pretrained_model_name_or_path", nullptr,
+         "folder holding the Wan2.2 VAE (vae_kwargs.vae_subpath, default Wan2.2_VAE.pth)");
   s.path("vae_path", nullptr, "VAE weights (.pth or .safetensors); replaces the pretrained VAE, loaded strictly");
   s.choice("vae_type", {"auto", "wan2.2", "wan2.1"}, "auto",
            "which VAE: auto (the weights decide); the upsampler trains on Wan2.2 VAE latents, so wan2.1 is refused");
-  s.path("latent_upsampler_path", nullptr, "warm start: upsampler weights or latent_upsampler/ folder; mismatched keys skipped");
+  s.path("latent_upsampler_path", nullptr,
+         "warm start: upsampler weights or latent_upsampler/ folder; mismatched keys skipped");
   s.list("trainable_modules", OptType::String, json::array({"."}), "parameter-name substrings to train");
-  s.list("trainable_modules_low_learning_rate", OptType::String, json::array(), "substrings trained at learning_rate / 2");
+  s.list("trainable_modules_low_learning_rate", OptType::String, json::array(),
+         "substrings trained at learning_rate / 2");
 
   s.group("Data");
   s.path("train_data_meta", nullptr, "metadata.json of the dataset").required("train_data_meta");
   s.path("train_data_dir", nullptr, "folder that file_path entries are relative to (default: the metadata's folder)");
-  s.string("demo_data", nullptr, "'auto': write the built-in demo dataset at train_data_dir when train_data_meta is missing");
-  s.integer("video_sample_size", 640, "high-res sample edge S (bucket sizes scale with it)").min("video_sample_size", 48).max("video_sample_size", 4096);
+  s.string("demo_data", nullptr,
+           "'auto': write the built-in demo dataset at train_data_dir when train_data_meta is missing");
+  s.integer("video_sample_size", 640, "high-res sample edge S (bucket sizes scale with it)")
+      .min("video_sample_size", 48)
+      .max("video_sample_size", 4096);
   s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
-  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1").max("video_sample_n_frames", 1025).shape("video_sample_n_frames", contract::frames_rule());
+  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1")
+      .max("video_sample_n_frames", 1025)
+      .shape("video_sample_n_frames", contract::frames_rule());
   s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1).max("train_batch_size", 1024);
-  s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads").min("dataloader_num_workers", 0).max("dataloader_num_workers", 64);
+  s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads")
+      .min("dataloader_num_workers", 0)
+      .max("dataloader_num_workers", 64);
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
   s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
   s.boolean("enable_degradation", false, "degrade the low-res input (blur, resize, noise, JPEG)");
   s.list("degradation_ops_range", OptType::Int, json::array({1, 4}), "min and max number of degradation ops");
   s.boolean("cache_latents", false, "cache VAE latents of each clip (needs degradation off)");
   s.path("latent_cache_dir", nullptr, "latent cache folder (default <output_dir>/latent_cache)");
-  s.boolean("overlap_vae_encode", true, "take and encode the next batch while the model trains on this one (off with enable_pixel_loss)");
+  s.boolean("overlap_vae_encode", true,
+            "take and encode the next batch while the model trains on this one (off with enable_pixel_loss)");
   s.integer("max_train_samples", nullptr, "accepted for compatibility; no effect");
   s.integer("video_repeat", 0, "accepted for compatibility; no effect");
   s.boolean("random_ratio_crop", false, "accepted for compatibility; no effect");
@@ -48,18 +59,30 @@ io::OptionSchema upsampler_option_schema() {
   s.path("output_dir", "output_dir_wan_upsampler", "run folder (checkpoints, samples, logs, events)");
   s.string("logging_dir", "logs", "TensorBoard folder inside output_dir");
   s.integer("seed", 42, "seed of every random stream");
-  s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)").min("num_train_epochs", 1).max("num_train_epochs", 1000000);
-  s.integer("max_train_steps", nullptr, "total optimizer steps").min("max_train_steps", 1).max("max_train_steps", 1000000000);
-  s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step").min("gradient_accumulation_steps", 1).max("gradient_accumulation_steps", 1024);
-  s.integer("checkpointing_steps", 500, "save every N steps").min("checkpointing_steps", 1).max("checkpointing_steps", 1000000000);
-  s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints").min("checkpoints_total_limit", 1).max("checkpoints_total_limit", 1000000);
+  s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)")
+      .min("num_train_epochs", 1)
+      .max("num_train_epochs", 1000000);
+  s.integer("max_train_steps", nullptr, "total optimizer steps")
+      .min("max_train_steps", 1)
+      .max("max_train_steps", 1000000000);
+  s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step")
+      .min("gradient_accumulation_steps", 1)
+      .max("gradient_accumulation_steps", 1024);
+  s.integer("checkpointing_steps", 500, "save every N steps")
+      .min("checkpointing_steps", 1)
+      .max("checkpointing_steps", 1000000000);
+  s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints")
+      .min("checkpoints_total_limit", 1)
+      .max("checkpoints_total_limit", 1000000);
   s.boolean("keep_best", false, "also keep the checkpoint with the best mean validation PSNR (validation_paths)");
   s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
   s.boolean("overwrite_output_dir", false,
             "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
   s.boolean("gradient_checkpointing", true, "recompute ResBlock activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
-  s.boolean("winograd_convs", true, "CPU fp32: the 3×3 convs train on oneDNN's Winograd kernels (about 2× faster; false: the direct kernels, as the reference)");
+  s.boolean("winograd_convs", true,
+            "CPU fp32: the 3×3 convs train on oneDNN's Winograd kernels (about 2× faster; false: the direct kernels, "
+            "as the reference)");
   s.integer("vae_mini_batch", 1, "clips per VAE call").min("vae_mini_batch", 1).max("vae_mini_batch", 1024);
   s.boolean("low_vram", true, "keep the VAE on the CPU between calls (GPU builds)");
   s.boolean("use_ema", false, "keep an EMA of the weights; validation and the final save use it");
@@ -84,7 +107,9 @@ io::OptionSchema upsampler_option_schema() {
   s.group("Noise and loss");
   s.boolean("enable_noisy_training", false, "train on flow-matching-noised latents");
   s.choice("noise_sample_mode", {"scheduler", "uniform"}, "scheduler", "how σ is drawn");
-  s.integer("noise_num_inference_steps", 50, "size of the scheduler σ pool").min("noise_num_inference_steps", 1).max("noise_num_inference_steps", 10000);
+  s.integer("noise_num_inference_steps", 50, "size of the scheduler σ pool")
+      .min("noise_num_inference_steps", 1)
+      .max("noise_num_inference_steps", 10000);
   s.real("noise_shift", nullptr, "scheduler shift (default: the model YAML's, else 5.0)");
   s.list("noise_step_range", OptType::Int, nullptr, "slice [a, b) of the σ pool");
   s.real("noise_sigma_max", 0.25, "uniform mode: largest σ");
@@ -94,8 +119,12 @@ io::OptionSchema upsampler_option_schema() {
 
   s.group("Validation");
   s.list("validation_paths", OptType::Path, json::array(), "videos upsampled at validation");
-  s.integer("validation_steps", 2000, "validate every N steps").min("validation_steps", 1).max("validation_steps", 1000000000);
-  s.integer("validation_epochs", 5, "validate every N epochs").min("validation_epochs", 1).max("validation_epochs", 1000000);
+  s.integer("validation_steps", 2000, "validate every N steps")
+      .min("validation_steps", 1)
+      .max("validation_steps", 1000000000);
+  s.integer("validation_epochs", 5, "validate every N epochs")
+      .min("validation_epochs", 1)
+      .max("validation_epochs", 1000000);
 
   s.group("Compatibility (accepted, no effect)");
   s.boolean("use_deepspeed", false, "not supported (true is an error)");

@@ -44,7 +44,8 @@ std::string resolve_vae_file(io::Config& cfg, const json& vae_config) {
     file = fs::join(cfg.str("pretrained_model_name_or_path"), sub);
     if (!fs::exists(file)) cfg.error("pretrained_model_name_or_path", "no VAE at " + file);
   } else {
-    cfg.add_error("no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth or Wan2.1_VAE.pth) or vae_path");
+    cfg.add_error(
+        "no VAE: set pretrained_model_name_or_path (a folder holding Wan2.2_VAE.pth or Wan2.1_VAE.pth) or vae_path");
   }
   return file;
 }
@@ -67,16 +68,45 @@ std::optional<std::string> find_resume_checkpoint(const std::string& value, cons
 }
 
 json maths_options(const io::Config& cfg) {
-  static const char* keys[] = {"config_path", "pretrained_model_name_or_path", "vae_path", "latent_upsampler_path",
-                               "trainable_modules", "trainable_modules_low_learning_rate", "train_data_meta",
-                               "train_data_dir", "video_sample_size", "video_sample_stride", "video_sample_n_frames",
-                               "train_batch_size", "enable_bucket", "random_hw_adapt", "enable_degradation",
-                               "degradation_ops_range", "gradient_accumulation_steps", "learning_rate", "scale_lr",
-                               "lr_scheduler", "lr_warmup_steps", "adam_beta1", "adam_beta2", "adam_weight_decay",
-                               "adam_epsilon", "max_grad_norm", "abnormal_norm_clip_start", "initial_grad_norm_ratio",
-                               "use_ema", "enable_noisy_training", "noise_sample_mode", "noise_num_inference_steps",
-                               "noise_shift", "noise_step_range", "noise_sigma_max", "noise_sigma_min",
-                               "enable_pixel_loss", "pixel_loss_weight", "seed"};
+  static const char* keys[] = {"config_path",
+                               "pretrained_model_name_or_path",
+                               "vae_path",
+                               "latent_upsampler_path",
+                               "trainable_modules",
+                               "trainable_modules_low_learning_rate",
+                               "train_data_meta",
+                               "train_data_dir",
+                               "video_sample_size",
+                               "video_sample_stride",
+                               "video_sample_n_frames",
+                               "train_batch_size",
+                               "enable_bucket",
+                               "random_hw_adapt",
+                               "enable_degradation",
+                               "degradation_ops_range",
+                               "gradient_accumulation_steps",
+                               "learning_rate",
+                               "scale_lr",
+                               "lr_scheduler",
+                               "lr_warmup_steps",
+                               "adam_beta1",
+                               "adam_beta2",
+                               "adam_weight_decay",
+                               "adam_epsilon",
+                               "max_grad_norm",
+                               "abnormal_norm_clip_start",
+                               "initial_grad_norm_ratio",
+                               "use_ema",
+                               "enable_noisy_training",
+                               "noise_sample_mode",
+                               "noise_num_inference_steps",
+                               "noise_shift",
+                               "noise_step_range",
+                               "noise_sigma_max",
+                               "noise_sigma_min",
+                               "enable_pixel_loss",
+                               "pixel_loss_weight",
+                               "seed"};
   json j = json::object();
   for (const char* k : keys) j[k] = cfg.value(k);
   return j;
@@ -159,12 +189,12 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   check_data_options(cfg, s.data);
   const int64_t A = data::bucket_alignment(s.model.rational_spatial_scale);
   if (cfg.integer("video_sample_size") < A)
-    cfg.error("video_sample_size", "must be at least " + std::to_string(A) + " (the bucket alignment at scale " + std::to_string(s.model.rational_spatial_scale) + ")");
+    cfg.error("video_sample_size", "must be at least " + std::to_string(A) + " (the bucket alignment at scale " +
+                                       std::to_string(s.model.rational_spatial_scale) + ")");
   auto range = cfg.integers("degradation_ops_range");
   if (range.size() != 2 || range[0] < 1 || range[0] > range[1])
     cfg.error("degradation_ops_range", "needs two integers 1 ≤ min ≤ max");
-  else
-    s.degradation_range = std::make_pair(range[0], range[1]);
+  else s.degradation_range = std::make_pair(range[0], range[1]);
 
   // VAE: its latent channels are the upsampler's (docs/design/wan21-vae.md §7).
   if (cfg.str("vae_type") != "auto") s.vae_config["vae_type"] = cfg.str("vae_type");
@@ -174,12 +204,14 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
       const auto vc = models::WanVae::resolve_config(s.vae_file, s.vae_config);
       if (vc.z_dim != s.model.in_channels)
         cfg.error(cfg.is_set("vae_path") ? "vae_path" : "config_path",
-                  "the " + std::string(models::vae_type_name(vc.type)) + " VAE (" + fs::basename(s.vae_file) + ") has " +
-                      std::to_string(vc.z_dim) + " latent channels, the upsampler's in_channels is " +
-                      std::to_string(s.model.in_channels) + (vc.wan21() ? " (upsampler training runs on Wan2.2 VAE latents)" : ""));
+                  "the " + std::string(models::vae_type_name(vc.type)) + " VAE (" + fs::basename(s.vae_file) +
+                      ") has " + std::to_string(vc.z_dim) + " latent channels, the upsampler's in_channels is " +
+                      std::to_string(s.model.in_channels) +
+                      (vc.wan21() ? " (upsampler training runs on Wan2.2 VAE latents)" : ""));
       else if (vc.wan21())
         cfg.error("vae_path", "upsampler training runs on Wan2.2 VAE latents (48 channels); this is a Wan2.1 VAE");
-      if (cfg.str("vae_type") == "auto") cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
+      if (cfg.str("vae_type") == "auto")
+        cfg.set("vae_type", models::vae_type_name(vc.type), "detected from the VAE weights");
     } catch (const Error& e) {
       cfg.error(cfg.is_set("vae_path") ? "vae_path" : "vae_type", e.what());
     }
@@ -196,10 +228,8 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
   // Noise.
   std::optional<std::pair<int64_t, int64_t>> step_range;
   if (auto r = cfg.integers("noise_step_range"); !r.empty()) {
-    if (r.size() != 2)
-      cfg.error("noise_step_range", "needs two integers a b (the slice [a, b) of the σ pool)");
-    else
-      step_range = std::make_pair(r[0], r[1]);
+    if (r.size() != 2) cfg.error("noise_step_range", "needs two integers a b (the slice [a, b) of the σ pool)");
+    else step_range = std::make_pair(r[0], r[1]);
   }
   try {
     s.noise = make_noise_options(cfg.boolean("enable_noisy_training"), cfg.str("noise_sample_mode"),
@@ -209,7 +239,9 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
     cfg.add_error(e.what());
   }
   if (cfg.boolean("enable_noisy_training") && cfg.boolean("enable_pixel_loss"))
-    s.warnings.push_back("enable_pixel_loss with enable_noisy_training: the prediction targets the noisy latent but is scored against clean pixels");
+    s.warnings.push_back(
+        "enable_pixel_loss with enable_noisy_training: the prediction targets the noisy latent but is scored against "
+        "clean pixels");
 
   // The pixel loss decodes through the VAE inside the step: nothing else may use it meanwhile.
   if (!cfg.is_default("overlap_vae_encode") && cfg.boolean("overlap_vae_encode") && cfg.boolean("enable_pixel_loss"))
@@ -217,9 +249,11 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
 
   // Latent cache (docs/design/upsampler-training.md §6.1): only when a clip always gives the same latents.
   if (cfg.boolean("cache_latents")) {
-    if (cfg.boolean("enable_degradation")) cfg.error("cache_latents", "cannot be used with enable_degradation (every epoch degrades differently)");
+    if (cfg.boolean("enable_degradation"))
+      cfg.error("cache_latents", "cannot be used with enable_degradation (every epoch degrades differently)");
     if (cfg.boolean("random_hw_adapt") && data::hw_adapt_choices(cfg.integer("video_sample_size")).first.size() > 1)
-      cfg.error("cache_latents", "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
+      cfg.error("cache_latents",
+                "cannot be used with random_hw_adapt at video_sample_size ≥ 768 (sizes change per batch)");
   }
 
   // Resume.
@@ -234,10 +268,8 @@ UpsamplerSetup resolve_upsampler_setup(io::Config& cfg) {
 
   // Validation videos: a missing one is skipped with a warning, as in the reference.
   for (const auto& p : cfg.strs("validation_paths")) {
-    if (fs::exists(p))
-      s.validation_paths.push_back(p);
-    else
-      s.warnings.push_back("validation video not found, skipped: " + p);
+    if (fs::exists(p)) s.validation_paths.push_back(p);
+    else s.warnings.push_back("validation video not found, skipped: " + p);
   }
   if (s.run.keep_best && cfg.strs("validation_paths").empty())
     cfg.error("keep_best", "ranks checkpoints by their validation PSNR: set validation_paths");

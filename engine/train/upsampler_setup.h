@@ -33,17 +33,17 @@ struct UpsamplerSetup {
   bool overlap_vae_encode = false;
   bool winograd_convs = true;
   int64_t validation_steps = 2000, validation_epochs = 5;
-  nlohmann::json maths = nlohmann::json::object();  // maths_options(), hashed into checkpoints
-  std::string vae_file;                 // the VAE weights actually loaded
+  nlohmann::json maths = nlohmann::json::object();       // maths_options(), hashed into checkpoints
+  std::string vae_file;                                  // the VAE weights actually loaded
   nlohmann::json vae_config = nlohmann::json::object();  // vae_kwargs of the model YAML
-  models::LatentUpsamplerConfig model;  // for a fresh model (a warm start or resume may override)
+  models::LatentUpsamplerConfig model;                   // for a fresh model (a warm start or resume may override)
   std::optional<std::string> warm_start;
   NoiseOptions noise;
   double noise_shift = 5.0;
   std::optional<std::pair<int64_t, int64_t>> degradation_range;
-  std::optional<std::string> resume_dir;  // a checkpoint folder to resume from
+  std::optional<std::string> resume_dir;      // a checkpoint folder to resume from
   std::vector<std::string> validation_paths;  // existing ones
-  std::vector<std::string> warnings;      // logged once the run directory is open
+  std::vector<std::string> warnings;          // logged once the run directory is open
 };
 
 // When `demo_data: auto` and train_data_meta is missing: writes the demo dataset first

@@ -92,16 +92,17 @@ class Trainer final : public TrainerHooks {
   std::unique_ptr<UpsamplerUpdater> updater_;
   std::unique_ptr<data::ClipLoader> loader_;
   std::unique_ptr<LatentCache> cache_;
-  torch::Tensor latent_mean_, latent_inv_std_;  // the VAE's docs/design/wan22-vae.md §9 normalisation, for the pixel-loss decode
+  torch::Tensor latent_mean_,
+      latent_inv_std_;              // the VAE's docs/design/wan22-vae.md §9 normalisation, for the pixel-loss decode
   data::LoaderCursor last_cursor_;  // of the last batch used by a completed update
   int64_t epoch_ = 0;
   int64_t resume_step_ = 0;
   int64_t max_steps_ = 0, num_epochs_ = 0, steps_per_epoch_ = 1;
-  int64_t micro_ = 0;  // micro-batch index within the optimizer step
+  int64_t micro_ = 0;      // micro-batch index within the optimizer step
   int64_t vae_calls_ = 0;  // VAE encode calls of the current step (vae_mini_batch clips each)
   int64_t decode_workers_ = 0;
   bool encoded_ahead_ = false;  // the current step's (last) batch was encoded during the previous step
-  StepTimes times_;        // of the current step
+  StepTimes times_;             // of the current step
   torch::Device device_{torch::kCPU};
   std::string options_sha_;
   // Last, so it is joined before anything it uses goes away.
@@ -133,7 +134,8 @@ void Trainer::build_model_and_vae() {
   vo.pack_weights = !pixel;  // packed oneDNN weights are inference-only; pixel loss backprops the decoder
   if (device_.is_cuda()) {
     vo.device = "cuda:" + std::to_string(device_.index());
-    vo.bf16 = setup_.run.bf16;  // docs/design/upsampler-training.md §9.5: a bf16 VAE; the upsampler keeps fp32 master weights
+    vo.bf16 =
+        setup_.run.bf16;  // docs/design/upsampler-training.md §9.5: a bf16 VAE; the upsampler keeps fp32 master weights
     vo.low_vram = setup_.run.low_vram;
   }
   ws::log::info("loading the VAE from {}", setup_.vae_file);
@@ -141,12 +143,16 @@ void Trainer::build_model_and_vae() {
   for (auto& p : vae_->net().parameters()) p.set_requires_grad(false);
   if (pixel) {
     // WanVae::decode runs under no_grad; the pixel loss decodes through the network itself
-    // with the same normalisation (WanVae's constructor: docs/design/wan22-vae.md §9 constants for z_dim 48, else identity).
+    // with the same normalisation (WanVae's constructor: docs/design/wan22-vae.md §9 constants for z_dim 48, else
+    // identity).
     const int64_t z = vae_->config().z_dim;
-    const std::vector<double> mean = z == 48 ? models::wan22_latent_mean() : std::vector<double>(static_cast<size_t>(z), 0.0);
-    const std::vector<double> stdv = z == 48 ? models::wan22_latent_std() : std::vector<double>(static_cast<size_t>(z), 1.0);
+    const std::vector<double> mean =
+        z == 48 ? models::wan22_latent_mean() : std::vector<double>(static_cast<size_t>(z), 0.0);
+    const std::vector<double> stdv =
+        z == 48 ? models::wan22_latent_std() : std::vector<double>(static_cast<size_t>(z), 1.0);
     latent_mean_ = torch::tensor(std::vector<float>(mean.begin(), mean.end()), torch::kFloat).view({1, -1, 1, 1, 1});
-    latent_inv_std_ = 1.0 / torch::tensor(std::vector<float>(stdv.begin(), stdv.end()), torch::kFloat).view({1, -1, 1, 1, 1});
+    latent_inv_std_ =
+        1.0 / torch::tensor(std::vector<float>(stdv.begin(), stdv.end()), torch::kFloat).view({1, -1, 1, 1, 1});
   }
 
   if (setup_.latent_cache_dir) {
@@ -159,8 +165,11 @@ void Trainer::build_model_and_vae() {
   models::LatentUpsampler model(setup_.model);
   if (setup_.warm_start) {
     const std::string& p = *setup_.warm_start;
-    io::StateDict sd = fs::is_dir(p) ? io::read_model_dir(fs::exists(fs::join(p, "latent_upsampler")) ? fs::join(p, "latent_upsampler") : p).weights
-                                     : io::load_weights(p);
+    io::StateDict sd =
+        fs::is_dir(p)
+            ? io::read_model_dir(fs::exists(fs::join(p, "latent_upsampler")) ? fs::join(p, "latent_upsampler") : p)
+                  .weights
+            : io::load_weights(p);
     auto report = io::load_state_dict(*model, sd, io::LoadMode::WarmStart, p);
     ws::log::info("warm start from {}: {}", p, report.summary());
     if (!report.mismatched.empty() || !report.missing.empty())
@@ -168,14 +177,16 @@ void Trainer::build_model_and_vae() {
   }
   model->set_gradient_checkpointing(setup_.optimizer.gradient_checkpointing);
   model->to(device_);
-  // docs/design/upsampler-training.md §9.5: bf16 compute for the upsampler on the GPU, fp32 master weights, AdamW state and loss.
+  // docs/design/upsampler-training.md §9.5: bf16 compute for the upsampler on the GPU, fp32 master weights, AdamW state
+  // and loss.
   if (device_.is_cuda() && setup_.run.bf16) model->set_compute_dtype(torch::kBFloat16);
 
   const OptimizerOptions& opt = setup_.optimizer;
   UpsamplerUpdateOptions o;
   o.learning_rate = opt.learning_rate;
   if (opt.scale_lr)
-    o.learning_rate *= static_cast<double>(setup_.run.gradient_accumulation_steps * setup_.data.batch_size * run_->world());
+    o.learning_rate *=
+        static_cast<double>(setup_.run.gradient_accumulation_steps * setup_.data.batch_size * run_->world());
   o.adam = opt.adam;
   o.clip = opt.clip;
   o.gradient_accumulation_steps = setup_.run.gradient_accumulation_steps;
@@ -208,7 +219,8 @@ void Trainer::build_loader() {
   std::vector<data::DroppedRow> dropped;
   auto rows = data::usable_rows(meta, d.stride, &dropped);
   for (const auto& d : dropped) ws::log::warn("dataset row {} ({}) skipped: {}", d.meta_index, d.file, d.reason);
-  if (!dropped.empty()) ws::log::warn("{} of {} dataset rows skipped (see the lines above)", dropped.size(), meta.rows.size());
+  if (!dropped.empty())
+    ws::log::warn("{} of {} dataset rows skipped (see the lines above)", dropped.size(), meta.rows.size());
   if (rows.empty()) throw Error(d.meta + ": no usable rows (every row was skipped)");
 
   data::LoaderOptions lo;
@@ -229,9 +241,10 @@ void Trainer::build_loader() {
   lo.world = run_->world();
   const int world = run_->world();
   const int64_t n = static_cast<int64_t>(rows.size());
-  loader_ = std::make_unique<data::ClipLoader>(std::move(rows), lo, [](const std::string& file, const std::string& reason) {
-    ws::log::warn("{}: skipped, a random other row trains instead ({})", file, reason);
-  });
+  loader_ =
+      std::make_unique<data::ClipLoader>(std::move(rows), lo, [](const std::string& file, const std::string& reason) {
+        ws::log::warn("{}: skipped, a random other row trains instead ({})", file, reason);
+      });
 
   // docs/design/upsampler-training.md §9.3: steps per epoch from the batch estimate; max_train_steps wins when given.
   const int64_t batches = std::max<int64_t>(1, n / lo.batch_size);
@@ -245,7 +258,8 @@ void Trainer::build_loader() {
     run_->set_derived("max_train_steps", max_steps_, "num_train_epochs × steps per epoch");
   }
   num_epochs_ = (max_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
-  ws::log::info("{} usable rows, about {} steps per epoch, {} steps, {} epochs", n, steps_per_epoch_, max_steps_, num_epochs_);
+  ws::log::info("{} usable rows, about {} steps per epoch, {} steps, {} epochs", n, steps_per_epoch_, max_steps_,
+                num_epochs_);
 }
 
 void Trainer::resume() {
@@ -260,7 +274,8 @@ void Trainer::resume() {
   io::load_state_dict(*updater_->model(), ck.weights, io::LoadMode::Strict, dir);
   updater_->optimizer().load_state_dict(ck.optimizer, dir + "/trainer_state/optimizer.safetensors");
   if (Ema* ema = updater_->ema()) {
-    if (!ck.ema_shadow) throw Error(dir + ": use_ema is on but the checkpoint has no EMA (trainer_state/ema_shadow.safetensors)");
+    if (!ck.ema_shadow)
+      throw Error(dir + ": use_ema is on but the checkpoint has no EMA (trainer_state/ema_shadow.safetensors)");
     ema->load_shadow(*ck.ema_shadow, dir + "/trainer_state/ema_shadow.safetensors");
     ema->set_optimization_step(ck.state.ema_optimization_step);
   }
@@ -311,18 +326,21 @@ void Trainer::micro_step(Prepared& p, int64_t micro, std::optional<UpdateRecord>
     updater_->micro_step(z_lr, z_hr, rec);
     return;
   }
-  // docs/design/upsampler-training.md §8: decode the prediction with gradients through the frozen decoder; score against clean x_hr.
+  // docs/design/upsampler-training.md §8: decode the prediction with gradients through the frozen decoder; score
+  // against clean x_hr.
   torch::Tensor pred = updater_->model()->forward(z_lr);
   std::vector<torch::Tensor> parts;
   for (int64_t i = 0; i < pred.size(0); i += mini)
     parts.push_back(decode_with_grad(pred.narrow(0, i, std::min(mini, pred.size(0) - i))));
   torch::Tensor decoded = torch::cat(parts, 0);
-  torch::Tensor loss = setup_.pixel_loss_weight * torch::mse_loss(decoded.to(torch::kFloat), batch.x_hr.to(device_, torch::kFloat));
+  torch::Tensor loss =
+      setup_.pixel_loss_weight * torch::mse_loss(decoded.to(torch::kFloat), batch.x_hr.to(device_, torch::kFloat));
   updater_->accumulate(loss, rec);
 }
 
 // WanVae::decode (normalisation undone by the fp32 reciprocal, clamp to [-1, 1]) with
-// gradients flowing into the latent; the clamp passes no gradient where it saturates (docs/design/upsampler-training.md §8).
+// gradients flowing into the latent; the clamp passes no gradient where it saturates (docs/design/upsampler-training.md
+// §8).
 torch::Tensor Trainer::decode_with_grad(const torch::Tensor& latent) {
   vae_->check_latent(latent, "pixel-loss decode");
   torch::Tensor z = latent.to(torch::kFloat) / latent_inv_std_.to(latent.device()) + latent_mean_.to(latent.device());
@@ -346,7 +364,8 @@ void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tenso
   std::vector<torch::Tensor> hr, lr;
   bool all = true;
   for (const auto& c : batch.clips) {
-    std::vector<int64_t> frames(c.frames.begin(), c.frames.begin() + std::min<int64_t>(L, static_cast<int64_t>(c.frames.size())));
+    std::vector<int64_t> frames(c.frames.begin(),
+                                c.frames.begin() + std::min<int64_t>(L, static_cast<int64_t>(c.frames.size())));
     keys.push_back(cache_->key(c.file, frames, batch.size.H, batch.size.W, batch.size.h_lr, batch.size.w_lr));
     torch::Tensor a, b;
     if (all && cache_->load(keys.back(), &a, &b) && a.size(1) == F && a.size(2) == batch.size.H / 16 &&
@@ -364,7 +383,8 @@ void Trainer::encode(const data::Batch& batch, torch::Tensor* z_hr, torch::Tenso
   }
   *z_hr = encode_batch(*vae_, x_hr, mini, calls);
   *z_lr = encode_batch(*vae_, x_lr, mini, calls);
-  for (size_t i = 0; i < keys.size(); ++i) cache_->store(keys[i], (*z_hr)[static_cast<int64_t>(i)], (*z_lr)[static_cast<int64_t>(i)]);
+  for (size_t i = 0; i < keys.size(); ++i)
+    cache_->store(keys[i], (*z_hr)[static_cast<int64_t>(i)], (*z_lr)[static_cast<int64_t>(i)]);
 }
 
 StepReport Trainer::report(const UpdateRecord& rec, const data::Batch& batch, int64_t samples) const {
@@ -388,8 +408,11 @@ StepReport Trainer::report(const UpdateRecord& rec, const data::Batch& batch, in
   // Which clips, frames and sizes this update trained on (users asked to see it).
   json clips = json::array();
   for (const auto& c : batch.clips) {
-    json o = {{"row", c.meta_index}, {"file", c.file}, {"start", c.frames.empty() ? 0 : c.frames.front()},
-              {"stride", c.frames.size() > 1 ? c.frames[1] - c.frames[0] : 1}, {"frames_in_clip", c.frames.size()}};
+    json o = {{"row", c.meta_index},
+              {"file", c.file},
+              {"start", c.frames.empty() ? 0 : c.frames.front()},
+              {"stride", c.frames.size() > 1 ? c.frames[1] - c.frames[0] : 1},
+              {"frames_in_clip", c.frames.size()}};
     if (c.attempts > 0) o["replaced_after"] = c.attempts;
     if (!c.degradation.empty()) o["degradation"] = c.degradation;
     clips.push_back(o);
@@ -449,18 +472,19 @@ void Trainer::validate(int64_t step) {
   for (size_t i = 0; i < setup_.validation_paths.size(); ++i) {
     const std::string& path = setup_.validation_paths[i];
     try {
-      ValidationResult r = run_validation(path, static_cast<int64_t>(i), step, *vae_, model, vs, run_->run_dir()->path());
+      ValidationResult r =
+          run_validation(path, static_cast<int64_t>(i), step, *vae_, model, vs, run_->run_dir()->path());
       const contract::ValidationEvent ev = validation_event(r, step, static_cast<int64_t>(i), path);
       runtime::EventStream::global().emit(ev);
       psnr_sum += r.psnr;
       ++scored;
       if (tb)
         tb->add_scalars({{"val/psnr_" + std::to_string(i), static_cast<float>(r.psnr)},
-                          {"val/psnr_lowres_" + std::to_string(i), static_cast<float>(r.psnr_lowres)},
-                          {"val/latent_mse_" + std::to_string(i), static_cast<float>(r.latent_mse)},
-                          {"val/psnr_source_" + std::to_string(i), static_cast<float>(r.psnr_source)},
-                          {"val/psnr_ceiling_" + std::to_string(i), static_cast<float>(r.psnr_ceiling)}},
-                         step);
+                         {"val/psnr_lowres_" + std::to_string(i), static_cast<float>(r.psnr_lowres)},
+                         {"val/latent_mse_" + std::to_string(i), static_cast<float>(r.latent_mse)},
+                         {"val/psnr_source_" + std::to_string(i), static_cast<float>(r.psnr_source)},
+                         {"val/psnr_ceiling_" + std::to_string(i), static_cast<float>(r.psnr_ceiling)}},
+                        step);
     } catch (const std::exception& e) {
       ws::log::warn("validation of {} failed: {}", path, e.what());
     }
@@ -510,8 +534,9 @@ std::optional<StepReport> Trainer::train_step() {
 }  // namespace
 
 int run_train_upsampler(const std::vector<std::string>& argv) {
-  return run_training_verb<Trainer>(upsampler_option_schema(), argv, [](io::Config& cfg) { return resolve_upsampler_setup(cfg); },
-                                    DeviceWishes{true, "the VAE stays on the CPU"});
+  return run_training_verb<Trainer>(
+      upsampler_option_schema(), argv, [](io::Config& cfg) { return resolve_upsampler_setup(cfg); },
+      DeviceWishes{true, "the VAE stays on the CPU"});
 }
 
 }  // namespace ws::train

@@ -31,8 +31,7 @@ std::vector<AdamWGroup> make_param_groups(torch::nn::Module& module, const std::
       p.set_requires_grad(false);
     }
   }
-  if (main.params.empty() && low.params.empty())
-    throw Error("trainable_modules matches no parameter of the model");
+  if (main.params.empty() && low.params.empty()) throw Error("trainable_modules matches no parameter of the model");
   return {main, low};
 }
 
@@ -116,7 +115,7 @@ std::vector<torch::Tensor> UpsamplerUpdater::trainable_params() const {
 }
 
 double UpsamplerUpdater::micro_step(const torch::Tensor& z_lr, const torch::Tensor& z_hr,
-                                   std::optional<UpdateRecord>* record) {
+                                    std::optional<UpdateRecord>* record) {
   torch::Tensor pred = model_->forward(z_lr);
   if (pred.sizes() != z_hr.sizes()) {
     std::ostringstream o;

@@ -45,7 +45,8 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
   const double scale = model->config().rational_spatial_scale;
   const int64_t A = data::bucket_alignment(scale);
   const int64_t edge = std::max(A, st.sample_size / A * A);  // [D] aligned, so the latents match
-  const int64_t edge_lr = std::max<int64_t>(16, static_cast<int64_t>(std::floor(static_cast<double>(edge) / scale / 16.0)) * 16);
+  const int64_t edge_lr =
+      std::max<int64_t>(16, static_cast<int64_t>(std::floor(static_cast<double>(edge) / scale / 16.0)) * 16);
 
   io::VideoInfo info = io::probe_video(video, true);
   int64_t num = std::min<int64_t>(info.still_image ? 1 : info.frames, st.n_frames);
@@ -60,7 +61,8 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
   const torch::Device dev = model->parameters().front().device();
   torch::Tensor z_up = model->forward(z_lr.to(dev, torch::kFloat)).to(z_hr.device(), torch::kFloat);
   if (z_up.sizes() != z_hr.sizes())
-    throw Error("validation: upsampled latent " + io::shape_str(z_up.sizes().vec()) + " does not match the high-res latent " + io::shape_str(z_hr.sizes().vec()));
+    throw Error("validation: upsampled latent " + io::shape_str(z_up.sizes().vec()) +
+                " does not match the high-res latent " + io::shape_str(z_hr.sizes().vec()));
   r.latent_mse = (z_up - z_hr).pow(2).mean().item<double>();
   torch::Tensor d_hr = vae.decode(z_hr)[0];
   torch::Tensor d_up = vae.decode(z_up)[0];
@@ -97,7 +99,8 @@ ValidationResult run_validation(const std::string&, int64_t, int64_t, models::Wa
 
 #endif
 
-contract::ValidationEvent validation_event(const ValidationResult& r, int64_t step, int64_t index, const std::string& source) {
+contract::ValidationEvent validation_event(const ValidationResult& r, int64_t step, int64_t index,
+                                           const std::string& source) {
   contract::ValidationEvent ev;
   ev.step = step;
   ev.index = index;

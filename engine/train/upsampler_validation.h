@@ -38,6 +38,7 @@ ValidationResult run_validation(const std::string& video, int64_t index, int64_t
                                 const std::string& run_dir);
 
 // The `validation` event of a result (what train-upsampler and `upsample` both emit).
-contract::ValidationEvent validation_event(const ValidationResult& r, int64_t step, int64_t index, const std::string& source);
+contract::ValidationEvent validation_event(const ValidationResult& r, int64_t step, int64_t index,
+                                           const std::string& source);
 
 }  // namespace ws::train

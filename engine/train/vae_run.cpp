@@ -32,7 +32,8 @@ class VaeTrainer final : public TrainerHooks {
     std::optional<std::string> resume = setup_.resume_dir;
     if (setup_.run.resume_from_checkpoint == std::optional<std::string>("latest")) {
       if (auto c = run.run_dir()->latest()) resume = c->path;
-      else ws::log::info("resume_from_checkpoint latest: no checkpoint in {}; starting a new run", setup_.run.output_dir);
+      else
+        ws::log::info("resume_from_checkpoint latest: no checkpoint in {}; starting a new run", setup_.run.output_dir);
     }
     if (resume) {
       if (!runtime::parse_checkpoint_name(fs::basename(*resume), &resume_step_))
@@ -49,7 +50,7 @@ class VaeTrainer final : public TrainerHooks {
       vae_ = models::WanVae::random(c, setup_.run.seed, o);
     }
     ws::log::info("VAE dim {} dec_dim {} z_dim {}: {} parameters", vae_->config().dim, vae_->config().dec_dim,
-                 vae_->config().z_dim, vae_->parameter_count());
+                  vae_->config().z_dim, vae_->parameter_count());
 
     VaeUpdateOptions uo;
     uo.learning_rate = setup_.optimizer.learning_rate;
@@ -95,8 +96,8 @@ class VaeTrainer final : public TrainerHooks {
     r.samples = rec.clips;
     r.extra = {{"recon", rec.recon}, {"kl", rec.kl}};
     if (rec.step % 10 == 0 || rec.step == max_steps_)
-      ws::log::info("step {}/{} loss {:.5f} recon {:.5f} kl {:.3f} lr {:.3g}", rec.step, max_steps_, rec.loss, rec.recon,
-                   rec.kl, rec.lr);
+      ws::log::info("step {}/{} loss {:.5f} recon {:.5f} kl {:.3f} lr {:.3g}", rec.step, max_steps_, rec.loss,
+                    rec.recon, rec.kl, rec.lr);
     return r;
   }
 
@@ -140,8 +141,8 @@ class VaeTrainer final : public TrainerHooks {
 }  // namespace
 
 int run_train_vae(const std::vector<std::string>& argv) {
-  return run_training_verb<VaeTrainer>(vae_option_schema(), argv, [](io::Config& cfg) { return resolve_vae_setup(cfg); },
-                                       DeviceWishes{false, ""});
+  return run_training_verb<VaeTrainer>(
+      vae_option_schema(), argv, [](io::Config& cfg) { return resolve_vae_setup(cfg); }, DeviceWishes{false, ""});
 }
 
 }  // namespace ws::train

@@ -46,8 +46,7 @@ VaeSetup resolve_vae_setup(io::Config& cfg) {
     const std::string dir = find_vae_checkpoint(s.run.output_dir, *r);
     if (dir.empty())
       cfg.error("resume_from_checkpoint", "no checkpoint with " + std::string(kVaeWeightsFile) + " at " + *r);
-    else
-      s.resume_dir = dir;
+    else s.resume_dir = dir;
   }
   if (!data::video_support_built())
     cfg.add_error("train-vae needs video support, which is not built into this wanstudio-engine");

@@ -21,7 +21,7 @@ struct VaeSetup {
   DataOptions data;
   OptimizerOptions optimizer;
   double kl_weight = 1e-6;
-  int64_t random_crop_size = 0;         // 0: the whole video_sample_size frame
+  int64_t random_crop_size = 0;                      // 0: the whole video_sample_size frame
   nlohmann::json widths = nlohmann::json::object();  // the VAE widths YAML (config_path)
   std::string widths_source = "VAE config";
   std::optional<std::string> warm_start;  // vae_path

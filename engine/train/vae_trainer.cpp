@@ -152,8 +152,7 @@ std::vector<torch::Tensor> VaeClipSampler::batch(int64_t step) {
           failed_[pick] = true;
         }
       }
-      if (std::count(failed_.begin(), failed_.end(), false) == 0)
-        throw Error(meta_.path + ": no row could be read");
+      if (std::count(failed_.begin(), failed_.end(), false) == 0) throw Error(meta_.path + ": no row could be read");
       pick = data::Rng::keyed(opts_.seed, "vae-retry", step, slot, attempt).uniform_int(0, n - 1);
     }
   }

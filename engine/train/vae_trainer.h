@@ -36,7 +36,7 @@ VaeLoss vae_loss(models::vae::WanVAEImpl& net, const torch::Tensor& x, double kl
 struct VaeUpdateOptions {
   double learning_rate = 1e-4;
   AdamWOptions adam{0.9, 0.999, 1e-8, 1e-2};
-  LrSchedule schedule;  // base_lr / training_steps filled by the caller
+  LrSchedule schedule;         // base_lr / training_steps filled by the caller
   double max_grad_norm = 1.0;  // ≤ 0: no clipping (the norm is still measured)
   double kl_weight = 1e-6;
   // The whole clip in one call: the same function as the reference's chunks (docs/design/wan22-vae.md §8) with fewer,
@@ -45,7 +45,7 @@ struct VaeUpdateOptions {
 };
 
 struct VaeStepRecord {
-  int64_t step = 0;  // global step after this update
+  int64_t step = 0;                    // global step after this update
   double loss = 0, recon = 0, kl = 0;  // means over the batch's clips
   double lr = 0, grad_norm = 0;
   int64_t clips = 0;

@@ -10,7 +10,8 @@ namespace ws::train {
 std::vector<int> zero_owners(const std::vector<torch::Tensor>& params, int world) {
   std::vector<size_t> order(params.size());
   std::iota(order.begin(), order.end(), 0);
-  std::stable_sort(order.begin(), order.end(), [&](size_t a, size_t b) { return params[a].numel() > params[b].numel(); });
+  std::stable_sort(order.begin(), order.end(),
+                   [&](size_t a, size_t b) { return params[a].numel() > params[b].numel(); });
   std::vector<int64_t> load(static_cast<size_t>(std::max(1, world)), 0);
   std::vector<int> owner(params.size(), 0);
   for (size_t i : order) {

@@ -80,7 +80,7 @@ void fail(const std::string& path, const std::string& what) {
 }
 
 void check_input_file(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) {
     if (errno == ENOENT) throw Error(path + ": no such file");
     throw Error(path + ": cannot read (" + std::strerror(errno) + ")");
@@ -108,8 +108,8 @@ FramePtr make_frame() {
 namespace {
 const int32_t* display_matrix(const AVStream* st) {
 #if LIBAVCODEC_VERSION_INT >= AV_VERSION_INT(60, 31, 102)
-  const AVPacketSideData* sd = av_packet_side_data_get(st->codecpar->coded_side_data,
-                                                       st->codecpar->nb_coded_side_data, AV_PKT_DATA_DISPLAYMATRIX);
+  const AVPacketSideData* sd = av_packet_side_data_get(st->codecpar->coded_side_data, st->codecpar->nb_coded_side_data,
+                                                       AV_PKT_DATA_DISPLAYMATRIX);
   if (sd && sd->size >= 9 * 4) return reinterpret_cast<const int32_t*>(sd->data);
   return nullptr;
 #else

@@ -29,7 +29,7 @@ struct FrameIndex {
   std::vector<int64_t> key_pts;  // sorted keyframe timestamps
   bool pts_usable = true;        // false: missing or repeated timestamps -> count by decoding
   int64_t corrupt_packets = 0;
-  std::string read_error;        // why the scan stopped early, if it did
+  std::string read_error;  // why the scan stopped early, if it did
 };
 
 bool ends_with(const std::string& s, const std::string& tail) {
@@ -54,7 +54,8 @@ int video_stream(AVFormatContext* fmt, const std::string& path) {
   int idx = av_find_best_stream(fmt, AVMEDIA_TYPE_VIDEO, -1, -1, nullptr, 0);
   if (idx < 0) {
     bool audio = av_find_best_stream(fmt, AVMEDIA_TYPE_AUDIO, -1, -1, nullptr, 0) >= 0;
-    throw Error(path + (audio ? ": has no video stream (audio only)" : ": no video stream found (truncated or damaged file?)"));
+    throw Error(
+        path + (audio ? ": has no video stream (audio only)" : ": no video stream found (truncated or damaged file?)"));
   }
   // Only this stream's packets are read, which also makes scans cheap.
   for (unsigned i = 0; i < fmt->nb_streams; ++i)
@@ -68,10 +69,8 @@ VideoInfo header_info(const std::string& path, AVFormatContext* fmt, AVStream* s
   const AVCodecParameters* par = st->codecpar;
   vi.coded_width = par->width;
   vi.coded_height = par->height;
-  if (par->width <= 0 || par->height <= 0)
-    fail(path, "cannot read the picture size (corrupt or truncated file?)");
-  if (par->width > kMaxVideoSide || par->height > kMaxVideoSide ||
-      int64_t{par->width} * par->height > kMaxVideoPixels)
+  if (par->width <= 0 || par->height <= 0) fail(path, "cannot read the picture size (corrupt or truncated file?)");
+  if (par->width > kMaxVideoSide || par->height > kMaxVideoSide || int64_t{par->width} * par->height > kMaxVideoPixels)
     throw Error(path + ": absurd picture size " + std::to_string(par->width) + "x" + std::to_string(par->height) +
                 " (corrupt header? the limit is " + std::to_string(kMaxVideoSide) + " per side, 8192x8192 pixels)");
   vi.rotation = stream_rotation(st);
@@ -86,7 +85,8 @@ VideoInfo header_info(const std::string& path, AVFormatContext* fmt, AVStream* s
   // timestamps make 16 fps average 16.17).
   const double avg = st->avg_frame_rate.num > 0 && st->avg_frame_rate.den > 0 ? av_q2d(st->avg_frame_rate) : 0;
   const double nominal = st->r_frame_rate.num > 0 && st->r_frame_rate.den > 0 ? av_q2d(st->r_frame_rate) : 0;
-  if (!vi.still_image) vi.fps = (avg > 0 && !(nominal > 0 && std::fabs(avg - nominal) < 0.03 * nominal)) ? avg : nominal;
+  if (!vi.still_image)
+    vi.fps = (avg > 0 && !(nominal > 0 && std::fabs(avg - nominal) < 0.03 * nominal)) ? avg : nominal;
   if (st->duration != AV_NOPTS_VALUE && st->duration > 0)
     vi.duration_s = static_cast<double>(st->duration) * av_q2d(st->time_base);
   else if (fmt->duration != AV_NOPTS_VALUE && fmt->duration > 0)
@@ -132,7 +132,7 @@ FrameIndex scan_packets(const std::string& path) {
 
 // Training reopens the same files every epoch: keep their scans (keyed by size and mtime).
 std::shared_ptr<const FrameIndex> cached_index(const std::string& path) {
-  struct stat st{};
+  struct stat st {};
   if (::stat(path.c_str(), &st) != 0) return std::make_shared<FrameIndex>(scan_packets(path));
   std::string key = path + "|" + std::to_string(st.st_size) + "|" + std::to_string(st.st_mtim.tv_sec) + "." +
                     std::to_string(st.st_mtim.tv_nsec);
@@ -182,7 +182,7 @@ struct VideoReader::Impl {
   int64_t last_ts = AV_NOPTS_VALUE;  // timestamp of the last frame the decoder gave
   int64_t seq_next = 0;              // frames given since the start (valid while seq_valid)
   bool seq_valid = true;
-  int64_t decoded_count = -1;        // frames counted by decoding (streams without timestamps)
+  int64_t decoded_count = -1;  // frames counted by decoding (streams without timestamps)
 
   ~Impl() { sws_freeContext(sws); }
 
@@ -213,7 +213,8 @@ struct VideoReader::Impl {
     if (!index) {
       index = cached_index(path);
       if (index->pts.empty())
-        throw Error(path + ": no readable video frames" + (index->read_error.empty() ? "" : " (" + index->read_error + ")"));
+        throw Error(path + ": no readable video frames" +
+                    (index->read_error.empty() ? "" : " (" + index->read_error + ")"));
       if (index->pts_usable) use_counted_frames(info, *index);
     }
     return *index;
@@ -311,18 +312,16 @@ struct VideoReader::Impl {
   RgbFrame read_by_pts(int64_t index) {
     const FrameIndex& fi = ensure_index();
     const int64_t target = fi.pts[static_cast<size_t>(index)];
-    size_t keys_before = static_cast<size_t>(
-        std::upper_bound(fi.key_pts.begin(), fi.key_pts.end(), target) - fi.key_pts.begin());
+    size_t keys_before =
+        static_cast<size_t>(std::upper_bound(fi.key_pts.begin(), fi.key_pts.end(), target) - fi.key_pts.begin());
     int64_t key = keys_before ? fi.key_pts[keys_before - 1] : fi.pts.front();
     // Already past the keyframe and before the target: just keep decoding.
     if (last_ts != AV_NOPTS_VALUE && last_ts < target && key <= last_ts)
       if (auto f = decode_until(target)) return std::move(*f);
     // Seek to the nearest keyframe; if the demuxer lands late, the one before; then the start.
     for (size_t attempt = 0; attempt < 3; ++attempt) {
-      if (attempt < 2 && attempt < keys_before)
-        seek(fi.key_pts[keys_before - 1 - attempt]);
-      else
-        open();
+      if (attempt < 2 && attempt < keys_before) seek(fi.key_pts[keys_before - 1 - attempt]);
+      else open();
       if (auto f = decode_until(target)) return std::move(*f);
       if (attempt >= keys_before) break;  // decoded from the start and still missed it
     }
@@ -372,7 +371,8 @@ RgbFrame VideoReader::read(int64_t index) {
     const int64_t header = impl_->info.header_frames;
     if (index >= total && header > total)
       throw Error(impl_->path + ": frame " + std::to_string(index) + " is missing: the header lists " +
-                  std::to_string(header) + " frames but only " + std::to_string(total) + " are in the file (truncated?)");
+                  std::to_string(header) + " frames but only " + std::to_string(total) +
+                  " are in the file (truncated?)");
     throw Error(impl_->path + ": frame " + std::to_string(index) + " is out of range (the video has " +
                 std::to_string(total) + " frames)");
   }
@@ -392,10 +392,8 @@ std::vector<RgbFrame> VideoReader::read(const std::vector<int64_t>& indices) {
   out.reserve(indices.size());
   for (int64_t i : indices) {
     // Move a frame out on its last use: clips can be hundreds of MB.
-    if (--uses[i] == 0)
-      out.push_back(std::move(got.at(i)));
-    else
-      out.push_back(got.at(i));
+    if (--uses[i] == 0) out.push_back(std::move(got.at(i)));
+    else out.push_back(got.at(i));
   }
   return out;
 }

@@ -26,9 +26,9 @@ struct VideoInfo {
   int64_t header_frames = -1;             // the container's frame count, -1 when it has none
   double fps = 0.0;                       // average frame rate, 0 when unknown (still images)
   double duration_s = 0.0;
-  std::string codec;                      // e.g. "h264", "png"
-  std::string container;                  // e.g. "mov,mp4,m4a,3gp,3g2,mj2"
-  bool still_image = false;               // a single picture (png, jpg, ...)
+  std::string codec;         // e.g. "h264", "png"
+  std::string container;     // e.g. "mov,mp4,m4a,3gp,3g2,mj2"
+  bool still_image = false;  // a single picture (png, jpg, ...)
 };
 
 struct DecodeOptions {

@@ -169,8 +169,8 @@ struct VideoWriter::Impl {
     if (ret < 0) fail(path, "cannot allocate a frame", ret);
     for (AVBufferRef* b : rgb->buf)
       if (b) std::memset(b->data, 0, b->size);
-    sws = sws_getContext(ew, eh, AV_PIX_FMT_RGB24, ew, eh, AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND,
-                         nullptr, nullptr, nullptr);
+    sws = sws_getContext(ew, eh, AV_PIX_FMT_RGB24, ew, eh, AV_PIX_FMT_YUV420P, SWS_BICUBIC | SWS_ACCURATE_RND, nullptr,
+                         nullptr, nullptr);
     if (!sws) throw Error(path + ": cannot set up RGB -> YUV conversion");
     // Full-range RGB in, BT.709 limited range out: what the stream is tagged with.
     sws_setColorspaceDetails(sws, sws_getCoefficients(SWS_CS_DEFAULT), 1, sws_getCoefficients(SWS_CS_ITU709), 0, 0,
@@ -292,7 +292,8 @@ void write_png(const std::string& path, const RgbFrame& frame) {
   PacketPtr pkt = make_packet();
   ret = avcodec_receive_packet(c.get(), pkt.get());
   if (ret < 0) fail(path, "PNG encoding failed", ret);
-  fs::write_file_atomic(path, std::string_view(reinterpret_cast<const char*>(pkt->data), static_cast<size_t>(pkt->size)));
+  fs::write_file_atomic(path,
+                        std::string_view(reinterpret_cast<const char*>(pkt->data), static_cast<size_t>(pkt->size)));
 }
 
 }  // namespace ws::io

@@ -14,13 +14,13 @@
 namespace ws::io {
 
 struct EncodeOptions {
-  double fps = 16.0;           // Wan 2.2 generates at 16 fps
-  int crf = 18;                // quality (x264 CRF; mapped to a quantiser for other encoders)
+  double fps = 16.0;  // Wan 2.2 generates at 16 fps
+  int crf = 18;       // quality (x264 CRF; mapped to a quantiser for other encoders)
   std::string preset = "medium";
-  int gop = 0;                 // keyframe interval in frames; 0 = encoder default
-  int rotation = 0;            // clockwise degrees stored as display matrix (0/90/180/270)
-  std::string encoder;         // force an FFmpeg encoder by name ("" = best H.264)
-  int threads = 0;             // encoder threads, 0 = auto (x264's output depends on the count)
+  int gop = 0;          // keyframe interval in frames; 0 = encoder default
+  int rotation = 0;     // clockwise degrees stored as display matrix (0/90/180/270)
+  std::string encoder;  // force an FFmpeg encoder by name ("" = best H.264)
+  int threads = 0;      // encoder threads, 0 = auto (x264's output depends on the count)
   // The same frames give the same bytes on every run: one encoder thread and, for x264, no
   // macroblock-tree rate control (its lookahead reads memory it never wrote, so the output
   // followed the heap's contents). Costs about a third more bytes at the same CRF.

@@ -23,7 +23,9 @@ struct RgbFrame {
   RgbFrame() = default;
   RgbFrame(int w, int h) : width(w), height(h), data(static_cast<size_t>(w) * static_cast<size_t>(h) * 3, 0) {}
   bool empty() const { return width <= 0 || height <= 0; }
-  uint8_t* pixel(int x, int y) { return data.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3; }
+  uint8_t* pixel(int x, int y) {
+    return data.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
+  }
   const uint8_t* pixel(int x, int y) const {
     return data.data() + (static_cast<size_t>(y) * static_cast<size_t>(width) + static_cast<size_t>(x)) * 3;
   }

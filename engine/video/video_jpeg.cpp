@@ -95,7 +95,8 @@ JpegRoundTrip::JpegRoundTrip(int width, int height, int qscale) : impl_(std::mak
   if (width <= 0 || height <= 0 || width > kMaxVideoSide || height > kMaxVideoSide)
     throw Error(std::string(kWhat) + ": bad picture size " + std::to_string(width) + "x" + std::to_string(height));
   // qmin defaults to 2 for the MPEG-family encoders, and 31 is their largest quantiser.
-  if (qscale < 2 || qscale > 31) throw Error(std::string(kWhat) + ": qscale " + std::to_string(qscale) + " is not in 2..31");
+  if (qscale < 2 || qscale > 31)
+    throw Error(std::string(kWhat) + ": qscale " + std::to_string(qscale) + " is not in 2..31");
   m.width = width;
   m.height = height;
   m.qscale = qscale;

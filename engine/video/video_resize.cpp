@@ -30,7 +30,8 @@ void check_frame(const RgbFrame& f, const char* what) {
 RgbFrame rotate_rgb(const RgbFrame& in, int degrees_cw) {
   int r = ((degrees_cw % 360) + 360) % 360;
   if (r == 0) return in;
-  if (r != 90 && r != 180 && r != 270) throw Error("rotate: only right angles are supported, got " + std::to_string(degrees_cw));
+  if (r != 90 && r != 180 && r != 270)
+    throw Error("rotate: only right angles are supported, got " + std::to_string(degrees_cw));
   const int w = in.width, h = in.height;
   RgbFrame out = r == 180 ? RgbFrame(w, h) : RgbFrame(h, w);
   out.time_s = in.time_s;
@@ -59,7 +60,8 @@ RgbFrame crop_rgb(const RgbFrame& in, int left, int top, int width, int height) 
                 std::to_string(top) + " does not fit in " + std::to_string(in.width) + "x" + std::to_string(in.height));
   RgbFrame out(width, height);
   out.time_s = in.time_s;
-  for (int y = 0; y < height; ++y) std::memcpy(out.pixel(0, y), in.pixel(left, top + y), static_cast<size_t>(width) * 3);
+  for (int y = 0; y < height; ++y)
+    std::memcpy(out.pixel(0, y), in.pixel(left, top + y), static_cast<size_t>(width) * 3);
   return out;
 }
 
@@ -81,9 +83,7 @@ RgbFrame resize_rgb(const RgbFrame& in, int width, int height, ResizeFilter filt
   if (width == in.width && height == in.height) return in;
   int flags = SWS_BICUBIC;
   switch (filter) {
-    case ResizeFilter::Auto:
-      flags = (width <= in.width && height <= in.height) ? SWS_AREA : SWS_BICUBIC;
-      break;
+    case ResizeFilter::Auto: flags = (width <= in.width && height <= in.height) ? SWS_AREA : SWS_BICUBIC; break;
     case ResizeFilter::Area: flags = SWS_AREA; break;
     case ResizeFilter::Bicubic: flags = SWS_BICUBIC; break;
     case ResizeFilter::Bilinear: flags = SWS_BILINEAR; break;
@@ -91,8 +91,9 @@ RgbFrame resize_rgb(const RgbFrame& in, int width, int height, ResizeFilter filt
   }
   SwsContext* sws = sws_getContext(in.width, in.height, AV_PIX_FMT_RGB24, width, height, AV_PIX_FMT_RGB24,
                                    flags | SWS_ACCURATE_RND | SWS_FULL_CHR_H_INT, nullptr, nullptr, nullptr);
-  if (!sws) throw Error("resize: swscale cannot scale " + std::to_string(in.width) + "x" + std::to_string(in.height) +
-                        " to " + std::to_string(width) + "x" + std::to_string(height));
+  if (!sws)
+    throw Error("resize: swscale cannot scale " + std::to_string(in.width) + "x" + std::to_string(in.height) + " to " +
+                std::to_string(width) + "x" + std::to_string(height));
   RgbFrame out(width, height);
   out.time_s = in.time_s;
   const uint8_t* src[4] = {in.data.data(), nullptr, nullptr, nullptr};
@@ -109,8 +110,8 @@ RgbFrame resize_cover_crop(const RgbFrame& in, int width, int height, ResizeFilt
   check_size(width, height, "resize target");
   auto [rh, rw] = cover_size(in.height, in.width, height, width);
   RgbFrame scaled = resize_rgb(in, static_cast<int>(rw), static_cast<int>(rh), filter);
-  return crop_rgb(scaled, static_cast<int>(center_crop_offset(rw, width)), static_cast<int>(center_crop_offset(rh, height)),
-                  width, height);
+  return crop_rgb(scaled, static_cast<int>(center_crop_offset(rw, width)),
+                  static_cast<int>(center_crop_offset(rh, height)), width, height);
 }
 
 }  // namespace ws::io

@@ -8,7 +8,7 @@
 namespace ws::io {
 
 enum class ResizeFilter {
-  Auto,      // area when shrinking, bicubic when enlarging
+  Auto,  // area when shrinking, bicubic when enlarging
   Area,
   Bicubic,
   Bilinear,

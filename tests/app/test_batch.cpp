@@ -82,8 +82,10 @@ class TestBatch : public QObject {
     o.err = QString::fromUtf8(p.readAllStandardError());
     return o;
   }
-  Outcome batch(const QString& workerBody, const QStringList& extra = {}, const QString& job = QStringLiteral("upsampler")) {
-    return run(worker(workerBody), QStringList{QStringLiteral("--batch"), yaml(QStringLiteral("job: %1\n").arg(job))} + extra);
+  Outcome batch(const QString& workerBody, const QStringList& extra = {},
+                const QString& job = QStringLiteral("upsampler")) {
+    return run(worker(workerBody),
+               QStringList{QStringLiteral("--batch"), yaml(QStringLiteral("job: %1\n").arg(job))} + extra);
   }
 
  private Q_SLOTS:
@@ -94,17 +96,20 @@ class TestBatch : public QObject {
 
   void optionsParse() {
     auto parse = [](const QStringList& a) { return AppOptions::parse(QStringList{QStringLiteral("wanstudio")} + a); };
-    AppOptions o = parse({QStringLiteral("--batch"), QStringLiteral("r.yaml"), QStringLiteral("--max_train_steps"), QStringLiteral("5")});
+    AppOptions o = parse({QStringLiteral("--batch"), QStringLiteral("r.yaml"), QStringLiteral("--max_train_steps"),
+                          QStringLiteral("5")});
     QCOMPARE(o.mode, AppOptions::Mode::Batch);
     QCOMPARE(o.runYaml, QStringLiteral("r.yaml"));
     QCOMPARE(o.workerArgs, (QStringList{QStringLiteral("--max_train_steps"), QStringLiteral("5")}));
     QCOMPARE(parse({QStringLiteral("--batch")}).mode, AppOptions::Mode::Error);
-    o = parse({QStringLiteral("--batch"), QStringLiteral("a.yaml"), QStringLiteral("b.yaml"), QStringLiteral("--seed"), QStringLiteral("1")});
+    o = parse({QStringLiteral("--batch"), QStringLiteral("a.yaml"), QStringLiteral("b.yaml"), QStringLiteral("--seed"),
+               QStringLiteral("1")});
     QCOMPARE(o.runYamls, (QStringList{QStringLiteral("a.yaml"), QStringLiteral("b.yaml")}));
     QCOMPARE(o.workerArgs, (QStringList{QStringLiteral("--seed"), QStringLiteral("1")}));
     QCOMPARE(parse({QStringLiteral("--bogus")}).mode, AppOptions::Mode::Error);
     QCOMPARE(parse({QStringLiteral("--version")}).mode, AppOptions::Mode::Version);
-    o = parse({QStringLiteral("/ws"), QStringLiteral("--quit-after-ms=50"), QStringLiteral("--heartbeat-timeout"), QStringLiteral("2.5")});
+    o = parse({QStringLiteral("/ws"), QStringLiteral("--quit-after-ms=50"), QStringLiteral("--heartbeat-timeout"),
+               QStringLiteral("2.5")});
     QCOMPARE(o.mode, AppOptions::Mode::Gui);
     QCOMPARE(o.workspace, QStringLiteral("/ws"));
     QCOMPARE(o.quitAfterMs, 50);
@@ -128,8 +133,9 @@ class TestBatch : public QObject {
   }
 
   void completedExitsZero() {
-    const Outcome o = batch(QStringLiteral("started 3; step 1; step 2; step 3; ev checkpoint '\"step\":3,\"path\":\"checkpoint-3\"'; "
-                                           "ev heartbeat '\"rss_bytes\":1'; finished completed 3; exit 0"));
+    const Outcome o =
+        batch(QStringLiteral("started 3; step 1; step 2; step 3; ev checkpoint '\"step\":3,\"path\":\"checkpoint-3\"'; "
+                             "ev heartbeat '\"rss_bytes\":1'; finished completed 3; exit 0"));
     QCOMPARE(o.status, QProcess::NormalExit);
     QCOMPARE(o.code, 0);
     QVERIFY2(o.out.contains(QStringLiteral("started upsampler run, 3 steps")), qPrintable(o.out));
@@ -143,8 +149,10 @@ class TestBatch : public QObject {
   void severalRunFilesRunInOrderWithASummary() {
     // Each run's worker notes its config and flags; the one named fail.yaml fails.
     const QString order = dir_.filePath(QStringLiteral("order.log"));
-    const QString w = worker(QStringLiteral("echo \"$*\" >> '%1'; case \"$*\" in *fail.yaml*) started 2; step 1; exit 1;; "
-                                            "*) started 2; step 1; step 2; finished completed 2;; esac").arg(order));
+    const QString w =
+        worker(QStringLiteral("echo \"$*\" >> '%1'; case \"$*\" in *fail.yaml*) started 2; step 1; exit 1;; "
+                              "*) started 2; step 1; step 2; finished completed 2;; esac")
+                   .arg(order));
     auto named = [this](const QString& name) {
       const QString path = dir_.filePath(name);
       QFile f(path);
@@ -152,12 +160,14 @@ class TestBatch : public QObject {
       f.write("job: upsampler\n");
       return path;
     };
-    const QString a = named(QStringLiteral("a.yaml")), f = named(QStringLiteral("fail.yaml")), b = named(QStringLiteral("b.yaml"));
+    const QString a = named(QStringLiteral("a.yaml")), f = named(QStringLiteral("fail.yaml")),
+                  b = named(QStringLiteral("b.yaml"));
     const Outcome o = run(w, {QStringLiteral("--batch"), a, f, b, QStringLiteral("--seed"), QStringLiteral("9")});
     QCOMPARE(o.code, 1);  // one failed: the others still ran
     const QStringList ran = QString::fromUtf8(fake::readAll(order)).trimmed().split(QLatin1Char('\n'));
     QCOMPARE(ran.size(), 3);
-    QVERIFY(ran[0].contains(QStringLiteral("a.yaml")) && ran[1].contains(QStringLiteral("fail.yaml")) && ran[2].contains(QStringLiteral("b.yaml")));
+    QVERIFY(ran[0].contains(QStringLiteral("a.yaml")) && ran[1].contains(QStringLiteral("fail.yaml")) &&
+            ran[2].contains(QStringLiteral("b.yaml")));
     for (const QString& line : ran) QVERIFY2(line.contains(QStringLiteral("--seed 9")), qPrintable(line));
     QVERIFY2(o.err.contains(QStringLiteral("wanstudio: 2 of 3 runs completed")), qPrintable(o.err));
     QVERIFY2(o.err.contains(QStringLiteral("  a.yaml: completed at step 2")), qPrintable(o.err));
@@ -172,7 +182,8 @@ class TestBatch : public QObject {
 
   void aCancelledRunStopsTheQueue() {
     const QString w = worker(QStringLiteral("started 3; step 1; finished cancelled 1; exit 130"));
-    const Outcome o = run(w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n")), yaml(QStringLiteral("job: upsampler\n"))});
+    const Outcome o = run(w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n")),
+                              yaml(QStringLiteral("job: upsampler\n"))});
     QCOMPARE(o.code, 130);
     QVERIFY2(o.err.contains(QStringLiteral("wanstudio: 0 of 2 runs completed")), qPrintable(o.err));
     QVERIFY2(o.err.contains(QStringLiteral("not started (the queue was cancelled)")), qPrintable(o.err));
@@ -181,15 +192,18 @@ class TestBatch : public QObject {
 
   void finalStateAndRunFolder() {
     const QString out = dir_.filePath(QStringLiteral("runs/u1"));
-    Outcome o = batch(QStringLiteral("started 2; step 1; step 2; finished completed 2"), {QStringLiteral("--output_dir"), out});
+    Outcome o =
+        batch(QStringLiteral("started 2; step 1; step 2; finished completed 2"), {QStringLiteral("--output_dir"), out});
     QCOMPARE(o.code, 0);
-    QVERIFY2(o.out.trimmed().endsWith(QStringLiteral("wanstudio: run completed at step 2\nwanstudio: run folder: %1").arg(out)),
+    QVERIFY2(o.out.trimmed().endsWith(
+                 QStringLiteral("wanstudio: run completed at step 2\nwanstudio: run folder: %1").arg(out)),
              qPrintable(o.out));
     // From the YAML (relative to it) when no flag says otherwise; a failure says it on stderr.
     const QString y = yaml(QStringLiteral("job: upsampler\noutput_dir: runs/u2\n"));
     o = run(worker(QStringLiteral("started 2; step 1; exit 1")), {QStringLiteral("--batch"), y});
     QCOMPARE(o.code, 1);
-    QVERIFY2(o.err.contains(QStringLiteral("wanstudio: run folder: %1").arg(dir_.filePath(QStringLiteral("runs/u2")))), qPrintable(o.err));
+    QVERIFY2(o.err.contains(QStringLiteral("wanstudio: run folder: %1").arg(dir_.filePath(QStringLiteral("runs/u2")))),
+             qPrintable(o.err));
   }
 
   void plainLinesWhenNotATerminal() {
@@ -204,9 +218,11 @@ class TestBatch : public QObject {
     // `script` gives wanstudio a pseudo-terminal, as an interactive shell would.
     const QString script = QStandardPaths::findExecutable(QStringLiteral("script"));
     if (script.isEmpty()) QSKIP("script (util-linux) is not installed");
-    const QString w = worker(QStringLiteral("started 40; for i in $(seq 1 40); do step $i; done; "
-                                            "ev checkpoint '\"step\":40,\"path\":\"checkpoint-40\"'; finished completed 40"));
-    const QString cmd = QStringLiteral("'%1' --batch '%2'").arg(QStringLiteral(WS_APP_EXE), yaml(QStringLiteral("job: upsampler\n")));
+    const QString w =
+        worker(QStringLiteral("started 40; for i in $(seq 1 40); do step $i; done; "
+                              "ev checkpoint '\"step\":40,\"path\":\"checkpoint-40\"'; finished completed 40"));
+    const QString cmd =
+        QStringLiteral("'%1' --batch '%2'").arg(QStringLiteral(WS_APP_EXE), yaml(QStringLiteral("job: upsampler\n")));
     QProcess p;
     setup(p, w, {});
     p.setProgram(script);
@@ -245,10 +261,10 @@ class TestBatch : public QObject {
 
   void warningsPrintOnce() {
     // The worker sends each warning as a `log` event and as a line of its human log on stderr.
-    const Outcome o = batch(QStringLiteral(
-        "started 1; ev log '\"level\":\"warning\",\"message\":\"no GPU: bf16 falls back\"'; "
-        "echo '[12:00:01] [warning] no GPU: bf16 falls back' >&2; "
-        "echo '[12:00:02] [warning] only on stderr' >&2; step 1; finished completed 1; exit 0"));
+    const Outcome o =
+        batch(QStringLiteral("started 1; ev log '\"level\":\"warning\",\"message\":\"no GPU: bf16 falls back\"'; "
+                             "echo '[12:00:01] [warning] no GPU: bf16 falls back' >&2; "
+                             "echo '[12:00:02] [warning] only on stderr' >&2; step 1; finished completed 1; exit 0"));
     QCOMPARE(o.code, 0);
     const QString all = o.out + o.err;
     QCOMPARE(all.count(QStringLiteral("no GPU: bf16 falls back")), 1);
@@ -256,12 +272,14 @@ class TestBatch : public QObject {
   }
 
   void failedExitsOne() {
-    const Outcome o = batch(QStringLiteral("echo 'loading' >&2; ev error '\"message\":\"run.yaml: train_data_meta: no such file\"'; "
-                                           "finished failed 0; exit 1"));
+    const Outcome o =
+        batch(QStringLiteral("echo 'loading' >&2; ev error '\"message\":\"run.yaml: train_data_meta: no such file\"'; "
+                             "finished failed 0; exit 1"));
     QCOMPARE(o.code, 1);
     QVERIFY(o.out.contains(QStringLiteral("error: run.yaml: train_data_meta: no such file")));
     QVERIFY2(o.err.contains(QStringLiteral("loading")), qPrintable(o.err));  // the worker's stderr goes through
-    QVERIFY2(o.err.contains(QStringLiteral("error: run failed at step 0: run.yaml: train_data_meta: no such file")), qPrintable(o.err));
+    QVERIFY2(o.err.contains(QStringLiteral("error: run failed at step 0: run.yaml: train_data_meta: no such file")),
+             qPrintable(o.err));
   }
 
   void cancelledExits130() {
@@ -285,7 +303,8 @@ class TestBatch : public QObject {
   void heartbeatTimeout() {
     const QString w = worker(QStringLiteral("started 3; sleep 30"));
     const QString y = yaml(QStringLiteral("job: upsampler\n"));
-    Outcome o = run(w, {QStringLiteral("--batch"), y}, {{QStringLiteral("WANSTUDIO_HEARTBEAT_TIMEOUT"), QStringLiteral("0.5")}});
+    Outcome o = run(w, {QStringLiteral("--batch"), y},
+                    {{QStringLiteral("WANSTUDIO_HEARTBEAT_TIMEOUT"), QStringLiteral("0.5")}});
     QCOMPARE(o.code, 1);
     QVERIFY2(o.err.contains(QStringLiteral("no heartbeat for 0.5 s")), qPrintable(o.err));
     o = run(w, {QStringLiteral("--heartbeat-timeout"), QStringLiteral("0.4"), QStringLiteral("--batch"), y});
@@ -297,7 +316,8 @@ class TestBatch : public QObject {
     const QString args = dir_.filePath(QStringLiteral("args.txt"));
     const QString w = worker(QStringLiteral("echo \"$@\" > '%1'; finished completed 0").arg(args));
     const QString y = yaml(QStringLiteral("job: experts\nlearning_rate: 1e-4\n"));
-    Outcome o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--max_train_steps"), QStringLiteral("5"), QStringLiteral("--use_ema=false")});
+    Outcome o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--max_train_steps"), QStringLiteral("5"),
+                        QStringLiteral("--use_ema=false")});
     QCOMPARE(o.code, 0);
     QCOMPARE(QString::fromUtf8(fake::readAll(args)).trimmed(),
              QStringLiteral("train-experts --config %1 --max_train_steps 5 --use_ema=false").arg(y));
@@ -311,7 +331,8 @@ class TestBatch : public QObject {
     const QString args = dir_.filePath(QStringLiteral("args_np.txt"));
     const QString w = worker(QStringLiteral("echo \"$@\" > '%1'; finished completed 0").arg(args));
     const QString y = yaml(QStringLiteral("job: experts\n"));
-    Outcome o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--nproc"), QStringLiteral("2"), QStringLiteral("--seed"), QStringLiteral("3")});
+    Outcome o = run(w, {QStringLiteral("--batch"), y, QStringLiteral("--nproc"), QStringLiteral("2"),
+                        QStringLiteral("--seed"), QStringLiteral("3")});
     QCOMPARE(o.code, 0);
     QCOMPARE(QString::fromUtf8(fake::readAll(args)).trimmed(),
              QStringLiteral("launch --nproc 2 train-experts --config %1 --seed 3").arg(y));
@@ -363,7 +384,8 @@ started 100; step 1
 while read -r line; do
   echo "$line" >> "%1"
   if [ "$line" = cancel ]; then step 2; finished cancelled 2; exit 130; fi
-done)").arg(got));
+done)")
+                                 .arg(got));
     QProcess p;
     setup(p, w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n"))});
     p.start();
@@ -384,7 +406,8 @@ trap '' INT TERM
 echo $$ > "%1"
 started 100; step 1
 while read -r line; do :; done
-sleep 60)").arg(pidFile));
+sleep 60)")
+                                 .arg(pidFile));
     QProcess p;
     setup(p, w, {QStringLiteral("--batch"), yaml(QStringLiteral("job: upsampler\n"))});
     p.start();

@@ -73,37 +73,75 @@ class TestComparePage : public QObject {
     vae_ = QStringLiteral(WS_TEST_DATA "/vae/vae_dev_weights.safetensors");
     QString log;
     QVERIFY2(runEngine({QStringLiteral("demo-data"), data_}, &log), qPrintable(log));
-    writeText(tmp_.filePath(QStringLiteral("dit.yaml")),
-              "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\ntext_dim: 32\ntext_len: 16\n");
-    writeText(tmp_.filePath(QStringLiteral("up.yaml")), "latent_upsampler_kwargs:\n  mid_channels: 32\n  num_blocks_per_stage: 1\n");
-    const QStringList experts{QStringLiteral("train-experts"), QStringLiteral("--transformer_config"), tmp_.filePath(QStringLiteral("dit.yaml")),
-                              QStringLiteral("--vae_path"), vae_, QStringLiteral("--train_data_meta"), data_ + QStringLiteral("/metadata.json"),
-                              QStringLiteral("--text_embeddings_dir"), tmp_.filePath(QStringLiteral("text")),
-                              QStringLiteral("--text_encoder_path"), configs() + QStringLiteral("/demo/umt5_demo.safetensors"),
-                              QStringLiteral("--tokenizer_path"), configs() + QStringLiteral("/demo/umt5_demo_spiece.model"),
-                              QStringLiteral("--video_sample_size"), QStringLiteral("64"), QStringLiteral("--video_sample_n_frames"), QStringLiteral("5"),
-                              QStringLiteral("--max_train_steps"), QStringLiteral("2"), QStringLiteral("--checkpointing_steps"), QStringLiteral("1"),
-                              QStringLiteral("--dataloader_num_workers"), QStringLiteral("0"), QStringLiteral("--learning_rate"), QStringLiteral("1e-2")};
+    writeText(
+        tmp_.filePath(QStringLiteral("dit.yaml")),
+        "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\ntext_dim: 32\ntext_len: 16\n");
+    writeText(tmp_.filePath(QStringLiteral("up.yaml")),
+              "latent_upsampler_kwargs:\n  mid_channels: 32\n  num_blocks_per_stage: 1\n");
+    const QStringList experts{QStringLiteral("train-experts"),
+                              QStringLiteral("--transformer_config"),
+                              tmp_.filePath(QStringLiteral("dit.yaml")),
+                              QStringLiteral("--vae_path"),
+                              vae_,
+                              QStringLiteral("--train_data_meta"),
+                              data_ + QStringLiteral("/metadata.json"),
+                              QStringLiteral("--text_embeddings_dir"),
+                              tmp_.filePath(QStringLiteral("text")),
+                              QStringLiteral("--text_encoder_path"),
+                              configs() + QStringLiteral("/demo/umt5_demo.safetensors"),
+                              QStringLiteral("--tokenizer_path"),
+                              configs() + QStringLiteral("/demo/umt5_demo_spiece.model"),
+                              QStringLiteral("--video_sample_size"),
+                              QStringLiteral("64"),
+                              QStringLiteral("--video_sample_n_frames"),
+                              QStringLiteral("5"),
+                              QStringLiteral("--max_train_steps"),
+                              QStringLiteral("2"),
+                              QStringLiteral("--checkpointing_steps"),
+                              QStringLiteral("1"),
+                              QStringLiteral("--dataloader_num_workers"),
+                              QStringLiteral("0"),
+                              QStringLiteral("--learning_rate"),
+                              QStringLiteral("1e-2")};
     // Run A also renders validation videos: two prompts at steps 0, 1 and 2.
-    QVERIFY2(runEngine(experts + QStringList{QStringLiteral("--seed"), QStringLiteral("1"), QStringLiteral("--validation_prompts"),
-                                             QStringLiteral("a red circle"), QStringLiteral("a blue square"), QStringLiteral("--validation_steps"),
-                                             QStringLiteral("1"), QStringLiteral("--validation_size"), QStringLiteral("64x64"),
-                                             QStringLiteral("--validation_frames"), QStringLiteral("5"),
-                                             QStringLiteral("--validation_sample_steps"), QStringLiteral("2"),
-                                             QStringLiteral("--output_dir"), run("experts-a")},
+    QVERIFY2(runEngine(experts + QStringList{QStringLiteral("--seed"), QStringLiteral("1"),
+                                             QStringLiteral("--validation_prompts"), QStringLiteral("a red circle"),
+                                             QStringLiteral("a blue square"), QStringLiteral("--validation_steps"),
+                                             QStringLiteral("1"), QStringLiteral("--validation_size"),
+                                             QStringLiteral("64x64"), QStringLiteral("--validation_frames"),
+                                             QStringLiteral("5"), QStringLiteral("--validation_sample_steps"),
+                                             QStringLiteral("2"), QStringLiteral("--output_dir"), run("experts-a")},
                        &log),
              qPrintable(log));
-    QVERIFY2(runEngine(experts + QStringList{QStringLiteral("--seed"), QStringLiteral("2"), QStringLiteral("--output_dir"), run("experts-b")}, &log),
+    QVERIFY2(runEngine(experts + QStringList{QStringLiteral("--seed"), QStringLiteral("2"),
+                                             QStringLiteral("--output_dir"), run("experts-b")},
+                       &log),
              qPrintable(log));
     // The upsamplers against the demo's VAE, which reconstructs (the dev VAE's random weights
     // make noise that the MP4 encoder smooths, so the chart could not be checked against PSNR).
-    const QStringList up{QStringLiteral("train-upsampler"), QStringLiteral("--config_path"), tmp_.filePath(QStringLiteral("up.yaml")),
-                         QStringLiteral("--vae_path"), configs() + QStringLiteral("/demo/demo_vae.safetensors"), QStringLiteral("--train_data_meta"), data_ + QStringLiteral("/metadata.json"),
-                         QStringLiteral("--video_sample_size"), QStringLiteral("64"), QStringLiteral("--video_sample_n_frames"), QStringLiteral("5"),
-                         QStringLiteral("--max_train_steps"), QStringLiteral("2"), QStringLiteral("--checkpointing_steps"), QStringLiteral("2"),
-                         QStringLiteral("--dataloader_num_workers"), QStringLiteral("0"), QStringLiteral("--learning_rate"), QStringLiteral("1e-3")};
+    const QStringList up{QStringLiteral("train-upsampler"),
+                         QStringLiteral("--config_path"),
+                         tmp_.filePath(QStringLiteral("up.yaml")),
+                         QStringLiteral("--vae_path"),
+                         configs() + QStringLiteral("/demo/demo_vae.safetensors"),
+                         QStringLiteral("--train_data_meta"),
+                         data_ + QStringLiteral("/metadata.json"),
+                         QStringLiteral("--video_sample_size"),
+                         QStringLiteral("64"),
+                         QStringLiteral("--video_sample_n_frames"),
+                         QStringLiteral("5"),
+                         QStringLiteral("--max_train_steps"),
+                         QStringLiteral("2"),
+                         QStringLiteral("--checkpointing_steps"),
+                         QStringLiteral("2"),
+                         QStringLiteral("--dataloader_num_workers"),
+                         QStringLiteral("0"),
+                         QStringLiteral("--learning_rate"),
+                         QStringLiteral("1e-3")};
     for (const char* name : {"upsampler-c", "upsampler-d"})
-      QVERIFY2(runEngine(up + QStringList{QStringLiteral("--seed"), QLatin1String(name) == QLatin1String("upsampler-c") ? QStringLiteral("3") : QStringLiteral("4"),
+      QVERIFY2(runEngine(up + QStringList{QStringLiteral("--seed"),
+                                          QLatin1String(name) == QLatin1String("upsampler-c") ? QStringLiteral("3")
+                                                                                              : QStringLiteral("4"),
                                           QStringLiteral("--output_dir"), run(name)},
                          &log),
                qPrintable(log));
@@ -191,7 +229,8 @@ class TestComparePage : public QObject {
 
     if (!qEnvironmentVariableIsEmpty("WS_SCREENSHOT_DIR")) {
       QTest::qWait(500);
-      window_->grab().save(QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("compare-experts.png")));
+      window_->grab().save(
+          QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("compare-experts.png")));
     }
   }
 
@@ -237,7 +276,7 @@ class TestComparePage : public QObject {
     QCOMPARE(done.takeFirst().at(0).toBool(), true);
     const RenderResult& a = *p->side(0).result;
     QVERIFY(std::isfinite(a.psnr) && std::isfinite(a.psnrCeiling) && std::isfinite(a.psnrSource));
-    QVERIFY(a.psnrSource != a.psnrCeiling);  // two different decodes against the source
+    QVERIFY(a.psnrSource != a.psnrCeiling);     // two different decodes against the source
     QCOMPARE(p->player()->videos().size(), 3);  // A, B and the high-res decode
     QCOMPARE(p->player()->videos()[2].path, a.reference);
     QVERIFY(p->statusLabel()->text().contains(QStringLiteral("ceiling")));
@@ -281,7 +320,8 @@ class TestComparePage : public QObject {
     QVERIFY(v->player()->videos()[0].path.endsWith(QStringLiteral("sample/step0_val1.mp4")));
     if (!qEnvironmentVariableIsEmpty("WS_SCREENSHOT_DIR")) {
       QTest::qWait(500);
-      window_->grab().save(QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("expert-validation.png")));
+      window_->grab().save(
+          QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("expert-validation.png")));
     }
   }
 

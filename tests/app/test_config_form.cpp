@@ -93,8 +93,9 @@ class TestConfigForm : public QObject {
   }
 
   std::unique_ptr<NewRunDialog> dialog(const QString& workspace = {}) {
-    auto d = std::make_unique<NewRunDialog>(&jobs_, workspace.isEmpty() ? dir_.filePath(QStringLiteral("ws")) : workspace,
-                                            dir_.filePath(QStringLiteral("presets")), fixtureSource());
+    auto d =
+        std::make_unique<NewRunDialog>(&jobs_, workspace.isEmpty() ? dir_.filePath(QStringLiteral("ws")) : workspace,
+                                       dir_.filePath(QStringLiteral("presets")), fixtureSource());
     d->setRunName(QStringLiteral("r1"));
     return d;
   }
@@ -137,7 +138,7 @@ class TestConfigForm : public QObject {
     QVERIFY(qobject_cast<QComboBox*>(form.editor("mixed_precision")->input()));
     QVERIFY(qobject_cast<QLineEdit*>(form.editor("logging_dir")->input()));
     QVERIFY(qobject_cast<QLineEdit*>(form.editor("degradation_ops_range")->input()));
-    QVERIFY(form.editor("train_data_meta")->findChild<QToolButton*>());      // browse
+    QVERIFY(form.editor("train_data_meta")->findChild<QToolButton*>());  // browse
     QVERIFY(!form.editor("logging_dir")->findChild<QToolButton*>());
     // Grouped as the schema says; help and default in the tooltip.
     QStringList titles;
@@ -165,7 +166,8 @@ class TestConfigForm : public QObject {
     ConfigForm form;
     form.setSchema(*schema);
     QCOMPARE(form.findChildren<OptionEditor*>().size(), schema->options().size());
-    for (const char* name : {"train_data_meta", "video_sample_size", "video_sample_n_frames", "learning_rate", "output_dir"})
+    for (const char* name :
+         {"train_data_meta", "video_sample_size", "video_sample_n_frames", "learning_rate", "output_dir"})
       QVERIFY2(form.editor(QLatin1String(name)), name);
     QVERIFY(form.values().isEmpty());  // every editor shows its default exactly
     // The worker's shape rule travels in the schema; the form has no copy of it.
@@ -191,7 +193,8 @@ class TestConfigForm : public QObject {
     QString expertsError;
     const auto experts = SchemaFetcher::fetch(QStringLiteral("train-experts"), &expertsError, engine);
     QVERIFY(experts || !expertsError.isEmpty());
-    if (!experts) QVERIFY2(!expertsError.startsWith("error:") && expertsError.contains("train-experts"), qPrintable(expertsError));
+    if (!experts)
+      QVERIFY2(!expertsError.startsWith("error:") && expertsError.contains("train-experts"), qPrintable(expertsError));
   }
 
   void formYamlFormRoundTripKeepsValues() {
@@ -301,8 +304,9 @@ class TestConfigForm : public QObject {
   // grammar with the worker (contract/option_values.h), must not call such a preset wrong.
   void presetWordsTheWorkerAcceptsAreAccepted() {
     auto d = dialog();
-    d->setYamlText("job: upsampler\ndemo_data: auto\ntrain_data_meta: /nowhere/metadata.json\n"
-                   "use_ema: 1\nmax_train_steps: None\nnoise_shift: ~\n");
+    d->setYamlText(
+        "job: upsampler\ndemo_data: auto\ntrain_data_meta: /nowhere/metadata.json\n"
+        "use_ema: 1\nmax_train_steps: None\nnoise_shift: ~\n");
     d->syncFormFromYaml();
     QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
     QCOMPARE(d->form()->value("use_ema"), QVariant(true));
@@ -337,20 +341,48 @@ class TestConfigForm : public QObject {
     QTest::addColumn<QString>("field");  // "" = a general problem
     QTest::addColumn<QString>("message");
     const QString base = "job: upsampler\ndemo_data: auto\ntrain_data_meta: /nowhere/metadata.json\n";
-    QTest::newRow("unknown key") << base + "learning_rat: 0.1\n" << "" << "line 4: unknown option learning_rat";
-    QTest::newRow("wrong type int") << base + "video_sample_size: big\n" << "video_sample_size" << "line 4: expected an integer";
-    QTest::newRow("wrong type bool") << base + "use_ema: maybe\n" << "use_ema" << "expected true or false";
-    QTest::newRow("wrong type list") << base + "degradation_ops_range: [1, x]\n" << "degradation_ops_range" << "expected a list of int";
-    QTest::newRow("missing meta") << "job: upsampler\ntrain_data_meta: /nowhere/metadata.json\n" << "train_data_meta" << "/nowhere/metadata.json does not exist";
-    QTest::newRow("required") << "job: upsampler\n" << "train_data_meta" << "required";
-    QTest::newRow("missing input path") << base + "validation_paths: [/nowhere/v.mp4]\n" << "validation_paths" << "/nowhere/v.mp4 does not exist";
-    QTest::newRow("frames 4k+1") << base + "video_sample_n_frames: 16\n" << "video_sample_n_frames" << "4k+1";
-    QTest::newRow("size multiple of 16") << base + "video_sample_size: 250\n" << "video_sample_size" << "multiple of 16";
-    QTest::newRow("min") << base + "video_sample_size: 32\n" << "video_sample_size" << "at least 48";
-    QTest::newRow("max") << base + "adam_beta1: 1.5\n" << "adam_beta1" << "at most 1";
-    QTest::newRow("min null default") << base + "max_train_steps: 0\n" << "max_train_steps" << "at least 1";
-    QTest::newRow("enum") << base + "mixed_precision: fp8\n" << "mixed_precision" << "not one of no, fp16, bf16";
-    QTest::newRow("job mismatch") << "job: experts\ndemo_data: auto\ntrain_data_meta: /x/m.json\n" << "" << "disagrees";
+    QTest::newRow("unknown key") << base + "learning_rat: 0.1\n"
+                                 << ""
+                                 << "line 4: unknown option learning_rat";
+    QTest::newRow("wrong type int") << base + "video_sample_size: big\n"
+                                    << "video_sample_size"
+                                    << "line 4: expected an integer";
+    QTest::newRow("wrong type bool") << base + "use_ema: maybe\n"
+                                     << "use_ema"
+                                     << "expected true or false";
+    QTest::newRow("wrong type list") << base + "degradation_ops_range: [1, x]\n"
+                                     << "degradation_ops_range"
+                                     << "expected a list of int";
+    QTest::newRow("missing meta") << "job: upsampler\ntrain_data_meta: /nowhere/metadata.json\n"
+                                  << "train_data_meta"
+                                  << "/nowhere/metadata.json does not exist";
+    QTest::newRow("required") << "job: upsampler\n"
+                              << "train_data_meta"
+                              << "required";
+    QTest::newRow("missing input path") << base + "validation_paths: [/nowhere/v.mp4]\n"
+                                        << "validation_paths"
+                                        << "/nowhere/v.mp4 does not exist";
+    QTest::newRow("frames 4k+1") << base + "video_sample_n_frames: 16\n"
+                                 << "video_sample_n_frames"
+                                 << "4k+1";
+    QTest::newRow("size multiple of 16") << base + "video_sample_size: 250\n"
+                                         << "video_sample_size"
+                                         << "multiple of 16";
+    QTest::newRow("min") << base + "video_sample_size: 32\n"
+                         << "video_sample_size"
+                         << "at least 48";
+    QTest::newRow("max") << base + "adam_beta1: 1.5\n"
+                         << "adam_beta1"
+                         << "at most 1";
+    QTest::newRow("min null default") << base + "max_train_steps: 0\n"
+                                      << "max_train_steps"
+                                      << "at least 1";
+    QTest::newRow("enum") << base + "mixed_precision: fp8\n"
+                          << "mixed_precision"
+                          << "not one of no, fp16, bf16";
+    QTest::newRow("job mismatch") << "job: experts\ndemo_data: auto\ntrain_data_meta: /x/m.json\n"
+                                  << ""
+                                  << "disagrees";
   }
 
   void validationShowsNextToTheField() {
@@ -374,7 +406,8 @@ class TestConfigForm : public QObject {
     v.insert("demo_data", "auto");
     QVERIFY(ConfigValidator::validate(schema, v, dir_.path()).isEmpty());
     // Relative paths resolve against the run folder.
-    const QMap<QString, QString> rel = ConfigValidator::validate(schema, {{"train_data_meta", "data/metadata.json"}}, dir_.path());
+    const QMap<QString, QString> rel =
+        ConfigValidator::validate(schema, {{"train_data_meta", "data/metadata.json"}}, dir_.path());
     QVERIFY2(rel.isEmpty(), qPrintable(rel.value("train_data_meta")));
     // Values the form cannot hold (a word in a list of ints) are an error too.
     ConfigForm form;
@@ -395,8 +428,9 @@ class TestConfigForm : public QObject {
   }
 
   void startWritesRunYamlAndStartsTheWorker() {
-    const QString worker = fake::writeScript(dir_.path(), "worker.sh",
-                                             "echo \"$@\" > \"$(dirname \"$0\")/args.txt\"\nstarted 1\nstep 1\nfinished completed 1\nexit 0");
+    const QString worker = fake::writeScript(
+        dir_.path(), "worker.sh",
+        "echo \"$@\" > \"$(dirname \"$0\")/args.txt\"\nstarted 1\nstep 1\nfinished completed 1\nexit 0");
     qputenv("WANSTUDIO_ENGINE", worker.toUtf8());
     auto d = dialog();
     d->setRunName("started");
@@ -414,7 +448,8 @@ class TestConfigForm : public QObject {
     QVERIFY2(cfg, qPrintable(error));
     QCOMPARE(cfg->job, QStringLiteral("upsampler"));
     QCOMPARE(cfg->outputDir, runDir);
-    const ParsedRunYaml p = RunYamlCodec::parse(fixtureSchema(), QString::fromUtf8(fake::readAll(runDir + "/run.yaml")));
+    const ParsedRunYaml p =
+        RunYamlCodec::parse(fixtureSchema(), QString::fromUtf8(fake::readAll(runDir + "/run.yaml")));
     QCOMPARE(p.values.value("video_sample_n_frames"), QVariant(qlonglong(9)));
     QCOMPARE(p.values.value("demo_data"), QVariant("auto"));
     QVERIFY(!p.values.contains("adam_beta1"));
@@ -426,32 +461,39 @@ class TestConfigForm : public QObject {
   void estimateShowsTheMemoryAndWarnsWhenItDoesNotFit() {
     // A worker that answers `estimate` with the run file's size as its need: the YAML it gets
     // is the dialog's, and a bigger run (more frames) needs more.
-    const QString worker = fake::writeScript(
-        dir_.path(), "estimate.sh",
-        "echo \"$@\" > \"$(dirname \"$0\")/estimate-args.txt\"\n"
-        "f=$(sed -n 's/^video_sample_n_frames: *//p' \"$3\")\n"
-        "echo '{\"total_bytes\":'$((f * 1073741824))',\"machine_bytes\":21474836480,\"fits\":'$([ $f -le 20 ] && echo true || echo false)',"
-        "\"estimate\":{\"parts\":[{\"name\":\"weights\",\"bytes\":1073741824},{\"name\":\"activations\",\"bytes\":'$(((f - 1) * 1073741824))'}]}}'\n");
+    const QString worker =
+        fake::writeScript(dir_.path(), "estimate.sh",
+                          "echo \"$@\" > \"$(dirname \"$0\")/estimate-args.txt\"\n"
+                          "f=$(sed -n 's/^video_sample_n_frames: *//p' \"$3\")\n"
+                          "echo '{\"total_bytes\":'$((f * 1073741824))',\"machine_bytes\":21474836480,\"fits\":'$([ $f "
+                          "-le 20 ] && echo true || echo false)',"
+                          "\"estimate\":{\"parts\":[{\"name\":\"weights\",\"bytes\":1073741824},{\"name\":"
+                          "\"activations\",\"bytes\":'$(((f - 1) * 1073741824))'}]}}'\n");
     qputenv("WANSTUDIO_ENGINE", worker.toUtf8());
     auto d = dialog();
     auto* frames = qobject_cast<QSpinBox*>(d->form()->editor("video_sample_n_frames")->input());
     frames->setValue(17);
     d->estimateButton()->click();
     QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("Needs about")));
-    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("17.00 GiB of this machine's 20.00 GiB")), qPrintable(d->estimateLabel()->text()));
-    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("activations 16.00 GiB, weights 1.00 GiB")), qPrintable(d->estimateLabel()->text()));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("17.00 GiB of this machine's 20.00 GiB")),
+             qPrintable(d->estimateLabel()->text()));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("activations 16.00 GiB, weights 1.00 GiB")),
+             qPrintable(d->estimateLabel()->text()));
     QVERIFY(fake::readAll(dir_.filePath("estimate-args.txt")).startsWith("estimate --config "));
     frames->setValue(33);
     d->estimateButton()->click();
     QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("Warning")));
-    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("33.00 GiB, more than this machine's 20.00 GiB")), qPrintable(d->estimateLabel()->text()));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("33.00 GiB, more than this machine's 20.00 GiB")),
+             qPrintable(d->estimateLabel()->text()));
     QVERIFY(d->estimateLabel()->styleSheet().contains(QStringLiteral("#cf222e")));
     // A worker that cannot estimate says why.
-    const QString broken = fake::writeScript(dir_.path(), "broken.sh", "echo 'error: config_path: file not found' >&2\nexit 1\n");
+    const QString broken =
+        fake::writeScript(dir_.path(), "broken.sh", "echo 'error: config_path: file not found' >&2\nexit 1\n");
     qputenv("WANSTUDIO_ENGINE", broken.toUtf8());
     d->estimateButton()->click();
     QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("No estimate")));
-    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("config_path: file not found")), qPrintable(d->estimateLabel()->text()));
+    QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("config_path: file not found")),
+             qPrintable(d->estimateLabel()->text()));
     qunsetenv("WANSTUDIO_ENGINE");
   }
 };

@@ -71,7 +71,8 @@ class TestDatasetPage : public QObject {
     DatasetModel* m = page.model();
     QCOMPARE(m->rowCount(), rows_);
     auto doc = nlohmann::ordered_json::parse(readAll(meta_).toStdString());
-    QCOMPARE(m->index(3).data(DatasetModel::CaptionRole).toString(), QString::fromStdString(doc[3]["text"].get<std::string>()));
+    QCOMPARE(m->index(3).data(DatasetModel::CaptionRole).toString(),
+             QString::fromStdString(doc[3]["text"].get<std::string>()));
     QCOMPARE(page.currentRow(), 0);
     QCOMPARE(page.captionEditor()->toPlainText(), QString::fromStdString(doc[0]["text"].get<std::string>()));
     // Thumbnails arrive for every row that has a file (videos and pictures), within the edge.
@@ -99,7 +100,8 @@ class TestDatasetPage : public QObject {
     auto was = nlohmann::ordered_json::parse(before.toStdString());
     auto now = nlohmann::ordered_json::parse(readAll(meta_).toStdString());
     QCOMPARE(now.size(), was.size());
-    QCOMPARE(QString::fromStdString(now[4]["text"].get<std::string>()), QStringLiteral("a red ball rolls left, ünïcode"));
+    QCOMPARE(QString::fromStdString(now[4]["text"].get<std::string>()),
+             QStringLiteral("a red ball rolls left, ünïcode"));
     for (size_t i = 0; i < now.size(); ++i) {
       if (i == 4) continue;
       QCOMPARE(QString::fromStdString(now[i].dump()), QString::fromStdString(was[i].dump()));  // keys, order, values
@@ -168,7 +170,8 @@ class TestDatasetPage : public QObject {
     page.stride()->setValue(500);  // longer than every demo clip
     QVERIFY2(m->index(0).data(DatasetModel::TrainingRole).toString().startsWith("dropped: too short"),
              qPrintable(m->index(0).data(DatasetModel::TrainingRole).toString()));
-    QVERIFY(m->index(rows_ - 1).data(DatasetModel::TrainingRole).toString().startsWith("dropped: "));  // the missing file
+    QVERIFY(
+        m->index(rows_ - 1).data(DatasetModel::TrainingRole).toString().startsWith("dropped: "));  // the missing file
     page.stride()->setValue(2);
     // Row 1 lost its size: Fill sizes writes the file's.
     QVERIFY(m->index(1).data(DatasetModel::SizeRole).toString().contains("from the file"));

@@ -56,8 +56,8 @@ class TestLossChart : public QObject {
       x[i] = i + 1;
       y[i] = std::sin(i * 0.01);
     }
-    y[54'321] = 42;   // a spike
-    y[7'777] = -42;   // a dip
+    y[54'321] = 42;  // a spike
+    y[7'777] = -42;  // a dip
     QVector<double> dx, dy;
     decimateMinMax(x, y, 1, n, 500, dx, dy);
     QVERIFY(dx.size() <= 2 * 500 + 4);

@@ -42,14 +42,25 @@ void append(const QString& path, const QByteArray& data) {
 }
 
 QByteArray started(double t, const char* job, int resume, int max) {
-  return QStringLiteral("{\"type\":\"started\",\"time\":%1,\"job\":\"%2\",\"config\":{\"learning_rate\":0.0001,"
-                        "\"max_train_steps\":%4,\"output_dir\":\"/x\"},\"world_size\":1,\"resume_step\":%3,\"max_train_steps\":%4}\n")
-      .arg(t, 0, 'f', 3).arg(QLatin1String(job)).arg(resume).arg(max).toUtf8();
+  return QStringLiteral(
+             "{\"type\":\"started\",\"time\":%1,\"job\":\"%2\",\"config\":{\"learning_rate\":0.0001,"
+             "\"max_train_steps\":%4,\"output_dir\":\"/"
+             "x\"},\"world_size\":1,\"resume_step\":%3,\"max_train_steps\":%4}\n")
+      .arg(t, 0, 'f', 3)
+      .arg(QLatin1String(job))
+      .arg(resume)
+      .arg(max)
+      .toUtf8();
 }
 QByteArray step(double t, int s, const char* expert, double loss) {
-  return QStringLiteral("{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
-                        "\"lr\":0.0001,\"grad_norm\":1.2,\"samples_per_s\":3.5,\"eta_s\":60}\n")
-      .arg(t, 0, 'f', 3).arg(s).arg(QLatin1String(expert)).arg(loss).toUtf8();
+  return QStringLiteral(
+             "{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
+             "\"lr\":0.0001,\"grad_norm\":1.2,\"samples_per_s\":3.5,\"eta_s\":60}\n")
+      .arg(t, 0, 'f', 3)
+      .arg(s)
+      .arg(QLatin1String(expert))
+      .arg(loss)
+      .toUtf8();
 }
 QByteArray line(const QString& s) { return s.toUtf8() + '\n'; }
 
@@ -67,10 +78,12 @@ void makeCancelledRun(const QString& dir, const QString& yamlOutputDir) {
             QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 4\n").arg(yamlOutputDir).toUtf8());
   QDir().mkpath(dir + QStringLiteral("/checkpoint-2/latent_upsampler"));
   QDir().mkpath(dir + QStringLiteral("/.checkpoint-3.tmp"));  // an unfinished write is not a checkpoint
-  writeFile(dir + QStringLiteral("/events.jsonl"),
-            started(t0, "upsampler", 0, 4) + step(t0 + 1, 1, "upsampler", 0.5) + step(t0 + 2, 2, "upsampler", 0.4) +
-                line(QStringLiteral("{\"type\":\"checkpoint\",\"time\":%1,\"step\":2,\"path\":\"checkpoint-2\"}").arg(t0 + 3)) +
-                line(QStringLiteral("{\"type\":\"finished\",\"time\":%1,\"status\":\"cancelled\",\"step\":2}").arg(t0 + 4)));
+  writeFile(
+      dir + QStringLiteral("/events.jsonl"),
+      started(t0, "upsampler", 0, 4) + step(t0 + 1, 1, "upsampler", 0.5) + step(t0 + 2, 2, "upsampler", 0.4) +
+          line(QStringLiteral("{\"type\":\"checkpoint\",\"time\":%1,\"step\":2,\"path\":\"checkpoint-2\"}")
+                   .arg(t0 + 3)) +
+          line(QStringLiteral("{\"type\":\"finished\",\"time\":%1,\"status\":\"cancelled\",\"step\":2}").arg(t0 + 4)));
 }
 
 QPushButton* buttonNamed(QWidget* page, const QString& text) {
@@ -96,7 +109,9 @@ class TestMainWindow : public QObject {
     const double t0 = 1'700'000'000;
     QByteArray up = started(t0, "upsampler", 0, 50);
     for (int s = 1; s <= 50; ++s) up += step(t0 + s, s, "upsampler", 1.0 / s);
-    up += line(QStringLiteral("{\"type\":\"log\",\"time\":%1,\"level\":\"warning\",\"message\":\"mixed_precision bf16 falls back to fp32 on CPU\"}").arg(t0 + 51));
+    up += line(QStringLiteral("{\"type\":\"log\",\"time\":%1,\"level\":\"warning\",\"message\":\"mixed_precision bf16 "
+                              "falls back to fp32 on CPU\"}")
+                   .arg(t0 + 51));
     up += line(QStringLiteral("{\"type\":\"finished\",\"time\":%1,\"status\":\"completed\",\"step\":50}").arg(t0 + 52));
     append(run("upsampler_run") + QStringLiteral("/events.jsonl"), up);
     // A dual-expert run that crashed after step 12 and was resumed from step 10.
@@ -140,7 +155,8 @@ class TestMainWindow : public QObject {
     QString hint;
     for (QLabel* l : page->findChildren<QLabel*>())
       if (l->text().startsWith(QStringLiteral("TensorBoard"))) hint = l->text();
-    QVERIFY2(hint.contains(QDir(JobManager::normalizedPath(run("upsampler_run"))).filePath(QStringLiteral("logs"))), qPrintable(hint));
+    QVERIFY2(hint.contains(QDir(JobManager::normalizedPath(run("upsampler_run"))).filePath(QStringLiteral("logs"))),
+             qPrintable(hint));
   }
 
   void tensorboardHintFollowsLoggingDir() {
@@ -153,7 +169,8 @@ class TestMainWindow : public QObject {
     QString hint;
     for (QLabel* l : w.runPage()->findChildren<QLabel*>())
       if (l->text().startsWith(QStringLiteral("TensorBoard"))) hint = l->text();
-    QVERIFY2(hint.contains(QDir(JobManager::normalizedPath(dir)).filePath(QStringLiteral("tb/scalars"))), qPrintable(hint));
+    QVERIFY2(hint.contains(QDir(JobManager::normalizedPath(dir)).filePath(QStringLiteral("tb/scalars"))),
+             qPrintable(hint));
   }
 
   void runOpenedOutsideTheWorkspaceIsListed() {
@@ -197,9 +214,9 @@ class TestMainWindow : public QObject {
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));
     env.insert(QStringLiteral("XDG_CONFIG_HOME"), config.path());
     p.setProcessEnvironment(env);
-    p.start(QStringLiteral(WS_APP_EXE), {QStringLiteral("--dataset"), dir.filePath(QStringLiteral("bad.json")),
-                                         QStringLiteral("--screenshot"), dir.filePath(QStringLiteral("shot.png")),
-                                         dir.path()});
+    p.start(QStringLiteral(WS_APP_EXE),
+            {QStringLiteral("--dataset"), dir.filePath(QStringLiteral("bad.json")), QStringLiteral("--screenshot"),
+             dir.filePath(QStringLiteral("shot.png")), dir.path()});
     const bool done = p.waitForFinished(60'000);
     if (!done) p.kill();
     QVERIFY2(done, "wanstudio --dataset bad.json --screenshot hung");
@@ -216,7 +233,9 @@ class TestMainWindow : public QObject {
     names.sort();
     QCOMPARE(names, (QStringList{QStringLiteral("high"), QStringLiteral("low")}));
     // Steps 11 and 12 of the first segment were discarded by the resume from step 10.
-    QCOMPARE(page->lossChart()->pointCount(QStringLiteral("high")) + page->lossChart()->pointCount(QStringLiteral("low")), 14);
+    QCOMPARE(
+        page->lossChart()->pointCount(QStringLiteral("high")) + page->lossChart()->pointCount(QStringLiteral("low")),
+        14);
     QCOMPARE(page->status().state, RunState::Interrupted);
     QVERIFY(page->stateLabel()->text().contains(QStringLiteral("worker gone")));
   }
@@ -230,11 +249,14 @@ class TestMainWindow : public QObject {
     RunPage* page = w.runPage();
     QCOMPARE(page->status().state, RunState::Running);
     QVERIFY(page->status().elsewhere);
-    append(dir + QStringLiteral("/events.jsonl"), step(now + 1, 2, "upsampler", 0.8) + step(now + 2, 3, "upsampler", 0.7));
+    append(dir + QStringLiteral("/events.jsonl"),
+           step(now + 1, 2, "upsampler", 0.8) + step(now + 2, 3, "upsampler", 0.7));
     QTRY_COMPARE_WITH_TIMEOUT(page->events()->steps().size(), 3, 5000);
     page->lossChart()->replotNow();
     QCOMPARE(page->lossChart()->pointCount(QStringLiteral("upsampler")), 3);
-    append(dir + QStringLiteral("/events.jsonl"), line(QStringLiteral("{\"type\":\"finished\",\"time\":%1,\"status\":\"completed\",\"step\":3}").arg(now + 3)));
+    append(
+        dir + QStringLiteral("/events.jsonl"),
+        line(QStringLiteral("{\"type\":\"finished\",\"time\":%1,\"status\":\"completed\",\"step\":3}").arg(now + 3)));
     QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Completed, 5000);
     QVERIFY(QDir(dir).removeRecursively());
   }
@@ -245,12 +267,14 @@ class TestMainWindow : public QObject {
     MainWindow w(ws_.path(), 60'000);
     w.show();
     auto* job = new WorkerJob;
-    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("live.sh"), QStringLiteral(R"(
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("live.sh"),
+                                      QStringLiteral(R"(
 out='%1/events.jsonl'
 { started 100; step 1; } | tee -a "$out"
 while read -r line; do
   if [ "$line" = cancel ]; then { step 2; finished cancelled 2; } | tee -a "$out"; exit 130; fi
-done)").arg(dir)));
+done)")
+                                          .arg(dir)));
     job->setRunDirectory(dir);
     QSignalSpy ended(job, &WorkerJob::ended);
     w.jobs()->addJob(job);
@@ -280,8 +304,10 @@ done)").arg(dir)));
     MainWindow w(ws_.path(), 60'000);
     w.show();
     auto* job = new WorkerJob;
-    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("stubborn.sh"), QStringLiteral(
-        "trap '' TERM INT; { started 100; step 1; } | tee -a '%1/events.jsonl'; while read -r line; do :; done; sleep 60").arg(dir)));
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("stubborn.sh"),
+                                      QStringLiteral("trap '' TERM INT; { started 100; step 1; } | tee -a "
+                                                     "'%1/events.jsonl'; while read -r line; do :; done; sleep 60")
+                                          .arg(dir)));
     job->setRunDirectory(dir);
     QSignalSpy ended(job, &WorkerJob::ended);
     w.jobs()->addJob(job);
@@ -297,7 +323,8 @@ done)").arg(dir)));
     QTest::mouseClick(page->killButton(), Qt::LeftButton);
     QVERIFY(ended.wait(10'000));
     QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Cancelled, 5000);
-    QVERIFY2(page->stateLabel()->text().contains(QStringLiteral("killed on request")), qPrintable(page->stateLabel()->text()));
+    QVERIFY2(page->stateLabel()->text().contains(QStringLiteral("killed on request")),
+             qPrintable(page->stateLabel()->text()));
     QVERIFY(!page->killButton()->isVisible());
   }
 
@@ -308,9 +335,11 @@ done)").arg(dir)));
     w.show();
     auto* job = new WorkerJob;
     // What the kernel's OOM killer does: SIGKILL, no `finished`.
-    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("oom.sh"), QStringLiteral(
-        "{ started 100; step 1; ev heartbeat '\"rss_bytes\":3000000000'; } | tee -a '%1/events.jsonl'; "
-        "echo 'encoding latents for batch 2' >&2; sleep 0.2; kill -9 $$").arg(dir)));
+    job->setProgram(fake::writeScript(
+        ws_.path(), QStringLiteral("oom.sh"),
+        QStringLiteral("{ started 100; step 1; ev heartbeat '\"rss_bytes\":3000000000'; } | tee -a '%1/events.jsonl'; "
+                       "echo 'encoding latents for batch 2' >&2; sleep 0.2; kill -9 $$")
+            .arg(dir)));
     job->setRunDirectory(dir);
     QSignalSpy ended(job, &WorkerJob::ended);
     w.jobs()->addJob(job);
@@ -347,7 +376,8 @@ done)").arg(dir)));
 
   void interruptedRunShowsTheEngineLogTail() {
     const QString dir = run("gone_run");
-    writeFile(dir + QStringLiteral("/events.jsonl"), started(1'700'000'000, "upsampler", 0, 10) + step(1'700'000'001, 1, "upsampler", 0.5));
+    writeFile(dir + QStringLiteral("/events.jsonl"),
+              started(1'700'000'000, "upsampler", 0, 10) + step(1'700'000'001, 1, "upsampler", 0.5));
     QByteArray log;
     for (int i = 1; i <= 30; ++i) log += QStringLiteral("[info] line %1\n").arg(i).toUtf8();
     writeFile(dir + QStringLiteral("/logs/engine.log"), log + "[error] CUDA out of memory\n");
@@ -369,13 +399,15 @@ done)").arg(dir)));
     // The run was made on a server: its run.yaml names a folder that does not exist here.
     makeCancelledRun(dir, QStringLiteral("/srv/runs/resume_run"));
     const QString argsFile = ws_.filePath(QStringLiteral("resume_args.txt"));
-    const QString worker = fake::writeScript(ws_.path(), QStringLiteral("resume.sh"), QStringLiteral(R"(
+    const QString worker = fake::writeScript(ws_.path(), QStringLiteral("resume.sh"),
+                                             QStringLiteral(R"(
 echo "$@" > '%1'
 out='%2/events.jsonl'
 ev started '"job":"upsampler","resume_step":2,"max_train_steps":4,"world_size":1,"config":{}' | tee -a "$out"
 sleep 0.3
 { step 3; step 4; ev checkpoint '"step":4,"path":"checkpoint-4"'; finished completed 4; } | tee -a "$out"
-exit 0)").arg(argsFile, dir));
+exit 0)")
+                                                 .arg(argsFile, dir));
     qputenv("WANSTUDIO_ENGINE", worker.toUtf8());
     MainWindow w(ws_.path(), 60'000);
     w.show();
@@ -392,7 +424,8 @@ exit 0)").arg(argsFile, dir));
     QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Completed, 10'000);
     qunsetenv("WANSTUDIO_ENGINE");
     QCOMPARE(QString::fromUtf8(fake::readAll(argsFile)).trimmed(),
-             QStringLiteral("train-upsampler --config %1/run.yaml --output_dir %1 --resume_from_checkpoint latest").arg(dir));
+             QStringLiteral("train-upsampler --config %1/run.yaml --output_dir %1 --resume_from_checkpoint latest")
+                 .arg(dir));
     // One run, two segments: the curve goes on where it stopped.
     QCOMPARE(page->events()->summary().segments, 2);
     page->lossChart()->replotNow();
@@ -418,8 +451,9 @@ exit 0)").arg(argsFile, dir));
     MainWindow w(ws_.path(), 60'000);
     w.show();
     auto* job = new WorkerJob;
-    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("quit.sh"), QStringLiteral(
-        "started 100; step 1; while read -r line; do [ \"$line\" = cancel ] && { finished cancelled 1; exit 130; }; done")));
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("quit.sh"),
+                                      QStringLiteral("started 100; step 1; while read -r line; do [ \"$line\" = cancel "
+                                                     "] && { finished cancelled 1; exit 130; }; done")));
     job->setRunDirectory(dir);
     QSignalSpy events(job, &WorkerJob::eventReceived);
     w.jobs()->addJob(job);

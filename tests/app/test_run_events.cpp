@@ -22,15 +22,24 @@ namespace {
 QByteArray line(const char* json) { return QByteArray(json) + '\n'; }
 
 QByteArray stepLine(int step, double loss, const char* expert = "upsampler", double time = 100) {
-  return QStringLiteral("{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
-                        "\"lr\":0.001,\"grad_norm\":1,\"samples_per_s\":2,\"eta_s\":5}\n")
-      .arg(time).arg(step).arg(QLatin1String(expert)).arg(loss).toUtf8();
+  return QStringLiteral(
+             "{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
+             "\"lr\":0.001,\"grad_norm\":1,\"samples_per_s\":2,\"eta_s\":5}\n")
+      .arg(time)
+      .arg(step)
+      .arg(QLatin1String(expert))
+      .arg(loss)
+      .toUtf8();
 }
 
 QByteArray startedLine(int resumeStep, int maxSteps = 10, const char* job = "upsampler") {
-  return QStringLiteral("{\"type\":\"started\",\"time\":90,\"job\":\"%1\",\"config\":{\"learning_rate\":0.001,"
-                        "\"output_dir\":\"/runs/a\"},\"world_size\":1,\"resume_step\":%2,\"max_train_steps\":%3}\n")
-      .arg(QLatin1String(job)).arg(resumeStep).arg(maxSteps).toUtf8();
+  return QStringLiteral(
+             "{\"type\":\"started\",\"time\":90,\"job\":\"%1\",\"config\":{\"learning_rate\":0.001,"
+             "\"output_dir\":\"/runs/a\"},\"world_size\":1,\"resume_step\":%2,\"max_train_steps\":%3}\n")
+      .arg(QLatin1String(job))
+      .arg(resumeStep)
+      .arg(maxSteps)
+      .toUtf8();
 }
 
 QVector<qint64> liveSteps(const RunEvents& ev) {
@@ -46,7 +55,8 @@ class TestRunEvents : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void parseLine() {
-    const auto ev = parseEventLine("{\"type\":\"step\",\"time\":1.5,\"step\":7,\"loss\":0.25,\"future_field\":{\"x\":1}}");
+    const auto ev =
+        parseEventLine("{\"type\":\"step\",\"time\":1.5,\"step\":7,\"loss\":0.25,\"future_field\":{\"x\":1}}");
     QVERIFY(ev);
     QCOMPARE(ev->type, QStringLiteral("step"));
     QCOMPARE(ev->time, 1.5);
@@ -56,8 +66,13 @@ class TestRunEvents : public QObject {
   }
 
   void parseRejectsWhatIsNotAnEvent() {
-    const char* bad[] = {"", "   ", "{\"type\":\"step\",\"ste" /* torn */, "[1,2]",
-                         "{\"time\":1}" /* no type */, "{\"type\":3}", "Loading weights..."};
+    const char* bad[] = {"",
+                         "   ",
+                         "{\"type\":\"step\",\"ste" /* torn */,
+                         "[1,2]",
+                         "{\"time\":1}" /* no type */,
+                         "{\"type\":3}",
+                         "Loading weights..."};
     for (const char* b : bad) QVERIFY2(!parseEventLine(b), b);
   }
 
@@ -74,7 +89,8 @@ class TestRunEvents : public QObject {
   void tornLineInTheMiddle() {
     // The worker terminates a torn line before appending after a crash: it becomes a bad line.
     RunEvents ev;
-    ev.appendData(startedLine(0) + stepLine(1, 0.5) + "{\"type\":\"step\",\"time\":1,\"st\n" + startedLine(1) + stepLine(2, 0.4));
+    ev.appendData(startedLine(0) + stepLine(1, 0.5) + "{\"type\":\"step\",\"time\":1,\"st\n" + startedLine(1) +
+                  stepLine(2, 0.4));
     ev.finishData();
     QCOMPARE(liveSteps(ev), (QVector<qint64>{1, 2}));
     QCOMPARE(ev.skippedLines(), 1);
@@ -83,16 +99,18 @@ class TestRunEvents : public QObject {
   void wholePendingLineIsTakenAtTheEnd() {
     RunEvents ev;
     ev.appendData(startedLine(0) + stepLine(1, 0.5).chopped(1));  // no trailing newline
-    QCOMPARE(ev.steps().size(), 0);  // still being written, maybe
+    QCOMPARE(ev.steps().size(), 0);                               // still being written, maybe
     ev.finishData();
     QCOMPARE(ev.steps().size(), 1);
   }
 
   void anySplitOfTheBytesGivesTheSameEvents() {
-    const QByteArray all = startedLine(0) + stepLine(1, 0.5) + stepLine(2, 0.4) + line("{\"type\":\"finished\",\"time\":2,\"status\":\"completed\",\"step\":2}");
+    const QByteArray all = startedLine(0) + stepLine(1, 0.5) + stepLine(2, 0.4) +
+                           line("{\"type\":\"finished\",\"time\":2,\"status\":\"completed\",\"step\":2}");
     for (int chunk : {1, 3, 7, 64}) {
       RunEvents ev;
-      for (int i = 0; i < all.size(); i += chunk) ev.appendData(QByteArrayView(all).sliced(i, std::min<qsizetype>(chunk, all.size() - i)));
+      for (int i = 0; i < all.size(); i += chunk)
+        ev.appendData(QByteArrayView(all).sliced(i, std::min<qsizetype>(chunk, all.size() - i)));
       QCOMPARE(ev.steps().size(), 2);
       QCOMPARE(ev.events().size(), 2);
       QVERIFY(ev.summary().finished);
@@ -101,8 +119,9 @@ class TestRunEvents : public QObject {
 
   void unknownFieldsAndTypesAreKept() {
     RunEvents ev;
-    ev.appendData(startedLine(0) + line("{\"type\":\"new_kind\",\"time\":3,\"payload\":[1,2,3]}") +
-                  line("{\"type\":\"step\",\"time\":4,\"step\":1,\"expert\":\"upsampler\",\"loss\":0.5,\"brand_new\":true}"));
+    ev.appendData(
+        startedLine(0) + line("{\"type\":\"new_kind\",\"time\":3,\"payload\":[1,2,3]}") +
+        line("{\"type\":\"step\",\"time\":4,\"step\":1,\"expert\":\"upsampler\",\"loss\":0.5,\"brand_new\":true}"));
     QCOMPARE(ev.events().size(), 2);
     QCOMPARE(ev.steps().size(), 1);
     QCOMPARE(ev.logRowCount(), 3);
@@ -199,7 +218,8 @@ class TestRunEvents : public QObject {
       return deriveRunStatus(ev.summary(), live, outcome, now, 30);
     };
     QCOMPARE(status().state, RunState::NotStarted);
-    ev.appendData(QByteArray("{\"type\":\"started\",\"time\":990,\"job\":\"upsampler\",\"resume_step\":0,\"max_train_steps\":5}\n"));
+    ev.appendData(QByteArray(
+        "{\"type\":\"started\",\"time\":990,\"job\":\"upsampler\",\"resume_step\":0,\"max_train_steps\":5}\n"));
     QCOMPARE(status(true).state, RunState::Running);
     // Fresh events, no worker of ours: someone else runs it.
     QCOMPARE(status().state, RunState::Running);
@@ -219,9 +239,10 @@ class TestRunEvents : public QObject {
 
   void configErrorBeforeStart() {
     RunEvents ev;
-    ev.appendData(line("{\"type\":\"error\",\"time\":1,\"message\":\"run.yaml: train_data_meta: /x/meta.json: no such file\"}") +
-                  line("{\"type\":\"error\",\"time\":1,\"message\":\"run.yaml: vae: /x/vae.pth: no such file\"}") +
-                  line("{\"type\":\"finished\",\"time\":1,\"status\":\"failed\",\"step\":0}"));
+    ev.appendData(
+        line("{\"type\":\"error\",\"time\":1,\"message\":\"run.yaml: train_data_meta: /x/meta.json: no such file\"}") +
+        line("{\"type\":\"error\",\"time\":1,\"message\":\"run.yaml: vae: /x/vae.pth: no such file\"}") +
+        line("{\"type\":\"finished\",\"time\":1,\"status\":\"failed\",\"step\":0}"));
     const RunStatus s = deriveRunStatus(ev.summary(), false, std::nullopt, 1e9, 30);
     QCOMPARE(s.state, RunState::Failed);
     QVERIFY(s.reason.contains(QStringLiteral("meta.json: no such file")));
@@ -231,7 +252,8 @@ class TestRunEvents : public QObject {
 
   void failedRestartAfterACompletedRun() {
     RunEvents ev;
-    ev.appendData(startedLine(0) + stepLine(1, 0.5) + line("{\"type\":\"finished\",\"time\":2,\"status\":\"completed\",\"step\":1}") +
+    ev.appendData(startedLine(0) + stepLine(1, 0.5) +
+                  line("{\"type\":\"finished\",\"time\":2,\"status\":\"completed\",\"step\":1}") +
                   line("{\"type\":\"error\",\"time\":3,\"message\":\"bad learning_rate\"}") +
                   line("{\"type\":\"finished\",\"time\":3,\"status\":\"failed\",\"step\":0}"));
     const RunStatus s = deriveRunStatus(ev.summary(), false, std::nullopt, 1e9, 30);
@@ -253,8 +275,9 @@ class TestRunEvents : public QObject {
     QCOMPARE(level(step), LogLevel::Step);
     const QString s = formatEvent(*parseEventLine(stepLine(3, 0.125, "high")), 10);
     QVERIFY2(s.startsWith(QStringLiteral("step 3/10 [high]  loss 0.125")), qPrintable(s));
-    const QString best = formatEvent(*parseEventLine(
-        "{\"type\":\"best\",\"time\":1,\"step\":30,\"path\":\"checkpoint-30\",\"metric\":\"val_psnr\",\"value\":20.1256}"));
+    const QString best =
+        formatEvent(*parseEventLine("{\"type\":\"best\",\"time\":1,\"step\":30,\"path\":\"checkpoint-30\",\"metric\":"
+                                    "\"val_psnr\",\"value\":20.1256}"));
     QCOMPARE(best, QStringLiteral("best so far: checkpoint-30 (val_psnr 20.13)"));
   }
 
@@ -306,7 +329,8 @@ class TestRunEvents : public QObject {
     for (int i = 1; i <= 5000; ++i) f.write(QStringLiteral("line %1\r\n").arg(i).toUtf8());
     f.write("\n\n");
     f.close();
-    QCOMPARE(lastLines(path, 3), (QStringList{QStringLiteral("line 4998"), QStringLiteral("line 4999"), QStringLiteral("line 5000")}));
+    QCOMPARE(lastLines(path, 3),
+             (QStringList{QStringLiteral("line 4998"), QStringLiteral("line 4999"), QStringLiteral("line 5000")}));
     // Read from the end: a cut first line is not returned.
     const QStringList many = lastLines(path, 100'000, 100);
     QVERIFY(!many.isEmpty());
@@ -350,7 +374,8 @@ class TestRunEvents : public QObject {
     const QString yaml = dir.filePath(QStringLiteral("run.yaml"));
     QFile f(yaml);
     QVERIFY(f.open(QIODevice::WriteOnly));
-    f.write("# a run\njob: experts\noutput_dir: out/run1\nlearning_rate: 2e-5\nvalidation_paths:\n  - a.mp4\n  - b.mp4\n");
+    f.write(
+        "# a run\njob: experts\noutput_dir: out/run1\nlearning_rate: 2e-5\nvalidation_paths:\n  - a.mp4\n  - b.mp4\n");
     f.close();
     QString error;
     const auto cfg = RunConfig::load(yaml, &error);

@@ -128,7 +128,8 @@ class TestRunLifecycle : public QObject {
   // Data parallel from the GUI: N processes go through the engine's launcher, and a resume
   // starts the run with the world size of its last start.
   void processesGoThroughTheLauncherAndResumeKeepsThem() {
-    QCOMPARE(JobManager::workerArguments(QStringLiteral("train-experts"), QStringLiteral("r.yaml"), {QStringLiteral("--seed"), QStringLiteral("3")}, 2),
+    QCOMPARE(JobManager::workerArguments(QStringLiteral("train-experts"), QStringLiteral("r.yaml"),
+                                         {QStringLiteral("--seed"), QStringLiteral("3")}, 2),
              (QStringList{"launch", "--nproc", "2", "train-experts", "--config", "r.yaml", "--seed", "3"}));
     QCOMPARE(JobManager::workerArguments(QStringLiteral("train-upsampler"), QStringLiteral("r.yaml"), {}, 1),
              (QStringList{"train-upsampler", "--config", "r.yaml"}));
@@ -138,8 +139,10 @@ class TestRunLifecycle : public QObject {
     QFile::copy(yaml, dir + "/run.yaml");
     QFile ev(dir + "/events.jsonl");
     QVERIFY(ev.open(QIODevice::WriteOnly));
-    ev.write("{\"type\":\"started\",\"time\":1,\"job\":\"upsampler\",\"config\":{},\"world_size\":3,\"resume_step\":0,\"max_train_steps\":5}\n"
-             "{\"type\":\"finished\",\"time\":2,\"status\":\"cancelled\",\"step\":5}\n");
+    ev.write(
+        "{\"type\":\"started\",\"time\":1,\"job\":\"upsampler\",\"config\":{},\"world_size\":3,\"resume_step\":0,\"max_"
+        "train_steps\":5}\n"
+        "{\"type\":\"finished\",\"time\":2,\"status\":\"cancelled\",\"step\":5}\n");
     ev.close();
     JobManager jobs;
     QString error;
@@ -177,8 +180,8 @@ class TestRunLifecycle : public QObject {
     QVERIFY(stoppedAt >= 10 && stoppedAt < 60);
 
     // Resumed by hand on the server, then opened in the studio: one continuous run.
-    p.setArguments({QStringLiteral("--batch"), dir + QStringLiteral("/run.yaml"), QStringLiteral("--resume_from_checkpoint"),
-                    QStringLiteral("latest")});
+    p.setArguments({QStringLiteral("--batch"), dir + QStringLiteral("/run.yaml"),
+                    QStringLiteral("--resume_from_checkpoint"), QStringLiteral("latest")});
     p.start();
     QVERIFY(p.waitForFinished(30'000));
     QCOMPARE(p.exitCode(), 0);

@@ -48,7 +48,8 @@ QString lastFinished(const QString& runDir) {
   QString status;
   for (const QByteArray& line : f.readAll().split('\n')) {
     const QJsonObject o = QJsonDocument::fromJson(line).object();
-    if (o.value(QLatin1String("type")).toString() == QLatin1String("finished")) status = o.value(QLatin1String("status")).toString();
+    if (o.value(QLatin1String("type")).toString() == QLatin1String("finished"))
+      status = o.value(QLatin1String("status")).toString();
   }
   return status;
 }
@@ -58,7 +59,8 @@ double startedTime(const QString& runDir) {
   if (!f.open(QIODevice::ReadOnly)) return -1;
   for (const QByteArray& line : f.readAll().split('\n')) {
     const QJsonObject o = QJsonDocument::fromJson(line).object();
-    if (o.value(QLatin1String("type")).toString() == QLatin1String("started")) return o.value(QLatin1String("time")).toDouble();
+    if (o.value(QLatin1String("type")).toString() == QLatin1String("started"))
+      return o.value(QLatin1String("time")).toDouble();
   }
   return -1;
 }
@@ -76,7 +78,11 @@ class TestRunQueue : public QObject {
     const QString path = dir + QStringLiteral("/run.yaml");
     QFile f(path);
     f.open(QIODevice::WriteOnly);
-    f.write(QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: %2\n%3").arg(dir).arg(steps).arg(extra).toUtf8());
+    f.write(QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: %2\n%3")
+                .arg(dir)
+                .arg(steps)
+                .arg(extra)
+                .toUtf8());
     return path;
   }
 
@@ -88,11 +94,13 @@ class TestRunQueue : public QObject {
     QSettings().clear();
     static QTemporaryDir scripts;
     // A trainer that refuses run files holding `refuse: yes` with a config error, as the worker does.
-    trainer_ = fake::writeScript(scripts.path(), QStringLiteral("trainer.sh"),
-                                 QStringLiteral("for a in \"$@\"; do [ -f \"$a\" ] && grep -q '^refuse: yes' \"$a\" && "
-                                                "{ echo 'error: learning_rate: must be positive' >&2; "
-                                                "ev error '\"message\":\"learning_rate: must be positive\"'; finished failed 0; exit 1; }; done\n") +
-                                     QString::fromUtf8(fake::kTrainerBody));
+    trainer_ = fake::writeScript(
+        scripts.path(), QStringLiteral("trainer.sh"),
+        QStringLiteral(
+            "for a in \"$@\"; do [ -f \"$a\" ] && grep -q '^refuse: yes' \"$a\" && "
+            "{ echo 'error: learning_rate: must be positive' >&2; "
+            "ev error '\"message\":\"learning_rate: must be positive\"'; finished failed 0; exit 1; }; done\n") +
+            QString::fromUtf8(fake::kTrainerBody));
     qputenv("WANSTUDIO_ENGINE", trainer_.toUtf8());
     qputenv("STEP_SLEEP", "0.02");
   }
@@ -122,7 +130,10 @@ class TestRunQueue : public QObject {
     QVERIFY(!q.editRunYaml(b, QStringLiteral("job: painter\n"), &error));
     QVERIFY2(error.contains(QStringLiteral("painter")), qPrintable(error));
     QCOMPARE(fake::readAll(bYaml), bBefore);
-    QVERIFY(q.editRunYaml(b, QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 9\n").arg(ws.filePath(QStringLiteral("b2"))), &error));
+    QVERIFY(q.editRunYaml(
+        b,
+        QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 9\n").arg(ws.filePath(QStringLiteral("b2"))),
+        &error));
     QCOMPARE(q.entries().at(1).runDir, ws.filePath(QStringLiteral("b2")));
     QVERIFY(fake::readAll(bYaml).contains("max_train_steps: 9"));
 
@@ -177,7 +188,9 @@ class TestRunQueue : public QObject {
     // Retried after a fix, it runs.
     QFile fix(q.entries().at(0).runYaml);
     QVERIFY(fix.open(QIODevice::WriteOnly));
-    fix.write(QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 3\n").arg(ws.filePath(QStringLiteral("broken"))).toUtf8());
+    fix.write(QStringLiteral("job: upsampler\noutput_dir: %1\nmax_train_steps: 3\n")
+                  .arg(ws.filePath(QStringLiteral("broken")))
+                  .toUtf8());
     fix.close();
     QVERIFY(q.retry(q.entries().at(0).id));
     QTRY_COMPARE_WITH_TIMEOUT(started.size(), 3, 30'000);
@@ -192,18 +205,26 @@ class TestRunQueue : public QObject {
     // `began` said started after its launch; `never` did not.
     QFile ev(ws.filePath(QStringLiteral("began/events.jsonl")));
     QVERIFY(ev.open(QIODevice::WriteOnly));
-    ev.write(QStringLiteral("{\"type\":\"started\",\"time\":%1,\"job\":\"upsampler\"}\n").arg(double(t + 5'000) / 1000.0, 0, 'f', 3).toUtf8());
+    ev.write(QStringLiteral("{\"type\":\"started\",\"time\":%1,\"job\":\"upsampler\"}\n")
+                 .arg(double(t + 5'000) / 1000.0, 0, 'f', 3)
+                 .toUtf8());
     ev.close();
     QJsonArray entries;
     int id = 1;
     for (const QString& yaml : {began, never})
-      entries.append(QJsonObject{{QStringLiteral("id"), QString::number(id++)}, {QStringLiteral("run_yaml"), yaml},
-                                 {QStringLiteral("run_dir"), QFileInfo(yaml).absolutePath()}, {QStringLiteral("job"), QStringLiteral("upsampler")},
-                                 {QStringLiteral("processes"), 1}, {QStringLiteral("state"), QStringLiteral("starting")},
+      entries.append(QJsonObject{{QStringLiteral("id"), QString::number(id++)},
+                                 {QStringLiteral("run_yaml"), yaml},
+                                 {QStringLiteral("run_dir"), QFileInfo(yaml).absolutePath()},
+                                 {QStringLiteral("job"), QStringLiteral("upsampler")},
+                                 {QStringLiteral("processes"), 1},
+                                 {QStringLiteral("state"), QStringLiteral("starting")},
                                  {QStringLiteral("starting_ms"), double(t)}});
     QFile qf(ws.filePath(QLatin1String(RunQueue::kFileName)));
     QVERIFY(qf.open(QIODevice::WriteOnly));
-    qf.write(QJsonDocument(QJsonObject{{QStringLiteral("version"), 1}, {QStringLiteral("paused"), true}, {QStringLiteral("entries"), entries}}).toJson());
+    qf.write(QJsonDocument(QJsonObject{{QStringLiteral("version"), 1},
+                                       {QStringLiteral("paused"), true},
+                                       {QStringLiteral("entries"), entries}})
+                 .toJson());
     qf.close();
     JobManager jobs;
     RunQueue q(&jobs);
@@ -242,8 +263,9 @@ class TestRunQueue : public QObject {
 
     // The real studio on that workspace; its worker notes its pid so the test can end it.
     const QString pids = ws.filePath(QStringLiteral("worker.pids"));
-    const QString worker = fake::writeScript(home.path(), QStringLiteral("slow.sh"),
-                                             QStringLiteral("echo $$ >> '%1'\n").arg(pids) + QString::fromUtf8(fake::kTrainerBody));
+    const QString worker =
+        fake::writeScript(home.path(), QStringLiteral("slow.sh"),
+                          QStringLiteral("echo $$ >> '%1'\n").arg(pids) + QString::fromUtf8(fake::kTrainerBody));
     QProcess studio;
     QProcessEnvironment env = QProcessEnvironment::systemEnvironment();
     env.insert(QStringLiteral("QT_QPA_PLATFORM"), QStringLiteral("offscreen"));

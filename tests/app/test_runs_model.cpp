@@ -29,14 +29,18 @@ QByteArray ev(const QString& type, double time, const QString& fields = {}) {
 }
 
 QByteArray started(double t, int max = 10) {
-  return ev(QStringLiteral("started"), t,
-            QStringLiteral("\"job\":\"upsampler\",\"config\":{},\"world_size\":1,\"resume_step\":0,\"max_train_steps\":%1").arg(max));
+  return ev(
+      QStringLiteral("started"), t,
+      QStringLiteral("\"job\":\"upsampler\",\"config\":{},\"world_size\":1,\"resume_step\":0,\"max_train_steps\":%1")
+          .arg(max));
 }
 QByteArray step(double t, int s, double loss) {
-  return ev(QStringLiteral("step"), t, QStringLiteral("\"step\":%1,\"expert\":\"upsampler\",\"loss\":%2").arg(s).arg(loss));
+  return ev(QStringLiteral("step"), t,
+            QStringLiteral("\"step\":%1,\"expert\":\"upsampler\",\"loss\":%2").arg(s).arg(loss));
 }
 QByteArray finished(double t, const char* status, int s) {
-  return ev(QStringLiteral("finished"), t, QStringLiteral("\"status\":\"%1\",\"step\":%2").arg(QLatin1String(status)).arg(s));
+  return ev(QStringLiteral("finished"), t,
+            QStringLiteral("\"status\":\"%1\",\"step\":%2").arg(QLatin1String(status)).arg(s));
 }
 
 double now() { return QDateTime::currentMSecsSinceEpoch() / 1000.0; }
@@ -57,13 +61,18 @@ class TestRunsModel : public QObject {
   void initTestCase() {
     QVERIFY(ws_.isValid());
     const double old = 1'700'000'000;
-    writeFile(p("done/events.jsonl"), started(old, 2) + step(old + 1, 1, 0.5) + step(old + 2, 2, 0.25) + finished(old + 3, "completed", 2));
+    writeFile(p("done/events.jsonl"),
+              started(old, 2) + step(old + 1, 1, 0.5) + step(old + 2, 2, 0.25) + finished(old + 3, "completed", 2));
     writeFile(p("done/checkpoint-2/run.yaml"), "job: upsampler\n");  // inside a run: not a run
     writeFile(p("cancelled/events.jsonl"), started(old) + step(old + 1, 1, 0.5) + finished(old + 2, "cancelled", 1));
-    writeFile(p("failed/events.jsonl"), started(old) + ev(QStringLiteral("error"), old + 1, QStringLiteral("\"message\":\"loss is NaN at step 3\"")) +
-                                          finished(old + 2, "failed", 3));
-    writeFile(p("config_error/events.jsonl"), ev(QStringLiteral("error"), old, QStringLiteral("\"message\":\"run.yaml: learning_rate: not a number\"")) +
-                                                finished(old, "failed", 0));
+    writeFile(p("failed/events.jsonl"),
+              started(old) +
+                  ev(QStringLiteral("error"), old + 1, QStringLiteral("\"message\":\"loss is NaN at step 3\"")) +
+                  finished(old + 2, "failed", 3));
+    writeFile(
+        p("config_error/events.jsonl"),
+        ev(QStringLiteral("error"), old, QStringLiteral("\"message\":\"run.yaml: learning_rate: not a number\"")) +
+            finished(old, "failed", 0));
     writeFile(p("interrupted/events.jsonl"), started(old) + step(old + 1, 1, 0.5) + "{\"type\":\"step\",\"ti");
     writeFile(p("elsewhere/events.jsonl"), started(now()) + step(now(), 1, 0.5));
     writeFile(p("prepared/run.yaml"), "job: upsampler\n");
@@ -130,14 +139,16 @@ class TestRunsModel : public QObject {
     QDir().mkpath(run);
     // Old timestamps on purpose: only the live worker makes it "running".
     auto* job = new WorkerJob;
-    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("live.sh"), QStringLiteral(R"(
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("live.sh"),
+                                      QStringLiteral(R"(
 echo '{"type":"started","time":1700000000,"job":"upsampler","resume_step":0,"max_train_steps":5}' | tee -a '%1/events.jsonl'
 while read -r line; do
   if [ "$line" = cancel ]; then
     echo '{"type":"finished","time":1700000001,"status":"cancelled","step":0}' | tee -a '%1/events.jsonl'
     exit 130
   fi
-done)").arg(run)));
+done)")
+                                          .arg(run)));
     job->setRunDirectory(run);
     job->setHeartbeatTimeout(0);
     QSignalSpy ended(job, &WorkerJob::ended);
@@ -159,9 +170,11 @@ done)").arg(run)));
     const QString run = p("oom");
     QDir().mkpath(run);
     auto* job = new WorkerJob;
-    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("oom.sh"), QStringLiteral(R"(
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("oom.sh"),
+                                      QStringLiteral(R"(
 echo '{"type":"started","time":1700000000,"job":"upsampler","resume_step":0,"max_train_steps":5}' >> '%1/events.jsonl'
-kill -9 $$)").arg(run)));
+kill -9 $$)")
+                                          .arg(run)));
     job->setRunDirectory(run);
     QSignalSpy ended(job, &WorkerJob::ended);
     jobs.addJob(job);

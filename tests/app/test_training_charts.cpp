@@ -23,15 +23,26 @@ using namespace ws;
 namespace {
 
 QByteArray step(int s, const char* expert, double loss, double lr, double grad, double sps = 4) {
-  return QStringLiteral("{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
-                        "\"lr\":%5,\"grad_norm\":%6,\"samples_per_s\":%7,\"eta_s\":5,\"future_field\":{\"x\":1}}\n")
-      .arg(1000 + s).arg(s).arg(QLatin1String(expert)).arg(loss).arg(lr).arg(grad).arg(sps).toUtf8();
+  return QStringLiteral(
+             "{\"type\":\"step\",\"time\":%1,\"step\":%2,\"expert\":\"%3\",\"expert_step\":%2,\"loss\":%4,"
+             "\"lr\":%5,\"grad_norm\":%6,\"samples_per_s\":%7,\"eta_s\":5,\"future_field\":{\"x\":1}}\n")
+      .arg(1000 + s)
+      .arg(s)
+      .arg(QLatin1String(expert))
+      .arg(loss)
+      .arg(lr)
+      .arg(grad)
+      .arg(sps)
+      .toUtf8();
 }
 
 QByteArray started(int resume, const char* job = "experts") {
-  return QStringLiteral("{\"type\":\"started\",\"time\":900,\"job\":\"%1\",\"config\":{},\"world_size\":1,"
-                        "\"resume_step\":%2,\"max_train_steps\":100}\n")
-      .arg(QLatin1String(job)).arg(resume).toUtf8();
+  return QStringLiteral(
+             "{\"type\":\"started\",\"time\":900,\"job\":\"%1\",\"config\":{},\"world_size\":1,"
+             "\"resume_step\":%2,\"max_train_steps\":100}\n")
+      .arg(QLatin1String(job))
+      .arg(resume)
+      .toUtf8();
 }
 
 // Steps 1..n routed like a boundary at 0.875: high every 4th step, low otherwise.
@@ -88,9 +99,12 @@ class TestTrainingCharts : public QObject {
     RunEvents ev;
     QByteArray b = started(0);
     for (int s = 1; s <= 3; ++s)
-      b += QStringLiteral("{\"type\":\"step\",\"time\":%1,\"step\":%1,\"expert\":\"upsampler\",\"loss\":0.5,"
-                          "\"data_wait_s\":0.25,\"vae_s\":%2,\"model_s\":0.5,\"step_s\":2}\n")
-               .arg(s).arg(0.25 * s).toUtf8();
+      b += QStringLiteral(
+               "{\"type\":\"step\",\"time\":%1,\"step\":%1,\"expert\":\"upsampler\",\"loss\":0.5,"
+               "\"data_wait_s\":0.25,\"vae_s\":%2,\"model_s\":0.5,\"step_s\":2}\n")
+               .arg(s)
+               .arg(0.25 * s)
+               .toUtf8();
     b += step(4, "upsampler", 0.4, 1e-4, 1.0);  // no split
     ev.appendData(b);
     ExpertCurves curves;
@@ -103,7 +117,8 @@ class TestTrainingCharts : public QObject {
     TrainingCharts charts(&ev);
     charts.replotNow();
     QCOMPARE(charts.chart(ExpertCurves::StepTime)->pointCount(QStringLiteral("VAE")), 3);
-    QCOMPARE(charts.tabs()->tabText(charts.tabs()->indexOf(charts.chart(ExpertCurves::StepTime))), QStringLiteral("Step time"));
+    QCOMPARE(charts.tabs()->tabText(charts.tabs()->indexOf(charts.chart(ExpertCurves::StepTime))),
+             QStringLiteral("Step time"));
   }
 
   void sharesCountEachExpertsSteps() {
@@ -174,7 +189,8 @@ class TestTrainingCharts : public QObject {
 
   void missingNumbersBecomeGapsNotZeros() {
     RunEvents ev;
-    ev.appendData(started(0) + QByteArray("{\"type\":\"step\",\"time\":1,\"step\":1,\"expert\":\"low\",\"loss\":0.5}\n"));
+    ev.appendData(started(0) +
+                  QByteArray("{\"type\":\"step\",\"time\":1,\"step\":1,\"expert\":\"low\",\"loss\":0.5}\n"));
     ExpertCurves curves;
     const auto b = curves.add(ev.steps());
     QVERIFY(std::isnan(b[ExpertCurves::LearningRate][QStringLiteral("low")].values.first()));
@@ -197,7 +213,8 @@ class TestTrainingCharts : public QObject {
     }
     QCOMPARE(charts.chart(ExpertCurves::SamplesPerS)->pointCount(QStringLiteral("clips/s")), 40);
     QVERIFY(charts.shareLabel()->isVisible());
-    QVERIFY2(charts.shareLabel()->text().contains(QStringLiteral("low 30 (75.0%)")), qPrintable(charts.shareLabel()->text()));
+    QVERIFY2(charts.shareLabel()->text().contains(QStringLiteral("low 30 (75.0%)")),
+             qPrintable(charts.shareLabel()->text()));
     QVERIFY(charts.shareLabel()->text().contains(QStringLiteral("high 10 (25.0%)")));
     // The learning rate is drawn as it is: no smoothing slider, no separate raw dots.
     QVERIFY(charts.lossChart()->smoothingEnabled());

@@ -130,7 +130,9 @@ class TestVideoCompare : public QObject {
     // Delivery hops to the receiver's thread.
     QObject receiver;
     QThread* deliveredOn = nullptr;
-    connect(&source, &FrameSource::frameReady, &receiver, [&] { deliveredOn = QThread::currentThread(); }, Qt::QueuedConnection);
+    connect(
+        &source, &FrameSource::frameReady, &receiver, [&] { deliveredOn = QThread::currentThread(); },
+        Qt::QueuedConnection);
     source.request(3);
     QTRY_VERIFY(deliveredOn);
     QCOMPARE(deliveredOn, QThread::currentThread());
@@ -231,7 +233,8 @@ class TestVideoCompare : public QObject {
     // Wheel zoom on the low-res pane, around a point off centre.
     const QPointF at(a->width() * 0.3, a->height() * 0.4);
     const QPointF anchorBefore = view.transform()->toImage(at, a->image().size(), a->rect());
-    QWheelEvent wheel(at, a->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase, false);
+    QWheelEvent wheel(at, a->mapToGlobal(at), QPoint(), QPoint(0, 240), Qt::NoButton, Qt::NoModifier, Qt::NoScrollPhase,
+                      false);
     QApplication::sendEvent(a, &wheel);
     QVERIFY(view.transform()->zoom() > 1.2);
     auto normalised = [&](VideoPane* p) {
@@ -293,7 +296,8 @@ class TestVideoCompare : public QObject {
   void validationTabListsEventsAndPlaysThem() {
     RunEvents events;
     events.appendData(
-        "{\"type\":\"started\",\"time\":1,\"job\":\"upsampler\",\"config\":{},\"world_size\":1,\"resume_step\":0,\"max_train_steps\":20}\n"
+        "{\"type\":\"started\",\"time\":1,\"job\":\"upsampler\",\"config\":{},\"world_size\":1,\"resume_step\":0,\"max_"
+        "train_steps\":20}\n"
         "{\"type\":\"validation\",\"time\":2,\"step\":10,\"index\":0,\"lowres\":\"sample/step10_val0_lowres.mp4\","
         "\"upsampled\":\"sample/step10_val0_upsampled.mp4\",\"highres\":\"sample/step10_val0_highres.mp4\","
         "\"psnr\":31.25,\"psnr_lowres\":27.5,\"latent_mse\":0.0123,\"psnr_ceiling\":24.5,\"psnr_source\":23.75,"
@@ -309,10 +313,11 @@ class TestVideoCompare : public QObject {
     QCOMPARE(view.list()->topLevelItem(0)->text(4), QStringLiteral("24.50 dB"));
     QVERIFY(view.list()->topLevelItem(0)->toolTip(2).contains(QStringLiteral("upsampled 23.75 dB, bilinear 22.50 dB")));
     // A new event appends (no paths: the run-directory names are used).
-    events.appendData("{\"type\":\"validation\",\"time\":3,\"step\":20,\"index\":0,\"psnr\":33.5,\"psnr_lowres\":27.5}\n");
+    events.appendData(
+        "{\"type\":\"validation\",\"time\":3,\"step\":20,\"index\":0,\"psnr\":33.5,\"psnr_lowres\":27.5}\n");
     QCOMPARE(view.list()->topLevelItemCount(), 2);
     QCOMPARE(view.samples()[1].upsampled, QDir::cleanPath(dir_.filePath("sample/step20_val0_upsampled.mp4")));
-    QVERIFY(view.samples()[1].highres.isEmpty());  // no such file
+    QVERIFY(view.samples()[1].highres.isEmpty());                          // no such file
     QCOMPARE(view.list()->topLevelItem(1)->text(4), QStringLiteral("–"));  // a run made before the ceiling
 
     view.selectSamples({0});

@@ -50,7 +50,8 @@ class TestWorkerJob : public QObject {
 
   void completed() {
     WorkerJob* job = nullptr;
-    const JobResult r = run(QStringLiteral("started 3; step 1; step 2; step 3; finished completed 3; exit 0"), 10'000, &job);
+    const JobResult r =
+        run(QStringLiteral("started 3; step 1; step 2; step 3; finished completed 3; exit 0"), 10'000, &job);
     QCOMPARE(r.state, RunState::Completed);
     QVERIFY(r.sawFinished);
     QCOMPARE(r.step, 3);
@@ -82,15 +83,17 @@ class TestWorkerJob : public QObject {
 
   void runDirectoryFromTheStartedConfig() {
     WorkerJob* job = nullptr;
-    run(QStringLiteral("ev started '\"job\":\"upsampler\",\"config\":{\"output_dir\":\"/runs/u1\"},\"resume_step\":0'; finished completed 0"),
+    run(QStringLiteral("ev started '\"job\":\"upsampler\",\"config\":{\"output_dir\":\"/runs/u1\"},\"resume_step\":0'; "
+                       "finished completed 0"),
         10'000, &job);
     QCOMPARE(job->runDirectory(), QStringLiteral("/runs/u1"));
   }
 
   void stderrTailIsBounded() {
     auto* job = new WorkerJob(this);
-    job->setProgram(fake::writeScript(dir_.path(), QStringLiteral("many.sh"),
-                                      QStringLiteral("for i in $(seq 1 500); do echo \"line $i\" >&2; done; finished completed 0")));
+    job->setProgram(fake::writeScript(
+        dir_.path(), QStringLiteral("many.sh"),
+        QStringLiteral("for i in $(seq 1 500); do echo \"line $i\" >&2; done; finished completed 0")));
     job->setStderrLineLimit(50);
     QSignalSpy ended(job, &WorkerJob::ended);
     job->start();
@@ -121,7 +124,8 @@ class TestWorkerJob : public QObject {
   }
 
   void exitWithoutFinished() {
-    const JobResult r = run(QStringLiteral("started 3; step 1; echo 'error: CUDA error: device-side assert' >&2; exit 3"));
+    const JobResult r =
+        run(QStringLiteral("started 3; step 1; echo 'error: CUDA error: device-side assert' >&2; exit 3"));
     QCOMPARE(r.state, RunState::Failed);
     QVERIFY(!r.sawFinished);
     QCOMPARE(r.exitCode, 3);
@@ -179,15 +183,17 @@ class TestWorkerJob : public QObject {
   }
 
   void heartbeatsKeepTheWatchdogQuiet() {
-    const JobResult r = run(QStringLiteral("started 3; for i in 1 2 3 4 5 6 7 8; do sleep 0.2; ev heartbeat '\"rss_bytes\":1'; done; "
-                                           "finished completed 3"),
-                            800);
+    const JobResult r =
+        run(QStringLiteral("started 3; for i in 1 2 3 4 5 6 7 8; do sleep 0.2; ev heartbeat '\"rss_bytes\":1'; done; "
+                           "finished completed 3"),
+            800);
     QCOMPARE(r.state, RunState::Completed);
   }
 
   void runsInItsOwnProcessGroup() {
     const QString out = dir_.filePath(QStringLiteral("pgid.txt"));
-    const JobResult r = run(QStringLiteral("echo \"$$ $(cut -d' ' -f5 /proc/$$/stat)\" > '%1'; finished completed 0").arg(out));
+    const JobResult r =
+        run(QStringLiteral("echo \"$$ $(cut -d' ' -f5 /proc/$$/stat)\" > '%1'; finished completed 0").arg(out));
     QCOMPARE(r.state, RunState::Completed);
     const QList<QByteArray> ids = fake::readAll(out).trimmed().split(' ');
     QCOMPARE(ids.size(), 2);
@@ -198,14 +204,16 @@ class TestWorkerJob : public QObject {
   void cancelWritesCancelOnStdin() {
     const QString got = dir_.filePath(QStringLiteral("got_cancel.txt"));
     auto* job = new WorkerJob(this);
-    job->setProgram(fake::writeScript(dir_.path(), QStringLiteral("cancel.sh"), QStringLiteral(R"(
+    job->setProgram(fake::writeScript(dir_.path(), QStringLiteral("cancel.sh"),
+                                      QStringLiteral(R"(
 trap 'echo SIGTERM >> "%1"' TERM
 started 100; step 1
 while read -r line; do
   echo "$line" >> "%1"
   if [ "$line" = cancel ]; then step 2; finished cancelled 2; exit 130; fi
 done
-exit 7)").arg(got)));
+exit 7)")
+                                          .arg(got)));
     QSignalSpy events(job, &WorkerJob::eventReceived);
     QSignalSpy ended(job, &WorkerJob::ended);
     job->start();
@@ -224,8 +232,9 @@ exit 7)").arg(got)));
   void killStopsTheGroup() {
     const QString pidFile = dir_.filePath(QStringLiteral("child.pid"));
     auto* job = new WorkerJob(this);
-    job->setProgram(fake::writeScript(dir_.path(), QStringLiteral("kill.sh"),
-                                      QStringLiteral("trap '' TERM INT; sleep 60 & echo $! > '%1'; started 3; wait").arg(pidFile)));
+    job->setProgram(
+        fake::writeScript(dir_.path(), QStringLiteral("kill.sh"),
+                          QStringLiteral("trap '' TERM INT; sleep 60 & echo $! > '%1'; started 3; wait").arg(pidFile)));
     QSignalSpy events(job, &WorkerJob::eventReceived);
     QSignalSpy ended(job, &WorkerJob::ended);
     job->start();

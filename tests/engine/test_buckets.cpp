@@ -22,7 +22,10 @@ class TestBuckets : public QObject {
 
   void full_table_at_640() {
     // key -> HR H x W | LR h x w, from docs/design/upsampler-training.md §4.5.
-    struct Row { double key; int64_t H, W, h, w; };
+    struct Row {
+      double key;
+      int64_t H, W, h, w;
+    };
     const Row rows[] = {{0.25, 288, 1248, 192, 832}, {0.27, 288, 1200, 192, 800}, {0.32, 336, 1104, 224, 736},
                         {0.42, 384, 960, 256, 640},  {0.5, 432, 864, 288, 576},   {0.72, 480, 720, 320, 480},
                         {0.94, 576, 624, 384, 416},  {1.0, 624, 624, 416, 416},   {1.46, 720, 480, 480, 320},

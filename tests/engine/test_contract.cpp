@@ -39,7 +39,8 @@ class TestContract : public QObject {
   Q_OBJECT
  private Q_SLOTS:
   void booleanWords() {
-    for (const char* t : {"1", "true", "True", "YES", "on"}) QCOMPARE(contract::parse_bool(t), std::optional<bool>(true));
+    for (const char* t : {"1", "true", "True", "YES", "on"})
+      QCOMPARE(contract::parse_bool(t), std::optional<bool>(true));
     for (const char* t : {"0", "false", "No", "OFF"}) QCOMPARE(contract::parse_bool(t), std::optional<bool>(false));
     for (const char* t : {"", "2", "maybe", "truee"}) QVERIFY2(!contract::parse_bool(t), t);
   }
@@ -48,7 +49,8 @@ class TestContract : public QObject {
     using T = contract::ValueType;
     QCOMPARE(parse(T::Int, "42")->get<int64_t>(), int64_t(42));
     QCOMPARE(parse(T::Int, "-7")->get<int64_t>(), int64_t(-7));
-    for (const char* bad : {"1.0", "0x10", "1e3", "", "12a", "99999999999999999999"}) QVERIFY2(!parse(T::Int, bad), bad);
+    for (const char* bad : {"1.0", "0x10", "1e3", "", "12a", "99999999999999999999"})
+      QVERIFY2(!parse(T::Int, bad), bad);
     QCOMPARE(parse(T::Float, "2e-05")->get<double>(), 2e-05);
     for (const char* bad : {"nan", "inf", "-inf", "0x1p3", "1.0.0", ""}) QVERIFY2(!parse(T::Float, bad), bad);
     std::string err;
@@ -96,7 +98,8 @@ class TestContract : public QObject {
     auto rule = [](const io::OptionSchema& s, const char* name) {
       const json j = s.to_json();
       for (const auto& o : j["options"])
-        if (o["name"] == name) return std::make_pair(o.value("multiple_of", int64_t(0)), o.value("remainder", int64_t(-1)));
+        if (o["name"] == name)
+          return std::make_pair(o.value("multiple_of", int64_t(0)), o.value("remainder", int64_t(-1)));
       return std::make_pair(int64_t(-1), int64_t(-1));
     };
     for (const auto& s : {train::upsampler_option_schema(), train::experts_option_schema(), train::vae_option_schema()})
@@ -104,7 +107,8 @@ class TestContract : public QObject {
     QCOMPARE(rule(train::vae_option_schema(), "video_sample_size"), std::make_pair(int64_t(16), int64_t(0)));
     QCOMPARE(rule(train::vae_option_schema(), "random_crop_size"), std::make_pair(int64_t(16), int64_t(0)));
     // And the config loader applies them.
-    io::Config cfg = io::load_config(train::vae_option_schema(), {"--video_sample_n_frames", "16", "--video_sample_size", "250"});
+    io::Config cfg =
+        io::load_config(train::vae_option_schema(), {"--video_sample_n_frames", "16", "--video_sample_size", "250"});
     auto said = [&](const char* what) {
       for (const auto& e : cfg.errors())
         if (e.find(what) != std::string::npos) return true;
@@ -181,8 +185,8 @@ class TestContract : public QObject {
     QCOMPARE(contract::StepEvent::from_json(old->fields).expert_step, int64_t(5));
     // Skipped, never an error: blank, torn, foreign and typeless lines, and absurd nesting.
     // (Plain escaped strings: moc's lexer loses its way in raw strings with unbalanced quotes.)
-    for (const std::string bad : {"", "   ", "{\"type\":\"step\",\"ti", "[1,2]", "{\"time\":1}", "{\"type\":\"\"}",
-                                  "not json", "{\"type\":5}"})
+    for (const std::string bad :
+         {"", "   ", "{\"type\":\"step\",\"ti", "[1,2]", "{\"time\":1}", "{\"type\":\"\"}", "not json", "{\"type\":5}"})
       QVERIFY2(!contract::parse_event_line(bad), bad.c_str());
     std::string deep = "{\"type\":\"x\",\"a\":" + std::string(100, '[') + std::string(100, ']') + "}";
     QVERIFY(!contract::parse_event_line(deep));
@@ -196,7 +200,8 @@ class TestContract : public QObject {
     QCOMPARE(l->message, std::string("the VAE stays on the CPU"));
     auto coloured = contract::parse_stderr_log_line("[23:59:59] [\x1b[33mwarning\x1b[0m] x [y]");
     QVERIFY(coloured && coloured->level == "warning" && coloured->message == "x [y]");
-    for (const char* bad : {"error: no VAE", "[1:00:00] [info] x", "[12:00:00] [rank 1] [info] x", "[12:00:00] info x", ""})
+    for (const char* bad :
+         {"error: no VAE", "[1:00:00] [info] x", "[12:00:00] [rank 1] [info] x", "[12:00:00] info x", ""})
       QVERIFY2(!contract::parse_stderr_log_line(bad), bad);
   }
 
@@ -206,7 +211,8 @@ class TestContract : public QObject {
     QVERIFY(fin.supervisor);
     QCOMPARE(fin.step, int64_t(4));
     QCOMPARE(fin.status, std::string("failed"));
-    auto e = contract::ErrorEvent::from_json(contract::parse_event_line(contract::format_event(contract::ErrorEvent{"boom", "", false}, 1))->fields);
+    auto e = contract::ErrorEvent::from_json(
+        contract::parse_event_line(contract::format_event(contract::ErrorEvent{"boom", "", false}, 1))->fields);
     QVERIFY(!e.supervisor);
     QCOMPARE(e.message, std::string("boom"));
   }

@@ -49,7 +49,10 @@ QString run_ranks(const QStringList& args, int world, int port, QObject* parent,
   QString out;
   for (int r = 0; r < world; ++r) {
     if (!ps[r]->waitForFinished(300000) || ps[r]->exitCode() != 0)
-      *err += QString("rank %1 exit %2: %3\n").arg(r).arg(ps[r]->exitCode()).arg(QString::fromUtf8(ps[r]->readAllStandardError()).right(800));
+      *err += QString("rank %1 exit %2: %3\n")
+                  .arg(r)
+                  .arg(ps[r]->exitCode())
+                  .arg(QString::fromUtf8(ps[r]->readAllStandardError()).right(800));
     if (r == 0) out = QString::fromUtf8(ps[r]->readAllStandardOutput());
   }
   return out;
@@ -99,16 +102,19 @@ class TestDataParallel : public QObject {
     QProcess p;
     p.start(WS_ENGINE_EXE, {"demo-data", QString::fromStdString(dir_ + "/data")});
     QVERIFY(p.waitForFinished(120000) && p.exitCode() == 0);
-    fs::write_file_atomic(dir_ + "/dit.yaml", "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\n"
-                                              "text_dim: 16\ntext_len: 8\n");
-    fs::write_file_atomic(dir_ + "/ups.yaml", "latent_upsampler_kwargs:\n  mid_channels: 32\n  num_blocks_per_stage: 1\n");
+    fs::write_file_atomic(dir_ + "/dit.yaml",
+                          "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\n"
+                          "text_dim: 16\ntext_len: 8\n");
+    fs::write_file_atomic(dir_ + "/ups.yaml",
+                          "latent_upsampler_kwargs:\n  mid_channels: 32\n  num_blocks_per_stage: 1\n");
   }
 
   void experts_two_ranks_equal_one_process_accumulating_two() {
     const QString d = QString::fromStdString(dir_);
     const QStringList common = experts_args(100);
     QString err;
-    run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/e1"}, 1, port_base(), this, &err);
+    run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/e1"}, 1, port_base(),
+              this, &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
     const QString out = run_ranks(common + QStringList{"--output_dir", d + "/e2"}, 2, port_base() + 1, this, &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
@@ -122,9 +128,12 @@ class TestDataParallel : public QObject {
     QCOMPARE(t0, steps_field(single, "timesteps"));
     const auto l2 = steps_field(out, "loss"), l1 = steps_field(single, "loss");
     QCOMPARE(l2.size(), 3);
-    for (int i = 0; i < 3; ++i) QVERIFY2(std::fabs(l2[i].toDouble() - l1[i].toDouble()) < 1e-5 * l1[i].toDouble(), qPrintable(l2[i] + " vs " + l1[i]));
-    for (const char* f : {"high_noise_transformer/diffusion_pytorch_model.safetensors",
-                          "low_noise_transformer/diffusion_pytorch_model.safetensors", "trainer_state/optimizer_high.safetensors"}) {
+    for (int i = 0; i < 3; ++i)
+      QVERIFY2(std::fabs(l2[i].toDouble() - l1[i].toDouble()) < 1e-5 * l1[i].toDouble(),
+               qPrintable(l2[i] + " vs " + l1[i]));
+    for (const char* f :
+         {"high_noise_transformer/diffusion_pytorch_model.safetensors",
+          "low_noise_transformer/diffusion_pytorch_model.safetensors", "trainer_state/optimizer_high.safetensors"}) {
       bool keys = false;
       const double m = max_diff(dir_ + "/e1/checkpoint-3/" + f, dir_ + "/e2/checkpoint-3/" + f, &keys);
       QVERIFY2(keys && m < 1e-5, qPrintable(QString("%1: %2").arg(f).arg(m)));
@@ -160,7 +169,8 @@ class TestDataParallel : public QObject {
     QCOMPARE(lb.value(0), lf.value(0));
     QVERIFY2(lb.value(2) != lf.value(2), qPrintable(lb.join(' ') + " vs " + lf.join(' ')));
     // The masters are saved, in fp32 and off the bf16 grid after the updates.
-    const auto sd = io::read_safetensors(dir_ + "/b2/checkpoint-3/low_noise_transformer/diffusion_pytorch_model.safetensors");
+    const auto sd =
+        io::read_safetensors(dir_ + "/b2/checkpoint-3/low_noise_transformer/diffusion_pytorch_model.safetensors");
     const torch::Tensor w = sd.at("blocks.0.self_attn.q.weight");
     QCOMPARE(w.scalar_type(), torch::kFloat);
     QVERIFY(!torch::equal(w, w.to(torch::kBFloat16).to(torch::kFloat)));
@@ -168,21 +178,46 @@ class TestDataParallel : public QObject {
 
   void upsampler_two_ranks_equal_one_process_accumulating_two() {
     const QString d = QString::fromStdString(dir_);
-    QStringList common = {"train-upsampler", "--config_path", d + "/ups.yaml", "--vae_path",
-                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
-                          "--video_sample_size", "128", "--video_sample_n_frames", "5", "--learning_rate", "1e-3",
-                          "--lr_warmup_steps", "0", "--seed", "7", "--enable_noisy_training", "--use_ema",
-                          "--max_train_steps", "3", "--checkpointing_steps", "100", "--validation_steps", "1000",
-                          "--dataloader_num_workers", "1", "--gradient_checkpointing=false"};
+    QStringList common = {"train-upsampler",
+                          "--config_path",
+                          d + "/ups.yaml",
+                          "--vae_path",
+                          WS_TEST_DATA "/vae/vae_dev_weights.safetensors",
+                          "--train_data_meta",
+                          d + "/data/metadata.json",
+                          "--video_sample_size",
+                          "128",
+                          "--video_sample_n_frames",
+                          "5",
+                          "--learning_rate",
+                          "1e-3",
+                          "--lr_warmup_steps",
+                          "0",
+                          "--seed",
+                          "7",
+                          "--enable_noisy_training",
+                          "--use_ema",
+                          "--max_train_steps",
+                          "3",
+                          "--checkpointing_steps",
+                          "100",
+                          "--validation_steps",
+                          "1000",
+                          "--dataloader_num_workers",
+                          "1",
+                          "--gradient_checkpointing=false"};
     QString err;
-    run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/u1"}, 1, port_base() + 2, this, &err);
+    run_ranks(common + QStringList{"--gradient_accumulation_steps", "2", "--output_dir", d + "/u1"}, 1, port_base() + 2,
+              this, &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
     const QString out = run_ranks(common + QStringList{"--output_dir", d + "/u2"}, 2, port_base() + 3, this, &err);
     QVERIFY2(err.isEmpty(), qPrintable(err));
     const QString single = QString::fromStdString(fs::read_file(dir_ + "/u1/events.jsonl"));
     QCOMPARE(steps_field(out, "step"), steps_field(single, "step"));
     const auto l2 = steps_field(out, "loss"), l1 = steps_field(single, "loss");
-    for (int i = 0; i < l1.size(); ++i) QVERIFY2(std::fabs(l2[i].toDouble() - l1[i].toDouble()) < 1e-5 * l1[i].toDouble(), qPrintable(l2[i] + " vs " + l1[i]));
+    for (int i = 0; i < l1.size(); ++i)
+      QVERIFY2(std::fabs(l2[i].toDouble() - l1[i].toDouble()) < 1e-5 * l1[i].toDouble(),
+               qPrintable(l2[i] + " vs " + l1[i]));
     bool keys = false;
     const std::string f = "/checkpoint-3/latent_upsampler/diffusion_pytorch_model.safetensors";
     const double m = max_diff(dir_ + "/u1" + f, dir_ + "/u2" + f, &keys);
@@ -191,11 +226,27 @@ class TestDataParallel : public QObject {
 
   void a_cancel_on_one_rank_stops_all() {
     const QString d = QString::fromStdString(dir_);
-    QStringList args = {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
-                        WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
-                        "--text_embeddings_dir", d + "/text", "--video_sample_size", "64", "--video_sample_n_frames", "5",
-                        "--max_train_steps", "100000", "--checkpointing_steps", "100000", "--dataloader_num_workers", "1",
-                        "--output_dir", d + "/c"};
+    QStringList args = {"train-experts",
+                        "--transformer_config",
+                        d + "/dit.yaml",
+                        "--vae_path",
+                        WS_TEST_DATA "/vae/vae_dev_weights.safetensors",
+                        "--train_data_meta",
+                        d + "/data/metadata.json",
+                        "--text_embeddings_dir",
+                        d + "/text",
+                        "--video_sample_size",
+                        "64",
+                        "--video_sample_n_frames",
+                        "5",
+                        "--max_train_steps",
+                        "100000",
+                        "--checkpointing_steps",
+                        "100000",
+                        "--dataloader_num_workers",
+                        "1",
+                        "--output_dir",
+                        d + "/c"};
     const int port = port_base() + 4;
     QProcess* r0 = start(args, 0, 2, port, this);
     QProcess* r1 = start(args, 1, 2, port, this);
@@ -230,8 +281,8 @@ class TestDataParallel : public QObject {
     for (const char* bad : {"", "gpu[", "gpu[]", "gpu[a-b]", ",x"})
       QVERIFY2(!test::error_of([&] { parallel::first_slurm_host(bad); }).isEmpty(), bad);
 
-    const char* names[] = {"WORLD_SIZE", "RANK", "LOCAL_RANK", "MASTER_ADDR", "MASTER_PORT", "SLURM_NTASKS",
-                           "SLURM_PROCID", "SLURM_LOCALID", "SLURM_JOB_NODELIST"};
+    const char* names[] = {"WORLD_SIZE",   "RANK",         "LOCAL_RANK",    "MASTER_ADDR",       "MASTER_PORT",
+                           "SLURM_NTASKS", "SLURM_PROCID", "SLURM_LOCALID", "SLURM_JOB_NODELIST"};
     for (const char* n : names) qunsetenv(n);
     qputenv("SLURM_NTASKS", "16");
     qputenv("SLURM_PROCID", "9");
@@ -255,8 +306,8 @@ class TestDataParallel : public QObject {
   }
 
   void bad_rank_variables_are_one_error() {
-    QProcess* p = start({"train-experts", "--transformer_config", QString::fromStdString(dir_ + "/dit.yaml"), "--vae_path",
-                         WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta",
+    QProcess* p = start({"train-experts", "--transformer_config", QString::fromStdString(dir_ + "/dit.yaml"),
+                         "--vae_path", WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta",
                          QString::fromStdString(dir_ + "/data/metadata.json"), "--text_embeddings_dir",
                          QString::fromStdString(dir_ + "/text"), "--output_dir", QString::fromStdString(dir_ + "/bad")},
                         5, 2, port_base() + 5, this);
@@ -273,13 +324,38 @@ class TestDataParallel : public QObject {
   // Three steps of the tiny experts on the demo data, a checkpoint every `checkpointing` steps.
   QStringList experts_args(int checkpointing) const {
     const QString d = QString::fromStdString(dir_);
-    return {"train-experts", "--transformer_config", d + "/dit.yaml", "--vae_path",
-            WS_TEST_DATA "/vae/vae_dev_weights.safetensors", "--train_data_meta", d + "/data/metadata.json",
-            "--text_embeddings_dir", d + "/text", "--demo_data", "auto", "--video_sample_size", "64",
-            "--video_sample_n_frames", "5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
-            "--boundary_ratio", "0.5", "--seed", "3", "--max_train_steps", "3", "--checkpointing_steps",
-            QString::number(checkpointing), "--dataloader_num_workers", "1", "--gradient_checkpointing=false",
-            "--max_grad_norm", "1.0"};
+    return {"train-experts",
+            "--transformer_config",
+            d + "/dit.yaml",
+            "--vae_path",
+            WS_TEST_DATA "/vae/vae_dev_weights.safetensors",
+            "--train_data_meta",
+            d + "/data/metadata.json",
+            "--text_embeddings_dir",
+            d + "/text",
+            "--demo_data",
+            "auto",
+            "--video_sample_size",
+            "64",
+            "--video_sample_n_frames",
+            "5",
+            "--learning_rate",
+            "1e-3",
+            "--lr_warmup_steps",
+            "0",
+            "--boundary_ratio",
+            "0.5",
+            "--seed",
+            "3",
+            "--max_train_steps",
+            "3",
+            "--checkpointing_steps",
+            QString::number(checkpointing),
+            "--dataloader_num_workers",
+            "1",
+            "--gradient_checkpointing=false",
+            "--max_grad_norm",
+            "1.0"};
   }
 
   // One process accumulating 2 micro-batches (<tag>1), 2 plain ranks (<tag>0) and 2 sharded ranks
@@ -291,8 +367,8 @@ class TestDataParallel : public QObject {
     const QStringList one = {"--gradient_accumulation_steps", "2"}, zero = {"--zero_stage", "2"};
     QString err;
     auto run = [&](const QStringList& args, const std::string& out, int world, int p) {
-      const QString ev = run_ranks(common + args + QStringList{"--output_dir", d + "/" + QString::fromStdString(out)}, world,
-                                   port_base() + port + p, this, &err);
+      const QString ev = run_ranks(common + args + QStringList{"--output_dir", d + "/" + QString::fromStdString(out)},
+                                   world, port_base() + port + p, this, &err);
       if (!err.isEmpty()) QTest::qFail(qPrintable(err), __FILE__, __LINE__);
       return ev;
     };
@@ -308,7 +384,8 @@ class TestDataParallel : public QObject {
     };
     // Each rank keeps about half of the moments (the shares are balanced by tensor size).
     const qint64 full = started_number(plain, "optimizer_bytes"), half = started_number(sharded, "optimizer_bytes");
-    QVERIFY2_RET(full > 0 && half > 0.4 * full && half < 0.6 * full, qPrintable(QString("%1 of %2").arg(half).arg(full)), single);
+    QVERIFY2_RET(full > 0 && half > 0.4 * full && half < 0.6 * full,
+                 qPrintable(QString("%1 of %2").arg(half).arg(full)), single);
     QVERIFY2_RET(started_number(single, "optimizer_bytes") == full, "one process holds another optimizer size", single);
     const char* files[] = {"high_noise_transformer/diffusion_pytorch_model.safetensors",
                            "low_noise_transformer/diffusion_pytorch_model.safetensors",
@@ -317,7 +394,8 @@ class TestDataParallel : public QObject {
       for (const char* f : files) {
         bool keys = false;
         const double m = max_diff(a + "/" + f, b + "/" + f, &keys);
-        if (!keys || !(m < 1e-5)) return QString("%1/%2: keys %3, max diff %4").arg(QString::fromStdString(b), f).arg(keys).arg(m);
+        if (!keys || !(m < 1e-5))
+          return QString("%1/%2: keys %3, max diff %4").arg(QString::fromStdString(b), f).arg(keys).arg(m);
       }
       return QString();
     };
@@ -337,7 +415,6 @@ class TestDataParallel : public QObject {
     QVERIFY2_RET(why.isEmpty(), qPrintable(why), single);
     return single;
   }
-
 };
 
 QTEST_GUILESS_MAIN(TestDataParallel)

@@ -61,7 +61,9 @@ double dy_energy(const torch::Tensor& x) {
   return (p.narrow(2, 1, p.size(2) - 1) - p.narrow(2, 0, p.size(2) - 1)).pow(2).mean().item<double>();
 }
 
-double mse255(const torch::Tensor& a, const torch::Tensor& b) { return (to255(a) - to255(b)).pow(2).mean().item<double>(); }
+double mse255(const torch::Tensor& a, const torch::Tensor& b) {
+  return (to255(a) - to255(b)).pow(2).mean().item<double>();
+}
 
 bool runnable(const std::vector<DegradationOp>& ops) {
   if (video_support_built()) return true;
@@ -136,10 +138,10 @@ class TestDegradation : public QObject {
       at::set_num_threads(threads);
       Rng r(77);
       torch::Tensor y = reference_quantise(x);
-      for (const auto& o : {op("blur", {{"kernel_size", 9}, {"isotropic", false}, {"sigma_x", 2.0}, {"sigma_y", 0.7},
-                                        {"theta", 0.5}}),
-                            op("gaussian_noise", {{"sigma", 12.0}, {"gray", false}}),
-                            op("poisson_noise", {{"strength", 1.0}, {"gray", true}})})
+      for (const auto& o :
+           {op("blur", {{"kernel_size", 9}, {"isotropic", false}, {"sigma_x", 2.0}, {"sigma_y", 0.7}, {"theta", 0.5}}),
+            op("gaussian_noise", {{"sigma", 12.0}, {"gray", false}}),
+            op("poisson_noise", {{"strength", 1.0}, {"gray", true}})})
         y = apply_degradation_op(y, o, r);
       outs.push_back(y);
     }
@@ -195,7 +197,8 @@ class TestDegradation : public QObject {
     }
     for (int n = 1; n <= 4; ++n) QVERIFY2(count_n[n] > 400, qPrintable(QString("n=%1: %2").arg(n).arg(count_n[n])));
     // Each op is in a random subset of 2.5 ops on average: p = 0.5, so about 1000 each.
-    for (int i = 0; i < 5; ++i) QVERIFY2(count_op[i] > 850 && count_op[i] < 1150, qPrintable(QString::number(count_op[i])));
+    for (int i = 0; i < 5; ++i)
+      QVERIFY2(count_op[i] > 850 && count_op[i] < 1150, qPrintable(QString::number(count_op[i])));
     QVERIFY(std::abs(double(iso) / blur - 0.7) < 0.06);
     QVERIFY(std::abs(double(gray) / noise - 0.4) < 0.05);
 
@@ -262,22 +265,25 @@ class TestDegradation : public QObject {
     const auto q = reference_quantise(x);
     const double e0 = hf_energy(q), m0 = to255(q).mean().item<double>();
     Rng r(1);
-    for (const auto& b : {op("blur", {{"kernel_size", 9}, {"isotropic", true}, {"sigma", 2.0}}),
-                          op("blur", {{"kernel_size", 21}, {"isotropic", true}, {"sigma", 3.0}}),
-                          op("blur", {{"kernel_size", 15}, {"isotropic", false}, {"sigma_x", 2.5}, {"sigma_y", 1.0},
-                                      {"theta", 0.6}})}) {
+    for (const auto& b :
+         {op("blur", {{"kernel_size", 9}, {"isotropic", true}, {"sigma", 2.0}}),
+          op("blur", {{"kernel_size", 21}, {"isotropic", true}, {"sigma", 3.0}}),
+          op("blur",
+             {{"kernel_size", 15}, {"isotropic", false}, {"sigma_x", 2.5}, {"sigma_y", 1.0}, {"theta", 0.6}})}) {
       const auto y = apply_degradation_op(x, b, r);
       check_valid_clip(y, x);
       QVERIFY2(hf_energy(y) < 0.2 * e0, qPrintable(QString("%1 vs %2").arg(hf_energy(y)).arg(e0)));
       QVERIFY(std::abs(to255(y).mean().item<double>() - m0) < 1.0);
     }
     // A tiny sigma is (nearly) the identity.
-    const auto sharp = apply_degradation_op(x, op("blur", {{"kernel_size", 7}, {"isotropic", true}, {"sigma", 0.2}}), r);
+    const auto sharp =
+        apply_degradation_op(x, op("blur", {{"kernel_size", 7}, {"isotropic", true}, {"sigma", 0.2}}), r);
     QVERIFY(torch::equal(sharp, q));
     // A flat picture stays flat, and at the same level (normalized kernel, reflect padding).
     const auto flat = torch::full({3, 2, 20, 30}, 0.3f);
     const auto fb = apply_degradation_op(
-        flat, op("blur", {{"kernel_size", 21}, {"isotropic", false}, {"sigma_x", 3.0}, {"sigma_y", 0.3}, {"theta", 1.0}}), r);
+        flat,
+        op("blur", {{"kernel_size", 21}, {"isotropic", false}, {"sigma_x", 3.0}, {"sigma_y", 0.3}, {"theta", 1.0}}), r);
     QVERIFY(torch::equal(fb, reference_quantise(flat)));
   }
 
@@ -288,7 +294,11 @@ class TestDegradation : public QObject {
     namespace F = torch::nn::functional;
     const auto x = test_clip(2, 24, 30);
     const auto q = to255(reference_quantise(x)).to(torch::kFloat64);  // [3, T, H, W]
-    struct Case { int64_t k; double sx, sy, theta; bool iso; };
+    struct Case {
+      int64_t k;
+      double sx, sy, theta;
+      bool iso;
+    };
     for (const Case c : {Case{9, 1.5, 1.5, 0.0, true}, Case{21, 3.0, 3.0, 0.0, true}, Case{11, 2.5, 0.6, 0.9, false},
                          Case{21, 0.4, 2.8, -2.5, false}}) {
       const auto ax = torch::arange(-(c.k / 2), c.k / 2 + 1, torch::kFloat64);
@@ -301,7 +311,11 @@ class TestDegradation : public QObject {
       kern = kern / kern.sum();
       auto planes = q.permute({1, 0, 2, 3}).reshape({-1, 1, 24, 30});
       auto padded = F::pad(planes, F::PadFuncOptions({c.k / 2, c.k / 2, c.k / 2, c.k / 2}).mode(torch::kReflect));
-      auto ref = F::conv2d(padded, kern.view({1, 1, c.k, c.k})).clamp(0, 255).round().view({2, 3, 24, 30}).permute({1, 0, 2, 3});
+      auto ref = F::conv2d(padded, kern.view({1, 1, c.k, c.k}))
+                     .clamp(0, 255)
+                     .round()
+                     .view({2, 3, 24, 30})
+                     .permute({1, 0, 2, 3});
       nlohmann::json params = {{"kernel_size", c.k}, {"isotropic", c.iso}};
       if (c.iso) {
         params["sigma"] = c.sx;
@@ -325,7 +339,8 @@ class TestDegradation : public QObject {
     auto vertical = (0.6 * torch::sin(1.3 * xs)).view({1, 1, 1, 40}).expand({3, 1, 40, 40}).contiguous();
     auto horizontal = vertical.transpose(2, 3).contiguous();
     Rng r(2);
-    auto along_x = op("blur", {{"kernel_size", 11}, {"isotropic", false}, {"sigma_x", 3.0}, {"sigma_y", 0.2}, {"theta", 0.0}});
+    auto along_x =
+        op("blur", {{"kernel_size", 11}, {"isotropic", false}, {"sigma_x", 3.0}, {"sigma_y", 0.2}, {"theta", 0.0}});
     auto along_y = along_x;
     along_y.params["theta"] = M_PI / 2;
     const double v0 = dx_energy(reference_quantise(vertical)), h0 = dy_energy(reference_quantise(horizontal));
@@ -352,8 +367,9 @@ class TestDegradation : public QObject {
         QVERIFY2(mse255(strong, q) > mse255(mild, q), qPrintable(what));
         QVERIFY2(std::abs(to255(strong).mean().item<double>() - m0) < 3.0, qPrintable(what));
       }
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("resize", {{"scale", 0.5}, {"down", "area"}, {"up", "area"}}), r); })
-                .contains("'up'"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("resize", {{"scale", 0.5}, {"down", "area"}, {"up", "area"}}), r);
+            }).contains("'up'"));
   }
 
   void gaussian_noise() {
@@ -369,7 +385,8 @@ class TestDegradation : public QObject {
       QVERIFY2(std::abs(sd - sigma) < 0.03 * sigma, qPrintable(QString("sigma %1 measured %2").arg(sigma).arg(sd)));
       QVERIFY(std::abs(d.mean().item<double>()) < 0.05 * sigma);
       // Colour noise: channels independent. Fresh noise in every frame.
-      QVERIFY(std::abs(torch::corrcoef(torch::stack({d[0].flatten(), d[1].flatten()})).index({0, 1}).item<double>()) < 0.05);
+      QVERIFY(std::abs(torch::corrcoef(torch::stack({d[0].flatten(), d[1].flatten()})).index({0, 1}).item<double>()) <
+              0.05);
       QVERIFY(!torch::equal(d.select(1, 0), d.select(1, 1)));
     }
     Rng r(9);
@@ -414,7 +431,8 @@ class TestDegradation : public QObject {
     QVERIFY(cg.abs().mean().item<double>() > 2.0);
     // Black has no photons: Poisson(0) = 0.
     const auto black = torch::full({3, 1, 16, 16}, -1.0f);
-    QVERIFY(torch::equal(apply_degradation_op(black, op("poisson_noise", {{"strength", 3.0}, {"gray", false}}), r), black));
+    QVERIFY(
+        torch::equal(apply_degradation_op(black, op("poisson_noise", {{"strength", 3.0}, {"gray", false}}), r), black));
   }
 
   void jpeg() {
@@ -435,7 +453,7 @@ class TestDegradation : public QObject {
     QVERIFY2(e_lo > e_mid && e_mid > e_hi, qPrintable(QString("%1 %2 %3").arg(e_lo).arg(e_mid).arg(e_hi)));
     QVERIFY(e_hi > 0);
     QVERIFY2(10 * std::log10(255.0 * 255.0 / e_hi) > 30, qPrintable(QString::number(e_hi)));  // q95 is close
-    QVERIFY(torch::equal(j(70), j(70)));                                                     // no state, no noise
+    QVERIFY(torch::equal(j(70), j(70)));                                                      // no state, no noise
     // Odd sizes and a single frame.
     const auto odd = test_clip(1, 37, 53);
     check_valid_clip(apply_degradation_op(odd, op("jpeg", {{"quality", 40}}), r), odd);
@@ -460,13 +478,14 @@ class TestDegradation : public QObject {
       const auto x = test_clip(sz[0], sz[1], sz[2]);
       // Every op at its largest kernel / smallest scale, then the whole chain.
       Rng r(21);
-      for (const auto& o : {op("blur", {{"kernel_size", 21}, {"isotropic", true}, {"sigma", 3.0}}),
-                            op("blur", {{"kernel_size", 21}, {"isotropic", false}, {"sigma_x", 3.0}, {"sigma_y", 0.4},
-                                        {"theta", -2.0}}),
-                            op("resize", {{"scale", 0.3}, {"down", "bicubic"}, {"up", "bicubic"}}),
-                            op("resize", {{"scale", 0.3}, {"down", "area"}, {"up", "bilinear"}}),
-                            op("gaussian_noise", {{"sigma", 30.0}, {"gray", false}}),
-                            op("poisson_noise", {{"strength", 3.0}, {"gray", true}})})
+      for (const auto& o :
+           {op("blur", {{"kernel_size", 21}, {"isotropic", true}, {"sigma", 3.0}}),
+            op("blur",
+               {{"kernel_size", 21}, {"isotropic", false}, {"sigma_x", 3.0}, {"sigma_y", 0.4}, {"theta", -2.0}}),
+            op("resize", {{"scale", 0.3}, {"down", "bicubic"}, {"up", "bicubic"}}),
+            op("resize", {{"scale", 0.3}, {"down", "area"}, {"up", "bilinear"}}),
+            op("gaussian_noise", {{"sigma", 30.0}, {"gray", false}}),
+            op("poisson_noise", {{"strength", 3.0}, {"gray", true}})})
         check_valid_clip(apply_degradation_op(x, o, r), x);
       // Every op, in one chain (four without video support).
       const int64_t n = video_support_built() ? 5 : 4;
@@ -486,18 +505,25 @@ class TestDegradation : public QObject {
   void bad_ops() {
     const auto x = test_clip(1, 8, 8);
     Rng r(1);
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("sharpen", nlohmann::json::object()), r); }).contains("unknown degradation op"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("sharpen", nlohmann::json::object()), r);
+            }).contains("unknown degradation op"));
     QVERIFY(error_of([&] { draw_degradation_op("sharpen", r); }).contains("unknown degradation op"));
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("blur", {{"isotropic", true}, {"sigma", 1.0}}), r); })
-                .contains("kernel_size"));
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("blur", {{"kernel_size", 8}, {"isotropic", true}, {"sigma", 1.0}}), r); })
-                .contains("odd"));
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("gaussian_noise", {{"sigma", "big"}, {"gray", false}}), r); })
-                .contains("sigma"));
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("resize", {{"scale", 1.5}, {"down", "area"}, {"up", "bilinear"}}), r); })
-                .contains("scale"));
-    QVERIFY(error_of([&] { apply_degradation_op(x, op("resize", {{"scale", 0.5}, {"down", "nearest"}, {"up", "bilinear"}}), r); })
-                .contains("nearest"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("blur", {{"isotropic", true}, {"sigma", 1.0}}), r);
+            }).contains("kernel_size"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("blur", {{"kernel_size", 8}, {"isotropic", true}, {"sigma", 1.0}}), r);
+            }).contains("odd"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("gaussian_noise", {{"sigma", "big"}, {"gray", false}}), r);
+            }).contains("sigma"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("resize", {{"scale", 1.5}, {"down", "area"}, {"up", "bilinear"}}), r);
+            }).contains("scale"));
+    QVERIFY(error_of([&] {
+              apply_degradation_op(x, op("resize", {{"scale", 0.5}, {"down", "nearest"}, {"up", "bilinear"}}), r);
+            }).contains("nearest"));
   }
 
   void fullChainOnALargerClip() {

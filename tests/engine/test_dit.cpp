@@ -47,14 +47,23 @@ std::string to_diffusers(std::string k) {
       {"text_embedding.0.", "condition_embedder.text_embedder.linear_1."},
       {"text_embedding.2.", "condition_embedder.text_embedder.linear_2."},
       {"head.head.", "proj_out."},
-      {".self_attn.q.", ".attn1.to_q."}, {".self_attn.k.", ".attn1.to_k."}, {".self_attn.v.", ".attn1.to_v."},
-      {".self_attn.o.", ".attn1.to_out.0."}, {".self_attn.norm_", ".attn1.norm_"},
-      {".cross_attn.q.", ".attn2.to_q."}, {".cross_attn.k.", ".attn2.to_k."}, {".cross_attn.v.", ".attn2.to_v."},
-      {".cross_attn.o.", ".attn2.to_out.0."}, {".cross_attn.norm_", ".attn2.norm_"},
-      {".ffn.0.", ".ffn.net.0.proj."}, {".ffn.2.", ".ffn.net.2."}, {".norm3.", ".norm2."},
+      {".self_attn.q.", ".attn1.to_q."},
+      {".self_attn.k.", ".attn1.to_k."},
+      {".self_attn.v.", ".attn1.to_v."},
+      {".self_attn.o.", ".attn1.to_out.0."},
+      {".self_attn.norm_", ".attn1.norm_"},
+      {".cross_attn.q.", ".attn2.to_q."},
+      {".cross_attn.k.", ".attn2.to_k."},
+      {".cross_attn.v.", ".attn2.to_v."},
+      {".cross_attn.o.", ".attn2.to_out.0."},
+      {".cross_attn.norm_", ".attn2.norm_"},
+      {".ffn.0.", ".ffn.net.0.proj."},
+      {".ffn.2.", ".ffn.net.2."},
+      {".norm3.", ".norm2."},
   };
   if (k == "head.modulation") return "scale_shift_table";
-  if (k.size() > 11 && k.substr(k.size() - 11) == ".modulation") return k.substr(0, k.size() - 10) + "scale_shift_table";
+  if (k.size() > 11 && k.substr(k.size() - 11) == ".modulation")
+    return k.substr(0, k.size() - 10) + "scale_shift_table";
   for (const auto& [from, to] : rules) {
     auto pos = k.find(from);
     if (pos != std::string::npos) return k.replace(pos, from.size(), to);

@@ -158,7 +158,9 @@ class TestExperts : public QObject {
       QCOMPARE(lo_min, int64_t{0});
       QCOMPARE(lo_max, b - 1);
       // The marginal over t is uniform: 80000 draws, 80 per value expected.
-      for (int64_t t = 0; t < 1000; ++t) QVERIFY2(seen[static_cast<size_t>(t)] > 30 && seen[static_cast<size_t>(t)] < 150, qPrintable(QString("t=%1: %2").arg(t).arg(seen[static_cast<size_t>(t)])));
+      for (int64_t t = 0; t < 1000; ++t)
+        QVERIFY2(seen[static_cast<size_t>(t)] > 30 && seen[static_cast<size_t>(t)] < 150,
+                 qPrintable(QString("t=%1: %2").arg(t).arg(seen[static_cast<size_t>(t)])));
     }
     // Mode B: float t on the routed side of the boundary, in shifted time.
     train::RoutingOptions m;
@@ -276,7 +278,7 @@ class TestExperts : public QObject {
     QCOMPARE(enc(448.0f), 0x7e);
     QCOMPARE(enc(1000.0f), 0x7e);
     QCOMPARE(enc(-1000.0f), 0xfe);
-    QCOMPARE(enc(std::ldexp(1.0f, -9)), 0x01);  // the smallest subnormal
+    QCOMPARE(enc(std::ldexp(1.0f, -9)), 0x01);   // the smallest subnormal
     QCOMPARE(enc(std::ldexp(1.0f, -10)), 0x00);  // half of it: the tie goes to the even code 0
     QCOMPARE(enc(1.0625f), 0x38);                // between 1 (0x38) and 1.125 (0x39): even
     QCOMPARE(enc(1.1875f), 0x3a);                // between 1.125 and 1.25 (0x3a): even
@@ -288,7 +290,10 @@ class TestExperts : public QObject {
     auto x = torch::randn({1000}) * 10;
     auto q = models::fp8_quantize(x);
     // (values whose scaled magnitude is in the normal range, ≥ 2^-6).
-    auto rel = ((q.dequantize(torch::kFloat) - x).abs() / x.abs()).masked_select(x.abs() * q.scale >= 0.015625).max().item<double>();
+    auto rel = ((q.dequantize(torch::kFloat) - x).abs() / x.abs())
+                   .masked_select(x.abs() * q.scale >= 0.015625)
+                   .max()
+                   .item<double>();
     QVERIFY2(rel <= 0.0625 + 1e-6, qPrintable(QString::number(rel)));
   }
 
@@ -326,7 +331,8 @@ class TestExperts : public QObject {
     }
     for (size_t i = 0; i < la.size(); ++i) {
       QVERIFY(std::isfinite(lb[i]));
-      QVERIFY2(std::fabs(la[i] - lb[i]) <= 0.03 * la[i], qPrintable(QString("step %1: %2 vs %3").arg(i).arg(la[i]).arg(lb[i])));
+      QVERIFY2(std::fabs(la[i] - lb[i]) <= 0.03 * la[i],
+               qPrintable(QString("step %1: %2 vs %3").arg(i).arg(la[i]).arg(lb[i])));
       if (i > 0) QVERIFY(la[i] != lb[i]);  // the fp8 path really ran
     }
     // The copies follow the master weights after each update.
@@ -479,12 +485,29 @@ class TestExperts : public QObject {
       const std::string out = dir + "/run_" + type;
       QProcess p;
       p.setProcessChannelMode(QProcess::MergedChannels);
-      p.start(WS_ENGINE_EXE, {"train-experts", "--transformer_config", QString::fromStdString(dir + "/dit.yaml"),
-                              "--train_data_meta", QString::fromStdString(dir + "/metadata.json"),
-                              "--text_embeddings_dir", QString::fromStdString(dir), "--max_train_steps", "4",
-                              "--boundary_ratio", "0.5", "--learning_rate", "1e-3", "--lr_warmup_steps", "0",
-                              "--eval_data_meta", QString::fromStdString(dir + "/metadata.json"), "--eval_steps", "4",
-                              "--dataloader_num_workers", "1", "--output_dir", QString::fromStdString(out)});
+      p.start(WS_ENGINE_EXE, {"train-experts",
+                              "--transformer_config",
+                              QString::fromStdString(dir + "/dit.yaml"),
+                              "--train_data_meta",
+                              QString::fromStdString(dir + "/metadata.json"),
+                              "--text_embeddings_dir",
+                              QString::fromStdString(dir),
+                              "--max_train_steps",
+                              "4",
+                              "--boundary_ratio",
+                              "0.5",
+                              "--learning_rate",
+                              "1e-3",
+                              "--lr_warmup_steps",
+                              "0",
+                              "--eval_data_meta",
+                              QString::fromStdString(dir + "/metadata.json"),
+                              "--eval_steps",
+                              "4",
+                              "--dataloader_num_workers",
+                              "1",
+                              "--output_dir",
+                              QString::fromStdString(out)});
       QVERIFY(p.waitForFinished(300000));
       const QString log = QString::fromUtf8(p.readAll());
       QVERIFY2(p.exitCode() == 0, qPrintable(log.right(1500)));
@@ -494,12 +517,15 @@ class TestExperts : public QObject {
       if (i2v) QVERIFY(log.contains("\"conditioning\":\"i2v\""));
     }
     // Latents with the wrong channel count are one clear error before training starts.
-    fs::write_file_atomic(dir + "/dit.yaml", "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\ntext_dim: 16\ntext_len: 8\n");
+    fs::write_file_atomic(
+        dir + "/dit.yaml",
+        "in_dim: 48\nout_dim: 48\ndim: 32\nffn_dim: 64\nnum_heads: 2\nnum_layers: 1\ntext_dim: 16\ntext_len: 8\n");
     QProcess p;
     p.setProcessChannelMode(QProcess::MergedChannels);
-    p.start(WS_ENGINE_EXE, {"train-experts", "--transformer_config", QString::fromStdString(dir + "/dit.yaml"),
-                            "--train_data_meta", QString::fromStdString(dir + "/metadata.json"), "--text_embeddings_dir",
-                            QString::fromStdString(dir), "--max_train_steps", "2", "--output_dir", QString::fromStdString(dir + "/bad")});
+    p.start(WS_ENGINE_EXE,
+            {"train-experts", "--transformer_config", QString::fromStdString(dir + "/dit.yaml"), "--train_data_meta",
+             QString::fromStdString(dir + "/metadata.json"), "--text_embeddings_dir", QString::fromStdString(dir),
+             "--max_train_steps", "2", "--output_dir", QString::fromStdString(dir + "/bad")});
     QVERIFY(p.waitForFinished(300000));
     const QString log = QString::fromUtf8(p.readAll());
     QVERIFY(p.exitCode() != 0);
@@ -527,10 +553,11 @@ class TestExperts : public QObject {
     QTemporaryDir tmp;
     const std::string dir = tmp.path().toStdString() + "/checkpoint-3";
     train::write_experts_checkpoint(dir, *high, *low, st);
-    for (const char* f : {"high_noise_transformer/config.json", "high_noise_transformer/diffusion_pytorch_model.safetensors",
-                          "low_noise_transformer/config.json", "low_noise_transformer/diffusion_pytorch_model.safetensors",
-                          "trainer_state/optimizer_high.safetensors", "trainer_state/optimizer_low.safetensors",
-                          "trainer_state/state.json"})
+    for (const char* f :
+         {"high_noise_transformer/config.json", "high_noise_transformer/diffusion_pytorch_model.safetensors",
+          "low_noise_transformer/config.json", "low_noise_transformer/diffusion_pytorch_model.safetensors",
+          "trainer_state/optimizer_high.safetensors", "trainer_state/optimizer_low.safetensors",
+          "trainer_state/state.json"})
       QVERIFY2(fs::exists(dir + "/" + f), f);
     auto ck = train::read_experts_checkpoint(dir);
     QCOMPARE(ck.state.global_step, int64_t{3});

@@ -78,7 +78,7 @@ class TestFs : public QObject {
 
   void failedSaveKeepsTheOlderBackup() {
     const std::string p = at("meta.json");
-    write_bytes(p, std::string(1000, 'n'));         // the current file
+    write_bytes(p, std::string(1000, 'n'));          // the current file
     write_bytes(p + ".bak", std::string(500, 'o'));  // the backup of the save before
     QString err;
     {
@@ -121,8 +121,9 @@ class TestFs : public QObject {
   }
 
   void jsonNestingIsBounded() {
-    QVERIFY(error_of([] { check_json_nesting(std::string(65, '[') + std::string(65, ']'), "x.json"); })
-                .contains("x.json: JSON nested deeper than 64 levels"));
+    QVERIFY(error_of([] {
+              check_json_nesting(std::string(65, '[') + std::string(65, ']'), "x.json");
+            }).contains("x.json: JSON nested deeper than 64 levels"));
     check_json_nesting(std::string(64, '[') + std::string(64, ']'), "ok.json");
     // Brackets inside strings, escaped quotes included, do not count.
     check_json_nesting("[\"" + std::string(1000, '[') + "\\\"" + std::string(1000, '{') + "\"]", "s.json");
@@ -178,7 +179,8 @@ class TestFs : public QObject {
     QCOMPARE(sha256_file(at("million")), want);
     // Lengths around the padding boundary (55, 56, 64 bytes) differ from each other.
     QVERIFY(sha256_hex(std::string(55, 'a')) != sha256_hex(std::string(56, 'a')));
-    QCOMPARE(sha256_hex(std::string(56, 'a')), std::string("b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"));
+    QCOMPARE(sha256_hex(std::string(56, 'a')),
+             std::string("b35439a4ac6f0948b6d6f9e3c6af0f5f590ce20f1bde7090ef7970686ec6738a"));
   }
 
   void shardNamesStayBesideTheIndex() {

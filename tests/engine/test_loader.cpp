@@ -86,7 +86,8 @@ class TestLoader : public QObject {
     for (int i = 0; i < 10; ++i) {
       BatchPlan p = s.next();
       QCOMPARE(p.items.size(), size_t{3});
-      for (const auto& it : p.items) QCOMPARE(keys[static_cast<size_t>(it.row)], keys[static_cast<size_t>(p.items[0].row)]);
+      for (const auto& it : p.items)
+        QCOMPARE(keys[static_cast<size_t>(it.row)], keys[static_cast<size_t>(p.items[0].row)]);
       if (p.epoch == 0)
         for (const auto& it : p.items) QVERIFY(seen.insert(it.row).second);  // no row twice in an epoch
     }
@@ -238,8 +239,8 @@ class TestLoader : public QObject {
     o.min_ops = o.max_ops = 3;
     ClipLoader degraded(rows_, o);
     Batch a = clean.next(), b = degraded.next();
-    QVERIFY(torch::equal(a.x_hr, b.x_hr));        // the target stays clean
-    QVERIFY(!torch::equal(a.x_lr, b.x_lr));       // the input is degraded
+    QVERIFY(torch::equal(a.x_hr, b.x_hr));   // the target stays clean
+    QVERIFY(!torch::equal(a.x_lr, b.x_lr));  // the input is degraded
     QCOMPARE(b.clips[0].degradation.size(), size_t{3});
   }
 
@@ -252,9 +253,9 @@ class TestLoader : public QObject {
     std::string good = meta_.resolve(meta_.rows[0]);
     std::string bytes = ws::test::read_bytes(good);
     ws::test::write_bytes(dir + "/truncated.mp4", bytes.substr(0, bytes.size() / 3));
-    std::vector<MetaRow> rows{make_row("empty.mp4", "", "video"), make_row("text.mp4", "", "video"),
+    std::vector<MetaRow> rows{make_row("empty.mp4", "", "video"),   make_row("text.mp4", "", "video"),
                               make_row("missing.mp4", "", "video"), make_row("truncated.mp4", "", "video"),
-                              make_row(good, "", "video"), make_row(good, "", "sound")};
+                              make_row(good, "", "video"),          make_row(good, "", "sound")};
     write_metadata(dir + "/metadata.json", rows);
     Metadata m = read_metadata(dir + "/metadata.json");
     std::vector<DroppedRow> dropped;
@@ -276,7 +277,10 @@ class TestLoader : public QObject {
     auto q = ws::train::flow_sigma_pool(50, 12.0);
     const double tail12[] = {0.55028, 0.48351, 0.39792, 0.28426, 0.12598};
     for (int i = 0; i < 5; ++i) QVERIFY(std::abs(q[static_cast<size_t>(45 + i)] - tail12[i]) < 1e-5);
-    QVERIFY(!ws::test::error_of([] { ws::train::make_noise_options(true, "scheduler", 50, 5.0, std::make_pair<int64_t, int64_t>(30, 60), 0, 0.25); }).isEmpty());
+    QVERIFY(!ws::test::error_of([] {
+               ws::train::make_noise_options(true, "scheduler", 50, 5.0, std::make_pair<int64_t, int64_t>(30, 60), 0,
+                                             0.25);
+             }).isEmpty());
   }
 
   void noise_mixes_with_one_sigma_per_sample() {

@@ -103,7 +103,8 @@ class TestLora : public QObject {
     QVERIFY(max_diff(adapted, ref) > 1e-3);  // it does something
     auto merged = tiny_model();
     l.merge_into(*merged, 0.5);
-    QVERIFY2(max_diff(run(merged, in), adapted) < 1e-5, qPrintable(QString::number(max_diff(run(merged, in), adapted))));
+    QVERIFY2(max_diff(run(merged, in), adapted) < 1e-5,
+             qPrintable(QString::number(max_diff(run(merged, in), adapted))));
     // The same adapter at alpha = r and multiplier 1 is the same map (scale 1 again).
     auto b = tiny_model();
     WanLora l2 = random_lora(b, 4, 4);
@@ -124,17 +125,19 @@ class TestLora : public QObject {
     l.attach(*m);
     const auto adapted = run(m, in);
     const auto musubi = l.state_dict(LoraFormat::Musubi);
-    for (const char* k : {"lora_unet_blocks_0_self_attn_q.lora_down.weight", "lora_unet_blocks_0_self_attn_q.lora_up.weight",
-                          "lora_unet_blocks_0_self_attn_q.alpha", "lora_unet_blocks_1_cross_attn_o.lora_up.weight",
-                          "lora_unet_blocks_1_ffn_0.lora_down.weight", "lora_unet_blocks_1_ffn_2.alpha"})
+    for (const char* k :
+         {"lora_unet_blocks_0_self_attn_q.lora_down.weight", "lora_unet_blocks_0_self_attn_q.lora_up.weight",
+          "lora_unet_blocks_0_self_attn_q.alpha", "lora_unet_blocks_1_cross_attn_o.lora_up.weight",
+          "lora_unet_blocks_1_ffn_0.lora_down.weight", "lora_unet_blocks_1_ffn_2.alpha"})
       QVERIFY2(musubi.count(k), k);
     QCOMPARE(musubi.size(), size_t(20 * 3));
     QCOMPARE(musubi.at("lora_unet_blocks_0_self_attn_q.alpha").item<float>(), 2.0f);
     QCOMPARE(musubi.at("lora_unet_blocks_0_self_attn_q.lora_down.weight").sizes().vec(), (std::vector<int64_t>{4, 64}));
     const auto peft = l.state_dict(LoraFormat::Peft);
-    for (const char* k : {"transformer.blocks.0.attn1.to_q.lora_A.weight", "transformer.blocks.0.attn1.to_out.0.lora_B.weight",
-                          "transformer.blocks.1.attn2.to_k.lora_A.weight", "transformer.blocks.1.ffn.net.0.proj.lora_B.weight",
-                          "transformer.blocks.0.ffn.net.2.lora_A.weight"})
+    for (const char* k :
+         {"transformer.blocks.0.attn1.to_q.lora_A.weight", "transformer.blocks.0.attn1.to_out.0.lora_B.weight",
+          "transformer.blocks.1.attn2.to_k.lora_A.weight", "transformer.blocks.1.ffn.net.0.proj.lora_B.weight",
+          "transformer.blocks.0.ffn.net.2.lora_A.weight"})
       QVERIFY2(peft.count(k), k);
     QCOMPARE(peft.size(), size_t(20 * 2));
 
@@ -233,7 +236,8 @@ class TestLora : public QObject {
       ws::train::ExpertStep step(m, o, std::move(lora));
       QCOMPARE(step.parameters().size(), size_t(40));
       const auto rec = step.step(step_input());
-      QVERIFY2(rec.clip.grad_norm > 0, qPrintable(QStringLiteral("checkpointing %1: grad norm %2").arg(ckpt).arg(rec.clip.grad_norm)));
+      QVERIFY2(rec.clip.grad_norm > 0,
+               qPrintable(QStringLiteral("checkpointing %1: grad norm %2").arg(ckpt).arg(rec.clip.grad_norm)));
       double up = 0;
       for (const auto& e : step.lora()->entries()) up = std::max(up, e.up.abs().max().item<double>());
       QVERIFY(up > 0);
@@ -284,15 +288,19 @@ class TestLora : public QObject {
     WanModel narrow(cfg);
     QVERIFY(error_of([&] { l.attach(*narrow); }).contains("is [64,64], the weight [32,32]"));
     // Not a LoRA; a stray key; a down without its up; an unknown target.
-    QVERIFY(error_of([&] { WanLora::from_state_dict({{"blocks.0.self_attn.q.weight", torch::zeros({2, 2})}}, "x.safetensors"); })
-                .contains("x.safetensors: not a LoRA file"));
+    QVERIFY(error_of([&] {
+              WanLora::from_state_dict({{"blocks.0.self_attn.q.weight", torch::zeros({2, 2})}}, "x.safetensors");
+            }).contains("x.safetensors: not a LoRA file"));
     auto stray = sd;
     stray["lora_unet_head_head.lora_down.weight"] = torch::zeros({4, 64});
     QVERIFY(!error_of([&] { WanLora::from_state_dict(stray, "s"); }).isEmpty());
     auto lonely = sd;
     lonely.erase("lora_unet_blocks_0_ffn_0.lora_up.weight");
-    QVERIFY(error_of([&] { WanLora::from_state_dict(lonely, "s"); }).contains("lora_unet_blocks_0_ffn_0.lora_up.weight"));
-    QVERIFY(error_of([&] { WanLora::create(*m, LoraSpec{4, 4, 0.0, {"ffn.1"}}); }).contains("unknown LoRA target 'ffn.1'"));
+    QVERIFY(
+        error_of([&] { WanLora::from_state_dict(lonely, "s"); }).contains("lora_unet_blocks_0_ffn_0.lora_up.weight"));
+    QVERIFY(error_of([&] {
+              WanLora::create(*m, LoraSpec{4, 4, 0.0, {"ffn.1"}});
+            }).contains("unknown LoRA target 'ffn.1'"));
   }
 };
 

@@ -139,7 +139,8 @@ class TestMetadata : public QObject {
 
   void checkRowsAgainstFiles() {
 #ifndef WANSTUDIO_HAVE_VIDEO
-    QVERIFY_THROWS_EXCEPTION(Error, data::check_rows(data::parse_metadata("[{\"file_path\": \"a.mp4\"}]", dir() + "/m.json")));
+    QVERIFY_THROWS_EXCEPTION(Error,
+                             data::check_rows(data::parse_metadata("[{\"file_path\": \"a.mp4\"}]", dir() + "/m.json")));
     QSKIP("built without video support");
 #else
     std::string ds = dir() + "/check";

@@ -179,8 +179,8 @@ class TestPth : public QObject {
                                          {"n", tensor("LongStorage", "1", 1, 0, {}, {})},
                                          {"e", tensor("HalfStorage", "2", 0, 0, {0, 4}, {4, 1})}});
     int64_t n = 42;
-    std::string path = write_pth("ok.pth", pkl,
-                                 {{"0", float_bytes(vals)}, {"1", std::string(reinterpret_cast<char*>(&n), 8)}, {"2", ""}});
+    std::string path = write_pth(
+        "ok.pth", pkl, {{"0", float_bytes(vals)}, {"1", std::string(reinterpret_cast<char*>(&n), 8)}, {"2", ""}});
     StateDict sd = ws::io::read_pth(path);
     QCOMPARE(sd.size(), size_t(4));
     auto ref = torch::arange(8, torch::kFloat32);
@@ -216,7 +216,8 @@ class TestPth : public QObject {
     std::string os_system = kProto + global("os", "system") + str("touch " + marker) + "\x85R.";
     expect_refused(write_pth("os.pth", os_system), "'os.system'");
     QVERIFY(!QFileInfo::exists(QString::fromStdString(marker)));
-    std::string eval = kProto + global("builtins", "eval") + str("__import__('os').system('touch " + marker + "')") + "\x85R.";
+    std::string eval =
+        kProto + global("builtins", "eval") + str("__import__('os').system('touch " + marker + "')") + "\x85R.";
     expect_refused(write_pth("eval.pth", eval), "'builtins.eval'");
     QVERIFY(!QFileInfo::exists(QString::fromStdString(marker)));
     // Hidden inside an otherwise normal state dict, and spelled with protocol 4's STACK_GLOBAL.

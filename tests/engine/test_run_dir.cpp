@@ -75,8 +75,8 @@ class TestRunDir : public QObject {
     QVERIFY(parse_checkpoint_name("checkpoint-0", &step));
     QCOMPARE(step, int64_t(0));
     for (const char* bad : {"checkpoint-", "checkpoint-12abc", "checkpoint-1.5", "checkpoint--1", "xcheckpoint-1",
-                            "Checkpoint-1", "checkpoint-12 ", "checkpoint-+3", ".checkpoint-3.tmp",
-                            "checkpoint-3.old", "checkpoint-99999999999999999999", "checkpoint_3"})
+                            "Checkpoint-1", "checkpoint-12 ", "checkpoint-+3", ".checkpoint-3.tmp", "checkpoint-3.old",
+                            "checkpoint-99999999999999999999", "checkpoint_3"})
       QVERIFY2(!parse_checkpoint_name(bad), bad);
     QCOMPARE(checkpoint_name(500), std::string("checkpoint-500"));
   }
@@ -204,11 +204,11 @@ class TestRunDir : public QObject {
     QTemporaryDir tmp;
     std::string d = tmp.path().toStdString();
     fill(d + "/checkpoint-4", "four");
-    fill(d + "/.checkpoint-7.tmp", "partial");           // crash while writing step 7
-    fill(d + "/.checkpoint-5.old", "five");              // crash between the two renames
-    fill(d + "/.checkpoint-6.old", "six-old");           // crash after the swap,
-    fill(d + "/checkpoint-6", "six-new");                //   before deleting .old
-    fill(d + "/.checkpoint-2.tmp", "being-pruned");      // crash while pruning
+    fill(d + "/.checkpoint-7.tmp", "partial");       // crash while writing step 7
+    fill(d + "/.checkpoint-5.old", "five");          // crash between the two renames
+    fill(d + "/.checkpoint-6.old", "six-old");       // crash after the swap,
+    fill(d + "/checkpoint-6", "six-new");            //   before deleting .old
+    fill(d + "/.checkpoint-2.tmp", "being-pruned");  // crash while pruning
     fill(d + "/checkpoint-12abc", "not-a-checkpoint");
     fill(d + "/.checkpoint-x.old", "unknown");
     write_bytes(d + "/notes.txt", "mine");

@@ -202,35 +202,36 @@ class TestSafetensors : public QObject {
     bad = idx;
     bad["weight_map"]["big"] = "../../etc/passwd";
     write_bytes(dir + "/bad2.safetensors.index.json", bad.dump());
-    QVERIFY(error_of([&] { ws::io::read_sharded_safetensors(dir + "/bad2.safetensors.index.json"); })
-                .contains("index's folder"));
+    QVERIFY(error_of([&] {
+              ws::io::read_sharded_safetensors(dir + "/bad2.safetensors.index.json");
+            }).contains("index's folder"));
     bad = idx;
     bad["weight_map"]["big"] = "missing-shard.safetensors";
     write_bytes(dir + "/bad3.safetensors.index.json", bad.dump());
-    QVERIFY(error_of([&] { ws::io::read_sharded_safetensors(dir + "/bad3.safetensors.index.json"); })
-                .contains("missing-shard.safetensors"));
+    QVERIFY(error_of([&] {
+              ws::io::read_sharded_safetensors(dir + "/bad3.safetensors.index.json");
+            }).contains("missing-shard.safetensors"));
   }
 
   void hostileHeaders() {
     const std::string data16(16, '\0');
-    expect_error("range.safetensors",
-                 st_bytes(R"({"a":{"dtype":"F32","shape":[100],"data_offsets":[0,400]}})", data16), "out of range");
-    expect_error("range2.safetensors",
-                 st_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[20,16]}})", data16), "out of range");
+    expect_error("range.safetensors", st_bytes(R"({"a":{"dtype":"F32","shape":[100],"data_offsets":[0,400]}})", data16),
+                 "out of range");
+    expect_error("range2.safetensors", st_bytes(R"({"a":{"dtype":"F32","shape":[1],"data_offsets":[20,16]}})", data16),
+                 "out of range");
     expect_error("overlap.safetensors",
                  st_bytes(R"({"a":{"dtype":"F32","shape":[4],"data_offsets":[0,16]},)"
                           R"("b":{"dtype":"F32","shape":[2],"data_offsets":[8,16]}})",
                           data16),
                  "overlap");
-    expect_error("span.safetensors",
-                 st_bytes(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", data16), "needs");
+    expect_error("span.safetensors", st_bytes(R"({"a":{"dtype":"F32","shape":[2,2],"data_offsets":[0,12]}})", data16),
+                 "needs");
     expect_error("overflow.safetensors",
                  st_bytes(R"({"a":{"dtype":"F32","shape":[4294967296,4294967296],"data_offsets":[0,16]}})", data16),
                  "overflows");
     expect_error("negshape.safetensors",
                  st_bytes(R"({"a":{"dtype":"F32","shape":[-4],"data_offsets":[0,16]}})", data16), "non-negative");
-    expect_error("dtype.safetensors",
-                 st_bytes(R"({"a":{"dtype":"F8_E9M9","shape":[4],"data_offsets":[0,4]}})", data16),
+    expect_error("dtype.safetensors", st_bytes(R"({"a":{"dtype":"F8_E9M9","shape":[4],"data_offsets":[0,4]}})", data16),
                  "unsupported dtype");
     expect_error("absurd.safetensors", std::string(8, '\xff') + "{}", "absurd");
     expect_error("pastend.safetensors", le64(1000) + "{}", "past the end");
@@ -246,15 +247,18 @@ class TestSafetensors : public QObject {
     expect_error("cut_data.safetensors", full.substr(0, full.size() - 5), "out of range");
     expect_error("cut_header.safetensors", full.substr(0, 40), "past the end");
     // A control byte in a tensor name does not break the one-line message.
-    expect_error("nl.safetensors", st_bytes("{\"a\\nb\":{\"dtype\":\"F32\",\"shape\":[9],\"data_offsets\":[0,36]}}", data16),
+    expect_error("nl.safetensors",
+                 st_bytes("{\"a\\nb\":{\"dtype\":\"F32\",\"shape\":[9],\"data_offsets\":[0,36]}}", data16),
                  "out of range");
   }
 
   void writeRefusesWhatItCannotHold() {
-    QVERIFY(error_of([&] { ws::io::write_safetensors(p("c.safetensors"), {{"c", torch::zeros({2}, torch::kComplexFloat)}}); })
-                .contains("'c'"));
-    QVERIFY(error_of([&] { ws::io::write_safetensors(p("m.safetensors"), {{"__metadata__", torch::zeros({2})}}); })
-                .contains("__metadata__"));
+    QVERIFY(error_of([&] {
+              ws::io::write_safetensors(p("c.safetensors"), {{"c", torch::zeros({2}, torch::kComplexFloat)}});
+            }).contains("'c'"));
+    QVERIFY(error_of([&] {
+              ws::io::write_safetensors(p("m.safetensors"), {{"__metadata__", torch::zeros({2})}});
+            }).contains("__metadata__"));
     // A failed write leaves no file and no temporary behind.
     QVERIFY(!QFileInfo::exists(QString::fromStdString(p("c.safetensors"))));
     QCOMPARE(QDir(tmp_.path()).entryList({"c.safetensors*"}, QDir::Files).size(), 0);

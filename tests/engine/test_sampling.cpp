@@ -18,7 +18,9 @@ using ws::sampling::Solver;
 
 namespace {
 
-std::vector<int64_t> ts(Solver s, int64_t n, double shift) { return ws::sampling::flow_schedule(s, n, shift).timesteps; }
+std::vector<int64_t> ts(Solver s, int64_t n, double shift) {
+  return ws::sampling::flow_schedule(s, n, shift).timesteps;
+}
 
 int64_t high_steps(const std::vector<int64_t>& t, double boundary) {
   ws::sampling::SamplerOptions o;
@@ -50,9 +52,10 @@ class TestSampling : public QObject {
                                          681, 654, 624, 591, 555, 514, 468, 416, 356, 288, 208, 113};
     QCOMPARE(ts(Solver::UniPC, 40, 5.0), i2v_unipc);
     QCOMPARE(high_steps(i2v_unipc, 0.9), int64_t{15});
-    const std::vector<int64_t> ti2v_dpm{1000, 995, 991, 987, 982, 978, 973, 968, 963, 957, 952, 946, 940, 934, 927, 921, 913,
-                                        906,  898, 890, 882, 873, 864, 854, 844, 833, 821, 809, 797, 783, 769, 753, 737, 720,
-                                        701,  681, 660, 637, 612, 585, 555, 523, 487, 448, 405, 357, 303, 241, 172, 92};
+    const std::vector<int64_t> ti2v_dpm{1000, 995, 991, 987, 982, 978, 973, 968, 963, 957, 952, 946, 940,
+                                        934,  927, 921, 913, 906, 898, 890, 882, 873, 864, 854, 844, 833,
+                                        821,  809, 797, 783, 769, 753, 737, 720, 701, 681, 660, 637, 612,
+                                        585,  555, 523, 487, 448, 405, 357, 303, 241, 172, 92};
     QCOMPARE(ts(Solver::DpmPP, 50, 5.0), ti2v_dpm);
     // Few-step splits: T2V shift 12 with 4/6/8/10/12/20 steps, I2V shift 5.
     const int64_t n[] = {4, 6, 8, 10, 12, 20}, t2v_high[] = {3, 4, 6, 7, 8, 13}, i2v_high[] = {2, 3, 3, 4, 5, 8};

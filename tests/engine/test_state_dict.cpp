@@ -151,8 +151,8 @@ class TestStateDict : public QObject {
   void modelDirRoundTrip() {
     Net net;
     StateDict sd = distinct_state(net);
-    nlohmann::json config = {{"_class_name", "Tiny"}, {"_diffusers_version", "0.30.0"}, {"in_features", 4},
-                             {"nested", {{"a", {1, 2}}}}};
+    nlohmann::json config = {
+        {"_class_name", "Tiny"}, {"_diffusers_version", "0.30.0"}, {"in_features", 4}, {"nested", {{"a", {1, 2}}}}};
     std::string dir = p("model");
     ws::io::write_model_dir(dir, config, sd);
     QVERIFY(QFileInfo::exists(QString::fromStdString(dir + "/config.json")));

@@ -264,8 +264,9 @@ class TestTrainLoop : public QObject {
     auto g = torch::autograd::grad({y.square().sum()}, {x, w, b});
     for (int i = 0; i < 3; ++i) {
       const double scale = g_ref[static_cast<size_t>(i)].abs().max().item<double>();
-      QVERIFY2((g[static_cast<size_t>(i)] - g_ref[static_cast<size_t>(i)]).abs().max().item<double>() < 1e-5 * scale + 1e-6,
-               std::to_string(i).c_str());
+      QVERIFY2(
+          (g[static_cast<size_t>(i)] - g_ref[static_cast<size_t>(i)]).abs().max().item<double>() < 1e-5 * scale + 1e-6,
+          std::to_string(i).c_str());
     }
     // Not for frozen weights and inputs, batches or shapes oneDNN already gets.
     QVERIFY(!models::train_conv3d_applies(x.detach(), w.detach()));
@@ -318,7 +319,8 @@ class TestTrainLoop : public QObject {
       g[1] = gw;
       for (size_t i = 0; i < 3; ++i) {
         const double scale = g_ref[i].abs().max().item<double>();
-        QVERIFY2((g[i] - g_ref[i]).abs().max().item<double>() < 1e-5 * scale + 1e-6, (what + ", grad " + std::to_string(i)).c_str());
+        QVERIFY2((g[i] - g_ref[i]).abs().max().item<double>() < 1e-5 * scale + 1e-6,
+                 (what + ", grad " + std::to_string(i)).c_str());
       }
       auto back = wp.detach().clone();
       models::unpack_(back, *layout);
@@ -447,7 +449,7 @@ class TestTrainLoop : public QObject {
   // 10·log10(1 / (d/2)²).
   void psnr_of_a_known_pair() {
     auto a = torch::zeros({3, 5, 8, 8});
-    QCOMPARE(train::clip_psnr(a, a), 100.0);  // identical: the cap
+    QCOMPARE(train::clip_psnr(a, a), 100.0);                     // identical: the cap
     const double want = 10.0 * std::log10(1.0 / (0.05 * 0.05));  // 26.0206 dB
     QVERIFY(std::abs(train::clip_psnr(a, a + 0.1) - want) < 1e-4);
     QVERIFY(std::abs(train::clip_psnr(a - 0.4, a + 0.4) - 10.0 * std::log10(1.0 / 0.16)) < 1e-4);
@@ -481,13 +483,17 @@ class TestTrainLoop : public QObject {
     QCOMPARE(r.frames, int64_t{5});
     QCOMPARE(r.size, int64_t{48});
     QCOMPARE(r.size_lr, int64_t{32});  // floor(48 / 1.5 / 16) · 16
-    for (const auto& f : {r.lowres, r.upsampled, r.highres}) QVERIFY2(QFile::exists(QString::fromStdString(dir + "/run/" + f)), f.c_str());
+    for (const auto& f : {r.lowres, r.upsampled, r.highres})
+      QVERIFY2(QFile::exists(QString::fromStdString(dir + "/run/" + f)), f.c_str());
 
     // By hand: frames 0..4, bilinear to 48² and from there to 32², encode, upsample, decode.
     namespace F = torch::nn::functional;
     torch::NoGradGuard no_grad;
     auto square = [](const torch::Tensor& x, int64_t e) {
-      return F::interpolate(x.transpose(0, 1), F::InterpolateFuncOptions().size(std::vector<int64_t>{e, e}).mode(torch::kBilinear).align_corners(false))
+      return F::interpolate(x.transpose(0, 1), F::InterpolateFuncOptions()
+                                                   .size(std::vector<int64_t>{e, e})
+                                                   .mode(torch::kBilinear)
+                                                   .align_corners(false))
           .transpose(0, 1)
           .contiguous();
     };

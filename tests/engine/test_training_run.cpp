@@ -72,8 +72,9 @@ struct Outcome {
 };
 
 Outcome run_fake(const std::string& dir, FakeTrainer& t, bool keep_best, int64_t limit, bool resume = false) {
-  std::vector<std::string> args{"--output_dir", dir, "--checkpointing_steps", "1000",
-                                "--checkpoints_total_limit", std::to_string(limit), "--report_to", "none"};
+  std::vector<std::string> args{
+      "--output_dir", dir,   "--checkpointing_steps", "1000", "--checkpoints_total_limit", std::to_string(limit),
+      "--report_to",  "none"};
   if (keep_best) args.push_back("--keep_best");
   if (resume) args.insert(args.end(), {"--resume_from_checkpoint", "latest"});
   io::Config cfg = io::load_config(train::upsampler_option_schema(), args);

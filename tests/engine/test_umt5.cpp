@@ -145,19 +145,24 @@ class TestUmt5 : public QObject {
     auto s = t.encode("a &lt;/s&gt; b", 512);
     QVERIFY(std::count(s.ids.begin(), s.ids.end(), t.eos_id()) == 2);
     QVERIFY(error_of([&] { text::Umt5Tokenizer("/nonexistent/spiece.model"); }).contains("/nonexistent/spiece.model"));
-    QVERIFY(error_of([&] { text::Umt5Tokenizer(kDir + "/t5_dev_weights.safetensors"); }).contains("not a SentencePiece model"));
+    QVERIFY(error_of([&] {
+              text::Umt5Tokenizer(kDir + "/t5_dev_weights.safetensors");
+            }).contains("not a SentencePiece model"));
   }
 
   void cleaningRules() {
     QCOMPARE(text::clean_caption("  a\tb\n\nc  "), std::string("a b c"));
-    QCOMPARE(text::clean_caption("Tom &amp;amp; Jerry &EACUTE;t&eacute;"), std::string("Tom & Jerry \xC3\x89t\xC3\xA9"));
+    QCOMPARE(text::clean_caption("Tom &amp;amp; Jerry &EACUTE;t&eacute;"),
+             std::string("Tom & Jerry \xC3\x89t\xC3\xA9"));
     QCOMPARE(text::clean_caption("\xE2\x80\x9Cquoted\xE2\x80\x9D it\xE2\x80\x99s"), std::string("\"quoted\" it's"));
     QCOMPARE(text::clean_caption("x\x1B[31mred\x1B[0m y"), std::string("xred y"));
-    QCOMPARE(text::html_unescape("&amp &ampx; &#x41;&#66 &#0; &#xD800;"), std::string("& &x; AB \xEF\xBF\xBD \xEF\xBF\xBD"));
+    QCOMPARE(text::html_unescape("&amp &ampx; &#x41;&#66 &#0; &#xD800;"),
+             std::string("& &x; AB \xEF\xBF\xBD \xEF\xBF\xBD"));
     // With "<" in the text ftfy decodes no entity, but html.unescape still does.
     QCOMPARE(text::ftfy_fix_text("<b>&amp;</b>"), std::string("<b>&amp;</b>"));
     QCOMPARE(text::clean_caption("<b>&amp;amp;</b>"), std::string("<b>&</b>"));
-    QCOMPARE(sha256_hex(text::kWanNegativePrompt), std::string("ce96e0324e4b54ce4b6e867f669ca520952e1a34cc116543516b1897f0d3c47e"));
+    QCOMPARE(sha256_hex(text::kWanNegativePrompt),
+             std::string("ce96e0324e4b54ce4b6e867f669ca520952e1a34cc116543516b1897f0d3c47e"));
   }
 };
 

@@ -48,9 +48,11 @@ std::vector<int64_t> shape(const torch::Tensor& t) { return t.sizes().vec(); }
 // diffusers' convert_vae names for official keys (docs/design/wan21-vae.md §3.3), written
 // forwards here so the loader's backwards mapping is checked against an independent table.
 std::string to_diffusers(const std::string& k) {
-  static const std::vector<std::pair<std::string, std::string>> kBlock{
-      {"residual.0.", "norm1."}, {"residual.2.", "conv1."}, {"residual.3.", "norm2."},
-      {"residual.6.", "conv2."}, {"shortcut.", "conv_shortcut."}};
+  static const std::vector<std::pair<std::string, std::string>> kBlock{{"residual.0.", "norm1."},
+                                                                       {"residual.2.", "conv1."},
+                                                                       {"residual.3.", "norm2."},
+                                                                       {"residual.6.", "conv2."},
+                                                                       {"shortcut.", "conv_shortcut."}};
   auto block = [&](std::string tail) {
     for (const auto& [a, b] : kBlock)
       if (tail.rfind(a, 0) == 0) return b + tail.substr(a.size());
@@ -195,8 +197,9 @@ class TestVae21 : public QObject {
              QString("encoder.conv1.weight is [4,3,3,3,3]: a Wan2.1 VAE"));
     // A declared type that disagrees with the weights names the file, the type and the evidence.
     QString err = error_of([] { WanVae::load(kWeights, {{"vae_type", "wan2.2"}}); });
-    QVERIFY2(err.contains("vae_type wan2.2") && err.contains("[4,3,3,3,3]: a Wan2.1 VAE") && err.contains(kWeights.c_str()),
-             qPrintable(err));
+    QVERIFY2(
+        err.contains("vae_type wan2.2") && err.contains("[4,3,3,3,3]: a Wan2.1 VAE") && err.contains(kWeights.c_str()),
+        qPrintable(err));
     err = error_of([] { WanVae::load(kWan22Weights, {{"vae_type", "AutoencoderKLWan"}}); });
     QVERIFY2(err.contains("vae_type wan2.1") && err.contains("a Wan2.2 VAE"), qPrintable(err));
     // VideoX-Fun's class name for the Wan2.1 VAE is accepted; an unknown name lists the accepted.

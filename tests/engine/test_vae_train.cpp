@@ -163,9 +163,9 @@ class TestVaeTrain : public QObject {
       at::Generator g = at::detail::createCPUGenerator(21);
       ws::train::vae_loss(vae->net(), x, kl, g, s).loss.backward();
     }
-    for (const char* name : {"encoder.conv1.weight", "encoder.middle.1.to_qkv.weight", "conv1.bias",
-                             "decoder.conv1.weight", "decoder.upsamples.1.upsamples.3.time_conv.weight",
-                             "decoder.head.0.gamma"}) {
+    for (const char* name :
+         {"encoder.conv1.weight", "encoder.middle.1.to_qkv.weight", "conv1.bias", "decoder.conv1.weight",
+          "decoder.upsamples.1.upsamples.3.time_conv.weight", "decoder.head.0.gamma"}) {
       auto p = param(*vae, name);
       const double analytic = p.grad().view(-1)[0].item<double>();
       const double h = 1e-5;
@@ -196,8 +196,7 @@ class TestVaeTrain : public QObject {
     ws::train::VaeStepRecord r;
     for (int i = 0; i < 40; ++i) r = up.step(clips, 100 + i);
     const double after = loss_value(*vae, torch::stack(clips), o.kl_weight, 99, o.chunking);
-    qInfo("loss %.4f -> %.4f (last step recon %.4f kl %.3f grad_norm %.3f)", before, after, r.recon, r.kl,
-          r.grad_norm);
+    qInfo("loss %.4f -> %.4f (last step recon %.4f kl %.3f grad_norm %.3f)", before, after, r.recon, r.kl, r.grad_norm);
     QCOMPARE(r.step, int64_t{40});
     QCOMPARE(r.clips, int64_t{2});
     QCOMPARE(up.global_step(), int64_t{40});
@@ -364,7 +363,8 @@ class TestVaeTrain : public QObject {
     // The committed demo VAE (configs/demo/vae-train.yaml) must keep reconstructing the demo
     // data: a regression guard for the weights, the VAE code and the data generator together.
     // WS_VAE_CONTACT_SHEET=FILE.png writes originals above reconstructions for a look.
-    if (!QFile::exists(QString::fromStdString(kDemoWeights))) QFAIL("configs/demo/demo_vae.safetensors is missing (it is committed)");
+    if (!QFile::exists(QString::fromStdString(kDemoWeights)))
+      QFAIL("configs/demo/demo_vae.safetensors is missing (it is committed)");
     if (!ws::data::video_support_built()) QSKIP("no video support");
     QVERIFY(QFileInfo(QString::fromStdString(kDemoWeights)).size() < 3'000'000);
     auto vae = WanVae::load(kDemoWeights);  // no config: the widths come from the metadata
@@ -399,8 +399,8 @@ class TestVaeTrain : public QObject {
       auto y = vae->decode(vae->encode(x));  // the inference path: packed weights, clamped
       const double p = psnr(x, y);
       total += p;
-      qInfo("%s %lldx%lld, %zu frames: PSNR %.2f dB", meta.rows[c.row].file_path.c_str(),
-            static_cast<long long>(c.h), static_cast<long long>(c.w), idx.size(), p);
+      qInfo("%s %lldx%lld, %zu frames: PSNR %.2f dB", meta.rows[c.row].file_path.c_str(), static_cast<long long>(c.h),
+            static_cast<long long>(c.w), idx.size(), p);
       for (size_t i = 0; i < show.size(); ++i) {
         const int64_t f = std::min<int64_t>(show[i], x.size(2) - 1);
         paste(sheet, x[0].select(1, f), static_cast<int>(i * c.w), y0);

@@ -64,9 +64,7 @@ uint32_t crc32(const std::string& s) {
   return c ^ 0xFFFFFFFFu;
 }
 
-std::string be32(uint32_t v) {
-  return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)};
-}
+std::string be32(uint32_t v) { return std::string{char(v >> 24), char(v >> 16), char(v >> 8), char(v)}; }
 
 std::string png_chunk(const std::string& type, const std::string& data) {
   return be32(uint32_t(data.size())) + type + data + be32(crc32(type + data));
@@ -101,9 +99,12 @@ void write_jpeg(const std::string& path, const io::RgbFrame& rgb) {
     for (int x = 0; x < rgb.width; ++x) {  // full-range BT.601, as JPEG defines it
       const uint8_t* p = rgb.pixel(x, y);
       double r = p[0], g = p[1], b = p[2];
-      f->data[0][y * f->linesize[0] + x] = uint8_t(std::lround(std::clamp(0.299 * r + 0.587 * g + 0.114 * b, 0.0, 255.0)));
-      f->data[1][y * f->linesize[1] + x] = uint8_t(std::lround(std::clamp(128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 0.0, 255.0)));
-      f->data[2][y * f->linesize[2] + x] = uint8_t(std::lround(std::clamp(128 + 0.5 * r - 0.418688 * g - 0.081312 * b, 0.0, 255.0)));
+      f->data[0][y * f->linesize[0] + x] =
+          uint8_t(std::lround(std::clamp(0.299 * r + 0.587 * g + 0.114 * b, 0.0, 255.0)));
+      f->data[1][y * f->linesize[1] + x] =
+          uint8_t(std::lround(std::clamp(128 - 0.168736 * r - 0.331264 * g + 0.5 * b, 0.0, 255.0)));
+      f->data[2][y * f->linesize[2] + x] =
+          uint8_t(std::lround(std::clamp(128 + 0.5 * r - 0.418688 * g - 0.081312 * b, 0.0, 255.0)));
     }
   AVPacket* pkt = av_packet_alloc();
   QVERIFY(avcodec_send_frame(c, f) == 0);
@@ -121,7 +122,8 @@ void expect_clean_error(const std::function<void()>& fn, const std::string& path
     fn();
   } catch (const Error& e) {
     std::string msg = e.what();
-    QVERIFY2(msg.find(path) != std::string::npos, (std::string(what) + ": message does not name the file: " + msg).c_str());
+    QVERIFY2(msg.find(path) != std::string::npos,
+             (std::string(what) + ": message does not name the file: " + msg).c_str());
     QVERIFY2(msg.find('\n') == std::string::npos, (std::string(what) + ": message is not one line: " + msg).c_str());
     qInfo("%s -> %s", what, msg.c_str());
     return;
@@ -229,8 +231,8 @@ class TestVideoIo : public QObject {
   void otherContainers() {
     // Matroska and AVI carry timestamps differently; a raw H.264 stream has none at all, so
     // frames are counted and found by decoding from the start.
-    for (auto [container, ext] : std::vector<std::pair<std::string, std::string>>{
-             {"matroska", "mkv"}, {"avi", "avi"}, {"h264", "h264"}}) {
+    for (auto [container, ext] :
+         std::vector<std::pair<std::string, std::string>>{{"matroska", "mkv"}, {"avi", "avi"}, {"h264", "h264"}}) {
       std::string path = index_video("index." + ext, false, container);
       io::VideoReader r(path);
       QCOMPARE(r.frame_count(), int64_t(64));
@@ -238,7 +240,8 @@ class TestVideoIo : public QObject {
       auto frames = r.read(want);
       for (size_t i = 0; i < want.size(); ++i) {
         int got = data::read_index_frame(frames[i]);
-        QVERIFY2(got == int(want[i]), (ext + ": frame " + std::to_string(want[i]) + " read as " + std::to_string(got)).c_str());
+        QVERIFY2(got == int(want[i]),
+                 (ext + ": frame " + std::to_string(want[i]) + " read as " + std::to_string(got)).c_str());
       }
       QCOMPARE(r.info().width, 128);
       io::VideoInfo vi = io::probe_video(path);
@@ -416,7 +419,8 @@ class TestVideoIo : public QObject {
     expect_clean_error([&] { io::read_image(d + "/cut.png"); }, d + "/cut.png", "truncated PNG");
 
     // Writers refuse absurd sizes before allocating anything.
-    expect_clean_error([&] { io::VideoWriter w(d + "/big.mp4", 100000, 100000); }, d + "/big.mp4", "encode 100000x100000");
+    expect_clean_error([&] { io::VideoWriter w(d + "/big.mp4", 100000, 100000); }, d + "/big.mp4",
+                       "encode 100000x100000");
     expect_clean_error([&] { io::VideoWriter w(d + "/zero.mp4", 0, 16); }, d + "/zero.mp4", "encode 0x16");
     expect_clean_error([&] { io::write_png(d + "/neg.png", io::RgbFrame()); }, d + "/neg.png", "png 0x0");
     QVERIFY(!stdfs::exists(d + "/big.mp4"));

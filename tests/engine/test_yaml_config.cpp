@@ -71,7 +71,8 @@ bool has_error(const Config& c, const std::string& line) {
   return std::find(c.errors().begin(), c.errors().end(), line) != c.errors().end();
 }
 
-#define EXPECT_ERROR(cfg, line) QVERIFY2(has_error(cfg, line), ("missing: " + std::string(line) + "\ngot:\n" + all_errors(cfg)).c_str())
+#define EXPECT_ERROR(cfg, line) \
+  QVERIFY2(has_error(cfg, line), ("missing: " + std::string(line) + "\ngot:\n" + all_errors(cfg)).c_str())
 
 }  // namespace
 
@@ -103,14 +104,14 @@ class TestYamlConfig : public QObject {
                                "# my run\n"
                                "train_data_meta: data/metadata.json\n"
                                "learning_rate: 1e-4\n"
-                               "max-train-steps: 40\n"          // hyphens as in flags
+                               "max-train-steps: 40\n"  // hyphens as in flags
                                "use_ema: yes\n"
-                               "checkpointing_steps: \"25\"\n"   // quoted numbers are fine
+                               "checkpointing_steps: \"25\"\n"  // quoted numbers are fine
                                "validation_paths:\n"
                                "  - a.mp4\n"
                                "  - /abs/b.mp4\n"
-                               "trainable_modules: blocks\n"     // one item for a list
-                               "mixed_precision: no\n"           // an enum value, not a bool
+                               "trainable_modules: blocks\n"  // one item for a list
+                               "mixed_precision: no\n"        // an enum value, not a bool
                                "checkpoints_total_limit: null\n"
                                "noise_shift: None\n"
                                "output_dir: ~/wan-runs/x\n");
@@ -152,8 +153,8 @@ class TestYamlConfig : public QObject {
                             "--degradation_ops_range", "2", "3", "--max_train_steps", "7"},
                            f.cwd());
     QVERIFY2(c.ok(), all_errors(c).c_str());
-    QCOMPARE(c.real("learning_rate"), 3e-4);                 // flag over YAML
-    QCOMPARE(c.boolean("use_ema"), false);                   // --flag=false over YAML true
+    QCOMPARE(c.real("learning_rate"), 3e-4);                  // flag over YAML
+    QCOMPARE(c.boolean("use_ema"), false);                    // --flag=false over YAML true
     QCOMPARE(c.integer("checkpointing_steps"), int64_t(50));  // YAML over default
     QCOMPARE(c.integer("checkpoints_total_limit"), int64_t(3));
     QCOMPARE(c.integer("seed"), int64_t(-1));
@@ -196,25 +197,26 @@ class TestYamlConfig : public QObject {
   void everyProblemReported() {
     Fixture f;
     std::string yaml = f.write("bad.yaml",
-                               "job: upsampler\n"                 // 1
-                               "foo: 1\n"                         // 2
-                               "max_train_steps: abc\n"           // 3
-                               "learning_rate: 2e-5\n"            // 4
-                               "mixed_precision: fp32\n"          // 5
-                               "degradation_ops_range:\n"         // 6
-                               "  - 1\n"                          // 7
-                               "  - x\n"                          // 8
-                               "output_dir: {a: 1}\n"             // 9
-                               "use_ema: maybe\n"                 // 10
-                               "learning_rate: 1e-4\n"            // 11
-                               "checkpointing_stepz: 100\n"       // 12
-                               "seed: [1, 2]\n"                   // 13
-                               "learning_rate_x: -1\n"            // 14
-                               "checkpoints_total_limit: 1.5\n"); // 15
-    Config c = load_config(upsampler_like(),
-                           {"--config", yaml, "--max_train", "40", "--checkpointing_steps", "x", "stray", "--learning_rate",
-                            "-5", "--validation_paths", "a.mp4", "--degradation_ops_range", "1", "two", "--noise_shift"},
-                           f.cwd());
+                               "job: upsampler\n"                  // 1
+                               "foo: 1\n"                          // 2
+                               "max_train_steps: abc\n"            // 3
+                               "learning_rate: 2e-5\n"             // 4
+                               "mixed_precision: fp32\n"           // 5
+                               "degradation_ops_range:\n"          // 6
+                               "  - 1\n"                           // 7
+                               "  - x\n"                           // 8
+                               "output_dir: {a: 1}\n"              // 9
+                               "use_ema: maybe\n"                  // 10
+                               "learning_rate: 1e-4\n"             // 11
+                               "checkpointing_stepz: 100\n"        // 12
+                               "seed: [1, 2]\n"                    // 13
+                               "learning_rate_x: -1\n"             // 14
+                               "checkpoints_total_limit: 1.5\n");  // 15
+    Config c =
+        load_config(upsampler_like(),
+                    {"--config", yaml, "--max_train", "40", "--checkpointing_steps", "x", "stray", "--learning_rate",
+                     "-5", "--validation_paths", "a.mp4", "--degradation_ops_range", "1", "two", "--noise_shift"},
+                    f.cwd());
     const std::string F = yaml;
     EXPECT_ERROR(c, F + ":2: unknown key 'foo'");
     EXPECT_ERROR(c, F + ":3: key 'max_train_steps': expected an integer, got 'abc'");
@@ -258,7 +260,8 @@ class TestYamlConfig : public QObject {
     QCOMPARE(c.to_json()["job"], json("upsampler"));
     c = load("seed: 1\njob: experts\n");
     QCOMPARE(c.errors().size(), size_t(1));
-    EXPECT_ERROR(c, f.dir() + "/job.yaml:2: job 'experts' does not match this verb (train-upsampler runs job 'upsampler')");
+    EXPECT_ERROR(
+        c, f.dir() + "/job.yaml:2: job 'experts' does not match this verb (train-upsampler runs job 'upsampler')");
     c = load("seed: 1\n", {"--job", "experts"});
     EXPECT_ERROR(c, "--job: job 'experts' does not match this verb (train-upsampler runs job 'upsampler')");
   }
@@ -312,7 +315,8 @@ class TestYamlConfig : public QObject {
                                "noise_sigmas: [1e-10, 3, 0.30000000000000004]\n"
                                "validation_paths: [\"clip #1: a b.mp4\", \"ünïcode\\\"q.mp4\"]\n"
                                "trainable_modules: [\"true\", \"1.5\", \"\"]\n");
-    Config c = load_config(upsampler_like(), {"--config", yaml, "--max_train_steps", "9", "--noise_shift", "5"}, f.cwd());
+    Config c =
+        load_config(upsampler_like(), {"--config", yaml, "--max_train_steps", "9", "--noise_shift", "5"}, f.cwd());
     QVERIFY2(c.ok(), all_errors(c).c_str());
     std::string text = c.to_yaml();
     // Plain YAML a person can read; floats that PyYAML also reads as floats.

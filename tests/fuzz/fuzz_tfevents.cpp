@@ -43,8 +43,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   if (!back.problem.empty() || back.scalars.size() != scalars.size()) std::abort();
   for (size_t i = 0; i < scalars.size(); ++i) {
     const auto& s = back.scalars[i];
-    const bool same_value = std::isnan(scalars[i].second) ? std::isnan(s.value)
-                                                          : std::memcmp(&s.value, &scalars[i].second, 4) == 0;
+    const bool same_value =
+        std::isnan(scalars[i].second) ? std::isnan(s.value) : std::memcmp(&s.value, &scalars[i].second, 4) == 0;
     if (s.tag != scalars[i].first || s.step != steps[i] || !same_value) std::abort();
   }
   return 0;

@@ -24,9 +24,10 @@ struct VaeBench {
 };
 
 VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bool* help) {
-  ws::cli::Args a("bench " + kind,
-                  "bench " + kind + " [--vae-type T] [--dim D --dec-dim E] [--frames T] [--size H,W] [--reps R] [--threads K]",
-                  "Times a Wan VAE on one random clip; random weights (seed 0) unless --weights.");
+  ws::cli::Args a(
+      "bench " + kind,
+      "bench " + kind + " [--vae-type T] [--dim D --dec-dim E] [--frames T] [--size H,W] [--reps R] [--threads K]",
+      "Times a Wan VAE on one random clip; random weights (seed 0) unless --weights.");
   a.value("vae_type", "TYPE", "wan2.2 (default) or wan2.1; with --weights: auto, from the file");
   a.value("dim", "D", "encoder base width (default 160 for wan2.2, 96 for wan2.1: the released)");
   a.value("dec_dim", "E", "decoder base width (wan2.2 only; default 256, released)");

@@ -22,9 +22,10 @@ using nlohmann::json;
 int run_buckets(const std::vector<std::string>& argv) {
   for (const auto& a : argv)
     if (a == "--help" || a == "-h") {
-      std::printf("usage: wanstudio-engine buckets --config RUN.yaml [any train-upsampler option]\n\n"
-                  "Prints a JSON report: per metadata row its bucket, high-res and low-res sizes,\n"
-                  "latent sizes and frames, or why it is dropped; then counts per status and bucket.\n");
+      std::printf(
+          "usage: wanstudio-engine buckets --config RUN.yaml [any train-upsampler option]\n\n"
+          "Prints a JSON report: per metadata row its bucket, high-res and low-res sizes,\n"
+          "latent sizes and frames, or why it is dropped; then counts per status and bucket.\n");
       return 0;
     }
   io::Config cfg = io::load_config(train::upsampler_option_schema(), argv);
@@ -32,10 +33,11 @@ int run_buckets(const std::vector<std::string>& argv) {
     for (const auto& e : cfg.errors()) {
       // An experts (or VAE) config fails on its `job`: say what buckets is for.
       if (e.find("does not match this verb") != std::string::npos)
-        std::fprintf(stderr, "error: %s; buckets reports on train-upsampler configs only (the experts trainer "
-                     "buckets by latent shape; see the Dataset page or `probe` for other datasets)\n", e.c_str());
-      else
-        std::fprintf(stderr, "error: %s\n", e.c_str());
+        std::fprintf(stderr,
+                     "error: %s; buckets reports on train-upsampler configs only (the experts trainer "
+                     "buckets by latent shape; see the Dataset page or `probe` for other datasets)\n",
+                     e.c_str());
+      else std::fprintf(stderr, "error: %s\n", e.c_str());
     }
     return 1;
   }
@@ -101,22 +103,24 @@ int run_buckets(const std::vector<std::string>& argv) {
   }
   json counts = {{"rows", reports.size()}};
   for (const auto& [k, v] : status_counts) counts[k] = v;
-  json report = {{"metadata", meta.path},
-                 {"video_sample_size", S},
-                 {"video_sample_n_frames", N},
-                 {"video_sample_stride", stride},
-                 {"rational_spatial_scale", scale},
-                 {"enable_bucket", enable_bucket},
-                 {"random_hw_adapt_ratios", d.random_hw_adapt ? data::hw_adapt_choices(S).first : std::vector<double>{1.0}},
-                 {"rows", rows},
-                 {"counts", counts},
-                 {"buckets", bucket_counts}};
+  json report = {
+      {"metadata", meta.path},
+      {"video_sample_size", S},
+      {"video_sample_n_frames", N},
+      {"video_sample_stride", stride},
+      {"rational_spatial_scale", scale},
+      {"enable_bucket", enable_bucket},
+      {"random_hw_adapt_ratios", d.random_hw_adapt ? data::hw_adapt_choices(S).first : std::vector<double>{1.0}},
+      {"rows", rows},
+      {"counts", counts},
+      {"buckets", bucket_counts}};
   std::printf("%s\n", report.dump(2).c_str());
   return 0;
 }
 
 }  // namespace
 
-WS_VERB("buckets", "JSON report: the bucket, sizes and frames of every dataset row, or why it is dropped", &run_buckets);
+WS_VERB("buckets", "JSON report: the bucket, sizes and frames of every dataset row, or why it is dropped",
+        &run_buckets);
 
 }  // namespace ws::cli

@@ -22,7 +22,8 @@ int run_demo_data(const std::vector<std::string>& argv) {
   args.value("seed", "N", "seed for the generated content (default 0)");
   if (!args.parse(argv)) return 0;
   if (!ws::data::video_support_built())
-    throw ws::Error("demo-data: video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON)");
+    throw ws::Error(
+        "demo-data: video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON)");
   int64_t seed = args.integer("seed", 0);
   if (seed < 0) throw ws::UsageError("--seed must be >= 0");
   ws::data::DemoDataSummary sum;

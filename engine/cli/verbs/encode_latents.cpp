@@ -72,21 +72,23 @@ int run_encode_latents(const std::vector<std::string>& argv) {
   runtime::ProgressReporter progress("encode-latents");
   train::LatentEncodeReport r;
   try {
-    r = train::encode_latent_rows(o, [&](int64_t d, int64_t t) { progress(d, t); }, [] { return runtime::cancel_requested(); });
+    r = train::encode_latent_rows(
+        o, [&](int64_t d, int64_t t) { progress(d, t); }, [] { return runtime::cancel_requested(); });
   } catch (const std::exception& e) {
     events.error(e.what());
     events.finished("failed", 0);
     throw;
   }
   for (const auto& f : r.failed) ws::log::warn("not encoded: {}", f);
-  ws::log::info("{} rows ({} {}-channel latents): {} encoded, {} already there, {} failed{}", r.rows, r.vae_type, r.z_dim,
-               r.encoded, r.existing, r.failed.size(), r.metadata_out.empty() ? "" : "; " + r.metadata_out);
+  ws::log::info("{} rows ({} {}-channel latents): {} encoded, {} already there, {} failed{}", r.rows, r.vae_type,
+                r.z_dim, r.encoded, r.existing, r.failed.size(), r.metadata_out.empty() ? "" : "; " + r.metadata_out);
   events.finished(r.cancelled ? "cancelled" : "completed", r.encoded + r.existing);
   return r.cancelled ? 130 : 0;
 }
 
 }  // namespace
 
-WS_VERB("encode-latents", "a dataset through the VAE once: latent files and a metadata.json naming them", &run_encode_latents);
+WS_VERB("encode-latents", "a dataset through the VAE once: latent files and a metadata.json naming them",
+        &run_encode_latents);
 
 }  // namespace ws::cli

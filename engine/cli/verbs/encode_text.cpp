@@ -25,15 +25,17 @@ namespace ws::cli {
 namespace {
 
 int run_encode_text(const std::vector<std::string>& argv) {
-  Args a("encode-text", "encode-text (--metadata META.json | --prompt TEXT ...) --text_embeddings_dir DIR "
-                        "--text_encoder_path FILE --tokenizer_path PATH",
+  Args a("encode-text",
+         "encode-text (--metadata META.json | --prompt TEXT ...) --text_embeddings_dir DIR "
+         "--text_encoder_path FILE --tokenizer_path PATH",
          "Encodes captions with the UMT5 text encoder into DIR/<sha256 of the caption>.safetensors (`context`\n"
          "[L, dim]), the files train-experts reads, plus the negative prompt's. Existing files are kept.");
   a.value("metadata", "META.json", "every distinct caption of a dataset (rows' own text_embedding_path wins)");
   a.value("train_data_dir", "DIR", "folder the metadata's file paths are relative to (default: its folder)");
   a.list("prompt", "TEXT", "captions given directly");
   a.value("text_embeddings_dir", "DIR", "where the embeddings go (required)");
-  a.value("text_encoder_path", "FILE", "models_t5_umt5-xxl-enc-bf16.pth, a .safetensors, or a transformers folder (required)");
+  a.value("text_encoder_path", "FILE",
+          "models_t5_umt5-xxl-enc-bf16.pth, a .safetensors, or a transformers folder (required)");
   a.value("tokenizer_path", "PATH", "spiece.model, or the google/umt5-xxl folder holding it (required)");
   a.value("negative_prompt", "TEXT", "also encoded (default: Wan's sample_neg_prompt; \"\" for none)");
   a.value("text_len", "N", "tokens per caption, EOS included (default 512)");
@@ -58,7 +60,8 @@ int run_encode_text(const std::vector<std::string>& argv) {
     jobs = train::caption_jobs(data::read_metadata(a.str("metadata"), a.str("train_data_dir")), dir);
   } else {
     int i = 0;
-    for (const auto& p : a.strs("prompt")) jobs.push_back({p, fs::join(dir, sha256_hex(p) + ".safetensors"), "prompt " + std::to_string(i++)});
+    for (const auto& p : a.strs("prompt"))
+      jobs.push_back({p, fs::join(dir, sha256_hex(p) + ".safetensors"), "prompt " + std::to_string(i++)});
   }
   const std::string neg = a.has("negative_prompt") ? a.str("negative_prompt") : std::string(text::kWanNegativePrompt);
   if (!neg.empty()) jobs.push_back({neg, fs::join(dir, sha256_hex(neg) + ".safetensors"), "the negative prompt"});
@@ -69,15 +72,16 @@ int run_encode_text(const std::vector<std::string>& argv) {
   runtime::ProgressReporter progress("encode-text");
   train::EncodeReport r;
   try {
-    r = train::encode_captions(jobs, o, [&](int64_t d, int64_t t) { progress(d, t); }, [] { return runtime::cancel_requested(); });
+    r = train::encode_captions(
+        jobs, o, [&](int64_t d, int64_t t) { progress(d, t); }, [] { return runtime::cancel_requested(); });
   } catch (const std::exception& e) {
     events.error(e.what());
     events.finished("failed", 0);
     throw;
   }
   ws::log::info("{} captions: {} encoded, {} already there{}{}", r.total, r.encoded, r.existing,
-               r.truncated ? ", " + std::to_string(r.truncated) + " truncated" : std::string(),
-               r.empty ? ", " + std::to_string(r.empty) + " empty" : std::string());
+                r.truncated ? ", " + std::to_string(r.truncated) + " truncated" : std::string(),
+                r.empty ? ", " + std::to_string(r.empty) + " empty" : std::string());
   events.finished(r.cancelled ? "cancelled" : "completed", r.encoded + r.existing);
   return r.cancelled ? 130 : 0;
 }

@@ -82,7 +82,8 @@ double weights_parameters(const std::string& path) {
 void add_vae(train::MemoryEstimate& m, const std::string& file, const json& vae_config, int64_t size, bool bf16) {
   const models::WanVaeConfig c = models::WanVae::resolve_config(file, vae_config);
   const int elem = bf16 ? 2 : 4;
-  m.add("vae weights", static_cast<double>(c.parameter_count()) * elem, std::string(c.wan21() ? "Wan2.1" : "Wan2.2") + " VAE, frozen");
+  m.add("vae weights", static_cast<double>(c.parameter_count()) * elem,
+        std::string(c.wan21() ? "Wan2.1" : "Wan2.2") + " VAE, frozen");
   m.add("vae activations", train::vae_call_bytes(c.dim, size, size, c.wan21() ? 1 : 2) * elem / 4,
         "one encode call's widest stage (4 frames at a time)");
 }
@@ -101,7 +102,7 @@ constexpr double kCudaContextBytes = 0.6 * 1024 * 1024 * 1024;  // context, cuBL
 
 struct Estimate {
   train::MemoryEstimate parts;
-  train::MemoryEstimate host;  // on a GPU with low_vram: what waits in host memory meanwhile
+  train::MemoryEstimate host;        // on a GPU with low_vram: what waits in host memory meanwhile
   train::MemoryEstimate text_phase;  // before training: the text encoder (experts), empty otherwise
   json shape = json::object();
 };
@@ -129,7 +130,8 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
   const int64_t t = (s.data.n_frames - 1) / 4 + 1, hr = s.data.sample_size / 16;
   auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
   const int64_t lr = std::max<int64_t>(1, hr * den / num);
-  m.add("activations", train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
+  m.add("activations",
+        train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
         s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
   const double clip = clip_bytes(s.data);
   if (!target.gpu) {
@@ -137,10 +139,11 @@ Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const
     const double copy = train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false, false);
     m.add("conv backward", conv,
           !models::packed_conv_supported() ? "weight-sized copies in each 3-D conv's backward, kept by the allocator"
-          : conv > copy                    ? "backward-data's copy of one packed kernel at a time, and the Winograd convs' scratch"
-                                           : "backward-data's copy of one packed kernel at a time");
+          : conv > copy ? "backward-data's copy of one packed kernel at a time, and the Winograd convs' scratch"
+                        : "backward-data's copy of one packed kernel at a time");
     const int64_t workers = std::max<int64_t>(1, s.data.workers);
-    m.add("data", clip * static_cast<double>(2 * workers + 1), "decoded batches in flight (2 per decode worker, and the current one)");
+    m.add("data", clip * static_cast<double>(2 * workers + 1),
+          "decoded batches in flight (2 per decode worker, and the current one)");
   }
   if (s.overlap_vae_encode)
     m.add("batch ahead", clip, "the next batch, taken and encoded while this one trains (overlap_vae_encode)");
@@ -169,12 +172,15 @@ Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, const Tar
   const int64_t side = s.data.sample_size / factor;
   const int64_t tokens = t * (side / 2) * (side / 2);
   const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
-  m.add("activations", train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
-        std::to_string(tokens) + " tokens per sample" + (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
+  m.add("activations",
+        train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
+        std::to_string(tokens) + " tokens per sample" +
+            (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
   if (!s.all_latent_files && !s.vae_file.empty()) {
     add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
     if (s.overlap_vae_encode)
-      m.add("batch ahead", clip_bytes(s.data), "the next micro-batch, taken and encoded while this one trains (overlap_vae_encode)");
+      m.add("batch ahead", clip_bytes(s.data),
+            "the next micro-batch, taken and encoded while this one trains (overlap_vae_encode)");
   }
   if (s.text_encoder) {
     auto& p = e.text_phase;
@@ -182,7 +188,10 @@ Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, const Tar
     const double n = weights_parameters(s.text_encoder->encoder_path);
     p.add("text encoder", n * (s.text_encoder->bf16 ? 2 : 4), "UMT5, freed before the experts load");
   }
-  e.shape = {{"tokens", tokens}, {"text_tokens", c.text_len}, {"parameters_per_expert", c.parameter_count()}, {"ranks", ranks},
+  e.shape = {{"tokens", tokens},
+             {"text_tokens", c.text_len},
+             {"parameters_per_expert", c.parameter_count()},
+             {"ranks", ranks},
              {"zero_stage", s.zero2 ? 2 : 0}};
   return e;
 }
@@ -194,11 +203,13 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) throw Error("estimate: cannot find this program to run the timed steps");
   exe[n] = 0;
-  const std::string dir = fs::join(stdfs::temp_directory_path().string(), "wanstudio-estimate-" + std::to_string(::getpid()));
+  const std::string dir =
+      fs::join(stdfs::temp_directory_path().string(), "wanstudio-estimate-" + std::to_string(::getpid()));
   std::vector<std::string> args{exe, verb};
   args.insert(args.end(), run_args.begin(), run_args.end());
-  args.insert(args.end(), {"--output_dir", dir, "--overwrite_output_dir", "--max_train_steps", std::to_string(steps + 1), "--checkpointing_steps", "1000000000",
-                           "--report_to", "none", "--validation_steps", "1000000000"});
+  args.insert(args.end(),
+              {"--output_dir", dir, "--overwrite_output_dir", "--max_train_steps", std::to_string(steps + 1),
+               "--checkpointing_steps", "1000000000", "--report_to", "none", "--validation_steps", "1000000000"});
   if (verb == "train-upsampler") args.insert(args.end(), {"--validation_epochs", "1000000"});
   if (verb == "train-experts") args.insert(args.end(), {"--eval_steps", "1000000000"});
   int out[2];
@@ -248,7 +259,8 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
   if (static_cast<int64_t>(secs.size()) < steps)
     throw Error("estimate: the timed run ended after " + std::to_string(secs.size()) + " of " + std::to_string(steps) +
                 " steps" + (error.empty() ? "" : ": " + error));
-  json j = {{"steps", steps}, {"step_seconds", secs}, {"measured_peak_bytes", static_cast<double>(ru.ru_maxrss) * 1024.0}};
+  json j = {
+      {"steps", steps}, {"step_seconds", secs}, {"measured_peak_bytes", static_cast<double>(ru.ru_maxrss) * 1024.0}};
   if (steps > 1) {
     double sum = 0;
     for (size_t i = 1; i < secs.size(); ++i) sum += secs[i];
@@ -304,7 +316,8 @@ int run_estimate(const std::vector<std::string>& argv) {
       const std::string v = value(name);
       char* end = nullptr;
       const long long n = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < lo || n > 1000000) throw UsageError(name + ": expected a whole number ≥ " + std::to_string(lo) + ", not " + v);
+      if (v.empty() || *end || n < lo || n > 1000000)
+        throw UsageError(name + ": expected a whole number ≥ " + std::to_string(lo) + ", not " + v);
       return static_cast<int64_t>(n);
     };
     if (a == "--help" || a == "-h") {
@@ -330,7 +343,8 @@ int run_estimate(const std::vector<std::string>& argv) {
   Target target;
   target.gpu = device == "cuda";
   target.runtime = train::training_runtime_bytes();  // before this process maps anything of the run
-  if (target.gpu && steps > 0) throw UsageError("--time_steps times steps on this machine's CPU; leave out --device cuda");
+  if (target.gpu && steps > 0)
+    throw UsageError("--time_steps times steps on this machine's CPU; leave out --device cuda");
   std::string verb;
   Estimate e;
   std::vector<std::string> problems;
@@ -355,19 +369,28 @@ int run_estimate(const std::vector<std::string>& argv) {
   // A GPU's memory: --device_memory, or unknown (nothing to compare with) on a CPU build.
   const double machine = target.gpu ? device_memory_gib * 1024 * 1024 * 1024 : machine_bytes();
   std::fprintf(stderr, "%-24s %12s  %s\n", "part", "memory", "how");
-  for (const auto& p : e.parts.parts) std::fprintf(stderr, "%-24s %12s  %s\n", p.name.c_str(), gib(p.bytes).c_str(), p.note.c_str());
+  for (const auto& p : e.parts.parts)
+    std::fprintf(stderr, "%-24s %12s  %s\n", p.name.c_str(), gib(p.bytes).c_str(), p.note.c_str());
   std::fprintf(stderr, "%-24s %12s\n", "total (training)", gib(training).c_str());
-  if (text > 0) std::fprintf(stderr, "%-24s %12s  the text encoder alone, before training\n", "total (captions)", gib(text).c_str());
+  if (text > 0)
+    std::fprintf(stderr, "%-24s %12s  the text encoder alone, before training\n", "total (captions)",
+                 gib(text).c_str());
   const bool fits = machine <= 0 || peak <= machine;
   if (!e.host.parts.empty())
-    std::fprintf(stderr, "%-24s %12s  low_vram: the idle expert waits in host memory\n", "host", gib(e.host.total()).c_str());
+    std::fprintf(stderr, "%-24s %12s  low_vram: the idle expert waits in host memory\n", "host",
+                 gib(e.host.total()).c_str());
   if (machine > 0)
     std::fprintf(stderr, "%s: the run needs about %s of %s's %s\n", fits ? "fits" : "does not fit", gib(peak).c_str(),
                  target.gpu ? "the GPU" : "this machine", gib(machine).c_str());
   else
     std::fprintf(stderr, "the run needs about %s of GPU memory (--device_memory GIB compares it)\n", gib(peak).c_str());
-  json out = {{"job", job}, {"device", device}, {"estimate", e.parts.to_json()}, {"total_bytes", peak},
-              {"machine_bytes", machine > 0 ? json(machine) : json(nullptr)}, {"fits", fits}, {"shape", e.shape}};
+  json out = {{"job", job},
+              {"device", device},
+              {"estimate", e.parts.to_json()},
+              {"total_bytes", peak},
+              {"machine_bytes", machine > 0 ? json(machine) : json(nullptr)},
+              {"fits", fits},
+              {"shape", e.shape}};
   if (!e.host.parts.empty()) out["host"] = e.host.to_json();
   if (text > 0) out["text_encoding"] = e.text_phase.to_json();
   if (steps > 0) {
@@ -375,7 +398,8 @@ int run_estimate(const std::vector<std::string>& argv) {
     const double measured = timed["measured_peak_bytes"].get<double>();
     timed["estimate_error"] = measured > 0 ? (peak - measured) / measured : 0.0;
     std::fprintf(stderr, "timed: %.3f s per step, measured peak %s (the estimate is %+.1f %%)\n",
-                 timed["seconds_per_step"].get<double>(), gib(measured).c_str(), 100 * timed["estimate_error"].get<double>());
+                 timed["seconds_per_step"].get<double>(), gib(measured).c_str(),
+                 100 * timed["estimate_error"].get<double>());
     out["timed"] = timed;
   }
   std::cout << out.dump() << std::endl;
@@ -384,6 +408,7 @@ int run_estimate(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-WS_VERB("estimate", "memory a training run will need (by formula; --time_steps N also times real steps)", &run_estimate);
+WS_VERB("estimate", "memory a training run will need (by formula; --time_steps N also times real steps)",
+        &run_estimate);
 
 }  // namespace ws::cli

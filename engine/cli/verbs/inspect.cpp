@@ -29,12 +29,13 @@ const char* format_name(ws::io::WeightsFormat f) {
 nlohmann::json vae_summary(const ws::io::StateDict& sd, const std::map<std::string, std::string>& metadata,
                            const std::string& path) {
   bool vae_like = false;
-  for (const char* k : {"encoder.conv1.weight", "encoder.conv_in.weight", "model.encoder.conv1.weight",
-                        "module.encoder.conv1.weight"})
+  for (const char* k :
+       {"encoder.conv1.weight", "encoder.conv_in.weight", "model.encoder.conv1.weight", "module.encoder.conv1.weight"})
     vae_like = vae_like || sd.count(k);
   if (!vae_like) return nullptr;
   try {
-    auto cfg = ws::models::resolve_vae_config(ws::models::official_vae_keys(sd, path), metadata, nlohmann::json::object(), path);
+    auto cfg = ws::models::resolve_vae_config(ws::models::official_vae_keys(sd, path), metadata,
+                                              nlohmann::json::object(), path);
     nlohmann::json j = cfg.to_json();
     j["vae_type"] = ws::models::vae_type_name(cfg.type);
     j["spatial_factor"] = cfg.spatial_factor();
@@ -62,8 +63,12 @@ nlohmann::json lora_summary(const ws::io::StateDict& sd, const std::string& path
       if (present.count(t)) targets.push_back(t);
     return {{"format", format == ws::models::LoraFormat::Musubi ? "musubi-tuner / ComfyUI (lora_unet_*, alpha)"
                                                                 : "PEFT / diffusers (lora_A, lora_B)"},
-            {"adapters", lora.entries().size()}, {"rank", lora.rank()}, {"alpha", lora.alpha()},
-            {"targets", targets}, {"blocks", blocks}, {"parameters", lora.parameter_count()}};
+            {"adapters", lora.entries().size()},
+            {"rank", lora.rank()},
+            {"alpha", lora.alpha()},
+            {"targets", targets},
+            {"blocks", blocks},
+            {"parameters", lora.parameter_count()}};
   } catch (const std::exception& e) {
     return nlohmann::json{{"error", e.what()}};
   }
@@ -103,8 +108,9 @@ int run_inspect(const std::vector<std::string>& argv) {
       tensors.push_back({{"name", name},
                          {"dtype", ws::io::dtype_name(t.scalar_type())},
                          {"shape", std::vector<int64_t>(t.sizes().begin(), t.sizes().end())}});
-    nlohmann::json out = {{"path", path},         {"format", format_name(format)}, {"tensors", tensors},
-                          {"parameters", params}, {"bytes", bytes},                {"metadata", metadata}};
+    nlohmann::json out = {{"path", path},       {"format", format_name(format)},
+                          {"tensors", tensors}, {"parameters", params},
+                          {"bytes", bytes},     {"metadata", metadata}};
     if (auto vae = vae_summary(sd, metadata, path); !vae.is_null()) out["vae"] = vae;
     if (auto lora = lora_summary(sd, path); !lora.is_null()) out["lora"] = lora;
     // Names from the file may be invalid UTF-8: replace such bytes rather than fail.
@@ -121,14 +127,14 @@ int run_inspect(const std::vector<std::string>& argv) {
   size_t width = 0;
   for (const auto& kv : sd) width = std::max(width, std::min<size_t>(printable(kv.first).size(), 72));
   for (const auto& [name, t] : sd) {
-    std::printf("%-*s  %-4s  %s\n", static_cast<int>(width), printable(name).c_str(), ws::io::dtype_name(t.scalar_type()).c_str(),
+    std::printf("%-*s  %-4s  %s\n", static_cast<int>(width), printable(name).c_str(),
+                ws::io::dtype_name(t.scalar_type()).c_str(),
                 ws::io::shape_str({t.sizes().begin(), t.sizes().end()}).c_str());
   }
   std::printf("%zu tensors, %lld parameters (%s), %s\n", sd.size(), static_cast<long long>(params),
               human(static_cast<double>(params), "").c_str(), human(static_cast<double>(bytes), "B").c_str());
   if (auto vae = vae_summary(sd, metadata, path); !vae.is_null()) {
-    if (vae.contains("error"))
-      std::printf("VAE: %s\n", printable(vae["error"].get<std::string>(), 300).c_str());
+    if (vae.contains("error")) std::printf("VAE: %s\n", printable(vae["error"].get<std::string>(), 300).c_str());
     else
       std::printf("VAE: %s, dim %lld%s, z_dim %lld, spatial factor %lld\n", vae["vae_type"].get<std::string>().c_str(),
                   static_cast<long long>(vae["dim"].get<int64_t>()),

@@ -21,7 +21,9 @@ int run_merge_lora(const std::vector<std::string>& argv) {
          "Folds a LoRA (musubi-tuner/ComfyUI `lora_unet_*` keys with alpha, or PEFT `lora_A/lora_B`) into\n"
          "an expert's weights and writes the merged expert as a model folder. The merged expert computes\n"
          "what the expert with the adapter attached computes.");
-  a.value("model", "DIR", "the expert: a model folder (config.json + weights), e.g. RUN/checkpoint-N/high_noise_transformer (required)");
+  a.value(
+      "model", "DIR",
+      "the expert: a model folder (config.json + weights), e.g. RUN/checkpoint-N/high_noise_transformer (required)");
   a.value("lora", "FILE", "the adapter (required)");
   a.value("scale", "M", "multiplier (default 1)");
   a.value("dtype", "fp32|bf16", "dtype of the written weights (default: the model's)");
@@ -30,7 +32,8 @@ int run_merge_lora(const std::vector<std::string>& argv) {
   for (const char* k : {"model", "lora", "out"})
     if (!a.has(k)) throw UsageError(std::string("--") + k + " is required");
   const std::string out = a.str("out");
-  if (fs::exists(fs::join(out, "config.json"))) throw Error(out + ": already holds a model (config.json); choose another --out");
+  if (fs::exists(fs::join(out, "config.json")))
+    throw Error(out + ": already holds a model (config.json); choose another --out");
   const std::string dtype = a.str("dtype");
   if (!dtype.empty() && dtype != "fp32" && dtype != "bf16") throw UsageError("--dtype must be fp32 or bf16");
   models::WanModel model = models::load_wan_model(a.str("model"));
@@ -46,8 +49,8 @@ int run_merge_lora(const std::vector<std::string>& argv) {
   nlohmann::json cfg = model->config().to_json();
   cfg["_class_name"] = "WanModel";
   io::write_model_dir(out, cfg, sd);
-  ws::log::info("merged {} adapters (rank {}, alpha {}) at scale {} into {}", lora.entries().size(), lora.rank(), lora.alpha(),
-               a.real("scale", 1.0), out);
+  ws::log::info("merged {} adapters (rank {}, alpha {}) at scale {} into {}", lora.entries().size(), lora.rank(),
+                lora.alpha(), a.real("scale", 1.0), out);
   return 0;
 }
 

@@ -33,7 +33,8 @@ void print_table(const ws::data::Metadata& meta, const std::vector<RowReport>& r
   size_t wfile = 4;
   // Paths and problems quote the user's file: control bytes are escaped, never sent to the terminal.
   using ws::io::printable;
-  for (const auto& row : meta.rows) wfile = std::max(wfile, std::min<size_t>(printable(row.file_path, 4096).size(), 48));
+  for (const auto& row : meta.rows)
+    wfile = std::max(wfile, std::min<size_t>(printable(row.file_path, 4096).size(), 48));
   std::printf("%-4s  %-*s  %-5s  %-9s  %6s  %6s  %8s  %s\n", "row", static_cast<int>(wfile), "file", "type", "size",
               "frames", "fps", "duration", "problems");
   for (size_t i = 0; i < reports.size(); ++i) {
@@ -46,8 +47,9 @@ void print_table(const ws::data::Metadata& meta, const std::vector<RowReport>& r
     std::string problems;
     for (const auto& p : r.problems) problems += (problems.empty() ? "" : "; ") + p;
     std::printf("%-4zu  %-*s  %-5s  %-9s  %6s  %6s  %8s  %s\n", i, static_cast<int>(wfile),
-                ellipsize(row.file_path.empty() ? "?" : printable(row.file_path, 4096), wfile).c_str(), row.type.c_str(), size.c_str(),
-                frames.c_str(), fps.c_str(), dur.c_str(), problems.empty() ? "ok" : printable(problems, 4096).c_str());
+                ellipsize(row.file_path.empty() ? "?" : printable(row.file_path, 4096), wfile).c_str(),
+                row.type.c_str(), size.c_str(), frames.c_str(), fps.c_str(), dur.c_str(),
+                problems.empty() ? "ok" : printable(problems, 4096).c_str());
   }
 }
 
@@ -55,8 +57,12 @@ nlohmann::json to_json(const ws::data::Metadata& meta, const std::vector<RowRepo
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
-    nlohmann::json j = {{"index", i},          {"file_path", meta.rows[i].file_path}, {"file", r.file},
-                        {"type", meta.rows[i].type}, {"readable", r.readable},        {"problems", r.problems}};
+    nlohmann::json j = {{"index", i},
+                        {"file_path", meta.rows[i].file_path},
+                        {"file", r.file},
+                        {"type", meta.rows[i].type},
+                        {"readable", r.readable},
+                        {"problems", r.problems}};
     if (r.readable) {
       j["width"] = r.width;
       j["height"] = r.height;
@@ -85,7 +91,8 @@ int run_probe(const std::vector<std::string>& argv) {
   args.flag("quick", "read headers only: no packet scan (faster; frame counts may be estimates, truncation is missed)");
   if (!args.parse(argv)) return 0;
   if (!ws::data::video_support_built())
-    throw ws::Error("probe: video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON)");
+    throw ws::Error(
+        "probe: video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON)");
 
   const std::string path = args.pos(0);
   ws::data::Metadata meta = ws::data::read_metadata(path, args.str("train_data_dir"));
@@ -114,7 +121,8 @@ int run_probe(const std::vector<std::string>& argv) {
       // The size problems are solved now; the others stay.
       r.problems.erase(std::remove_if(r.problems.begin(), r.problems.end(),
                                       [](const std::string& p) {
-                                        return p.rfind("metadata says ", 0) == 0 || p.find("`width`") != std::string::npos ||
+                                        return p.rfind("metadata says ", 0) == 0 ||
+                                               p.find("`width`") != std::string::npos ||
                                                p.find("`height`") != std::string::npos;
                                       }),
                        r.problems.end());
@@ -128,8 +136,9 @@ int run_probe(const std::vector<std::string>& argv) {
   size_t bad = 0;
   for (const auto& r : reports) bad += r.problems.empty() ? 0 : 1;
   if (args.boolean("json")) {
-    nlohmann::json out = {{"metadata", path},           {"data_dir", meta.data_dir}, {"rows", to_json(meta, reports)},
-                          {"rows_with_problems", bad}, {"fixed", fixed},            {"written", wrote}};
+    nlohmann::json out = {
+        {"metadata", path}, {"data_dir", meta.data_dir}, {"rows", to_json(meta, reports)}, {"rows_with_problems", bad},
+        {"fixed", fixed},   {"written", wrote}};
     std::printf("%s\n", out.dump(2, ' ', false, nlohmann::json::error_handler_t::replace).c_str());
   } else {
     print_table(meta, reports);

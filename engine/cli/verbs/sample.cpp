@@ -76,7 +76,8 @@ Experts load_experts(const Args& a) {
   if (a.has("ckpt_dir")) {
     const std::string d = a.str("ckpt_dir");
     if (!fs::is_dir(d)) throw Error(d + ": not a folder");
-    if (fs::exists(fs::join(d, "high_noise_lora.safetensors")) && fs::exists(fs::join(d, "low_noise_lora.safetensors"))) {
+    if (fs::exists(fs::join(d, "high_noise_lora.safetensors")) &&
+        fs::exists(fs::join(d, "low_noise_lora.safetensors"))) {
       // A LoRA run's checkpoint: its adapters on their bases (flags may name other bases).
       high = a.has("high_noise_model") ? a.str("high_noise_model") : lora_checkpoint_base(d, true);
       low = a.has("low_noise_model") ? a.str("low_noise_model") : lora_checkpoint_base(d, false);
@@ -94,8 +95,10 @@ Experts load_experts(const Args& a) {
     }
     if (high.empty()) {
       if (!fs::exists(fs::join(d, "config.json")))
-        throw Error(d + ": neither an expert pair (high_noise_transformer/ + low_noise_transformer/, or high_noise_model/ + "
-                        "low_noise_model/) nor a model folder (config.json)");
+        throw Error(
+            d +
+            ": neither an expert pair (high_noise_transformer/ + low_noise_transformer/, or high_noise_model/ + "
+            "low_noise_model/) nor a model folder (config.json)");
       single = d;
     }
   } else if (a.has("high_noise_model") || a.has("low_noise_model")) {
@@ -117,7 +120,8 @@ Experts load_experts(const Args& a) {
     scale_low = std::stod(v.back());
   }
   if (!single.empty()) {
-    if (!lora_high.empty()) throw UsageError("one model: give its adapter as --lora_low (the model is the low-noise slot)");
+    if (!lora_high.empty())
+      throw UsageError("one model: give its adapter as --lora_low (the model is the low-noise slot)");
     e.models.low = models::load_wan_model(single);
     e.record = {{"model", weights_identity(single)}};
   } else {
@@ -181,7 +185,8 @@ train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c
   if (s.sampler.boundary && !(*s.sampler.boundary > 0 && *s.sampler.boundary < 1))
     throw UsageError("--boundary_ratio must lie in (0, 1)");
   s.fps = a.integer("fps", s.fps);
-  const int64_t seed = a.has("base_seed") || a.has("seed") ? a.integer(a.has("base_seed") ? "base_seed" : "seed", -1) : -1;
+  const int64_t seed =
+      a.has("base_seed") || a.has("seed") ? a.integer(a.has("base_seed") ? "base_seed" : "seed", -1) : -1;
   if (seed < -1) throw UsageError("--base_seed must be -1 (random) or a seed >= 0");
   // -1, as in generate.py: a random seed, recorded in the outputs.
   s.seed = seed >= 0 ? static_cast<uint64_t>(seed) : (std::random_device{}() & 0x7fffffff);
@@ -191,15 +196,16 @@ train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c
 
 // A prompt's embedding: its file, or the text looked up in (and, with an encoder, added to) the
 // embeddings folder by the SHA-256 of its bytes.
-torch::Tensor prompt_context(const Args& a, const std::string& text, const std::string& file, const models::WanConfig& c,
-                             const std::string& label, json* record) {
+torch::Tensor prompt_context(const Args& a, const std::string& text, const std::string& file,
+                             const models::WanConfig& c, const std::string& label, json* record) {
   if (!file.empty()) {
     (*record)["file"] = file;
     (*record)["sha256"] = sha256_file(file);
     return train::load_text_embedding(file, c.text_len, c.text_dim);
   }
   if (!a.has("text_embeddings_dir"))
-    throw UsageError("a prompt text needs --text_embeddings_dir (with --text_encoder_path to encode it), or give an embedding file");
+    throw UsageError(
+        "a prompt text needs --text_embeddings_dir (with --text_encoder_path to encode it), or give an embedding file");
   const std::string path = fs::join(a.str("text_embeddings_dir"), sha256_hex(text) + ".safetensors");
   (*record)["text"] = text;
   (*record)["sha256"] = sha256_hex(text);
@@ -229,13 +235,15 @@ torch::Tensor image_latent(const Args& a, const train::SampleSettings& s, const 
   if (!vae) throw UsageError("--image with a picture needs --vae_path (or give a .safetensors with image_latent)");
   // Resized to cover the video's size and centre-cropped (the reference resizes to the exact size).
   torch::Tensor img = data::read_clip(path, {0}, s.height, s.width);  // [3, 1, H, W]
-  torch::Tensor clip = c.model_type == "i2v" ? torch::cat({img, torch::zeros({3, s.frames - 1, s.height, s.width})}, 1) : img;
+  torch::Tensor clip =
+      c.model_type == "i2v" ? torch::cat({img, torch::zeros({3, s.frames - 1, s.height, s.width})}, 1) : img;
   return vae->encode(clip.unsqueeze(0)).squeeze(0);
 }
 
 int run_sample(const std::vector<std::string>& argv) {
-  Args a("sample", "sample (--ckpt_dir DIR | --high_noise_model P --low_noise_model P | --model P) "
-                   "(--prompt TEXT | --prompt_embedding FILE) [options]",
+  Args a("sample",
+         "sample (--ckpt_dir DIR | --high_noise_model P --low_noise_model P | --model P) "
+         "(--prompt TEXT | --prompt_embedding FILE) [options]",
          "Renders one video with the experts: the seed's noise, the flow-matching sampler (UniPC or DPM++,\n"
          "classifier-free guidance with a scale per expert, the switch at the boundary), then the VAE.\n"
          "Defaults come from the preset the experts imply (t2v-A14B, i2v-A14B, ti2v-5B); flags win.");
@@ -267,12 +275,14 @@ int run_sample(const std::vector<std::string>& argv) {
   a.value("seed", "S", "the same as --base_seed");
   a.value("vae_path", "FILE", "the VAE for the MP4 (its latent channels must be the experts')");
   a.value("vae_type", "TYPE", "auto (default), wan2.1 or wan2.2");
-  a.value("save_file", "OUT.mp4", "output name (default sample_<seed>.mp4); OUT.latents.safetensors and OUT.json beside it");
+  a.value("save_file", "OUT.mp4",
+          "output name (default sample_<seed>.mp4); OUT.latents.safetensors and OUT.json beside it");
   a.value("fps", "N", "frame rate of the MP4 (default: the preset's)");
   a.flag("preview", "the cheap preset: 12 steps, 256x256, 17 frames");
   a.value("threads", "N", "CPU threads (default: all cores)");
   if (!a.parse(argv)) return 0;
-  if (a.has("prompt") == a.has("prompt_embedding")) throw UsageError("give --prompt or --prompt_embedding (one of them)");
+  if (a.has("prompt") == a.has("prompt_embedding"))
+    throw UsageError("give --prompt or --prompt_embedding (one of them)");
   if (a.has("threads")) at::set_num_threads(static_cast<int>(a.integer("threads", 1)));
 
   runtime::install_cancel_handlers();
@@ -289,7 +299,8 @@ int run_sample(const std::vector<std::string>& argv) {
       for (int64_t t : sampling::flow_schedule(s.sampler.solver, s.sampler.steps, s.sampler.shift).timesteps)
         high += sampling::choose_expert(s.sampler, true, t).high;
       if (high == 0 || high == s.sampler.steps)
-        events.log("warning", std::string("this schedule gives the ") + (high ? "low" : "high") + "-noise expert no step");
+        events.log("warning",
+                   std::string("this schedule gives the ") + (high ? "low" : "high") + "-noise expert no step");
     }
     std::unique_ptr<models::WanVae> vae;
     if (a.has("vae_path")) {
@@ -299,8 +310,8 @@ int run_sample(const std::vector<std::string>& argv) {
       vo.decoder_only = !a.has("image");  // the encoder serves only an i2v/ti2v picture
       vae = models::WanVae::load(a.str("vae_path"), vc, vo);
       if (vae->z_dim() != cfg.out_dim)
-        throw Error(a.str("vae_path") + ": the VAE has " + std::to_string(vae->z_dim()) + " latent channels, the experts " +
-                    std::to_string(cfg.out_dim));
+        throw Error(a.str("vae_path") + ": the VAE has " + std::to_string(vae->z_dim()) +
+                    " latent channels, the experts " + std::to_string(cfg.out_dim));
     }
     json record = s.to_json();
     record["experts"] = ex.record;
@@ -308,8 +319,10 @@ int run_sample(const std::vector<std::string>& argv) {
     json prompt = json::object(), negative = json::object();
     cond.context = prompt_context(a, a.str("prompt"), a.str("prompt_embedding"), cfg, "the prompt", &prompt);
     // An empty negative prompt means Wan's default, as in the reference pipelines.
-    const std::string neg_text = a.str("negative_prompt").empty() ? std::string(text::kWanNegativePrompt) : a.str("negative_prompt");
-    cond.context_null = prompt_context(a, neg_text, a.str("negative_prompt_embedding"), cfg, "the negative prompt", &negative);
+    const std::string neg_text =
+        a.str("negative_prompt").empty() ? std::string(text::kWanNegativePrompt) : a.str("negative_prompt");
+    cond.context_null =
+        prompt_context(a, neg_text, a.str("negative_prompt_embedding"), cfg, "the negative prompt", &negative);
     record["prompt"] = prompt;
     record["negative_prompt"] = negative;
     if (cfg.model_type == "i2v" || (cfg.model_type == "ti2v" && a.has("image"))) {
@@ -330,16 +343,18 @@ int run_sample(const std::vector<std::string>& argv) {
     st.config = record;
     events.emit(st);
     ws::log::info("sample: {} steps of {}, {}x{}x{}, seed {}", s.sampler.steps, sampling::solver_name(s.sampler.solver),
-                 s.width, s.height, s.frames, s.seed);
+                  s.width, s.height, s.frames, s.seed);
     runtime::ProgressBar bar("sample", static_cast<size_t>(s.sampler.steps));
     const auto t0 = std::chrono::steady_clock::now();
     auto on_step = [&](const sampling::SamplerStep& step) {
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double eta = secs / static_cast<double>(step.index + 1) * static_cast<double>(s.sampler.steps - step.index - 1);
+      const double eta =
+          secs / static_cast<double>(step.index + 1) * static_cast<double>(s.sampler.steps - step.index - 1);
       events.emit(contract::SampleStepEvent{0, step.index + 1, s.sampler.steps, step.expert, step.timestep, eta});
       bar.update(static_cast<size_t>(step.index + 1));
     };
-    torch::Tensor z = train::render_latents(ex.models, s, cfg.out_dim, cond, on_step, [] { return runtime::cancel_requested(); });
+    torch::Tensor z =
+        train::render_latents(ex.models, s, cfg.out_dim, cond, on_step, [] { return runtime::cancel_requested(); });
     if (!z.defined()) {
       events.finished("cancelled", 0);
       return 130;

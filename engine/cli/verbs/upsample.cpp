@@ -51,7 +51,8 @@ int run_upsample(const std::vector<std::string>& argv) {
     std::string model_dir = a.str("checkpoint");
     const std::string sub = a.boolean("ema") ? "latent_upsampler_ema" : "latent_upsampler";
     if (fs::is_dir(fs::join(model_dir, sub))) model_dir = fs::join(model_dir, sub);
-    else if (a.boolean("ema")) throw Error(a.str("checkpoint") + ": no latent_upsampler_ema/ (was the run trained with use_ema?)");
+    else if (a.boolean("ema"))
+      throw Error(a.str("checkpoint") + ": no latent_upsampler_ema/ (was the run trained with use_ema?)");
     int64_t step = 0;
     const std::string base = fs::basename(a.str("checkpoint"));
     if (base.rfind("checkpoint-", 0) == 0) step = std::atoll(base.c_str() + 11);
@@ -65,9 +66,14 @@ int run_upsample(const std::vector<std::string>& argv) {
     if (vs.n_frames < 1) throw UsageError("--video_sample_n_frames must be at least 1");
     contract::StartedEvent st;
     st.job = "upsample";
-    st.config = {{"checkpoint", a.str("checkpoint")}, {"ema", a.boolean("ema")}, {"vae", a.str("vae")},
-                 {"video", a.str("video")},           {"video_sample_size", vs.sample_size},
-                 {"video_sample_n_frames", vs.n_frames}, {"step", step}, {"index", index}};
+    st.config = {{"checkpoint", a.str("checkpoint")},
+                 {"ema", a.boolean("ema")},
+                 {"vae", a.str("vae")},
+                 {"video", a.str("video")},
+                 {"video_sample_size", vs.sample_size},
+                 {"video_sample_n_frames", vs.n_frames},
+                 {"step", step},
+                 {"index", index}};
     events.emit(st);
     std::vector<std::string> warnings;
     models::LatentUpsampler model = models::load_latent_upsampler(model_dir, &warnings);
@@ -84,9 +90,11 @@ int run_upsample(const std::vector<std::string>& argv) {
     train::ValidationResult r = train::run_validation(a.str("video"), index, step, *vae, model, vs, a.str("out"));
     const contract::ValidationEvent ev = train::validation_event(r, step, index, a.str("video"));
     events.emit(ev);
-    ws::log::info("against the high-res decode: upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB", r.psnr, r.psnr_lowres);
-    ws::log::info("against the source: upsampled {:.2f} dB, bilinear {:.2f} dB, ceiling (the high-res decode) {:.2f} dB",
-                 r.psnr_source, r.psnr_lowres_source, r.psnr_ceiling);
+    ws::log::info("against the high-res decode: upsampled PSNR {:.2f} dB, bilinear baseline {:.2f} dB", r.psnr,
+                  r.psnr_lowres);
+    ws::log::info(
+        "against the source: upsampled {:.2f} dB, bilinear {:.2f} dB, ceiling (the high-res decode) {:.2f} dB",
+        r.psnr_source, r.psnr_lowres_source, r.psnr_ceiling);
     events.finished("completed", step);
   } catch (const UsageError&) {
     throw;

@@ -52,8 +52,7 @@ ws::models::WanVaeConfig vae_config(const ws::cli::Args& a, nlohmann::json* keys
   return WanVae::resolve_config(a.str("vae"), *keys);
 }
 
-std::unique_ptr<WanVae> open_vae(const ws::cli::Args& a, const nlohmann::json& keys,
-                                   ws::models::WanVaeOptions opts) {
+std::unique_ptr<WanVae> open_vae(const ws::cli::Args& a, const nlohmann::json& keys, ws::models::WanVaeOptions opts) {
   opts.device = a.str("device", "cpu");
   opts.bf16 = a.boolean("bf16");
   opts.low_vram = a.boolean("low_vram");
@@ -61,7 +60,8 @@ std::unique_ptr<WanVae> open_vae(const ws::cli::Args& a, const nlohmann::json& k
 }
 
 // A video file through the data pipeline: frames 0, s, 2s, ... resized to cover and cropped.
-torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, int64_t f, std::vector<int64_t>* frames) {
+torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, int64_t f,
+                              std::vector<int64_t>* frames) {
 #ifndef WANSTUDIO_HAVE_VIDEO
   (void)a;
   (void)f;
@@ -77,15 +77,17 @@ torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, i
     if (a.has("frames")) throw ws::UsageError("--frames must be 4k+1 (1, 5, 9, ...)");
     n = (n - 1) / 4 * 4 + 1;
   }
-  if (n > available) throw ws::Error(path + ": has " + std::to_string(available) + " frames at stride " + std::to_string(stride) + ", asked for " + std::to_string(n));
+  if (n > available)
+    throw ws::Error(path + ": has " + std::to_string(available) + " frames at stride " + std::to_string(stride) +
+                    ", asked for " + std::to_string(n));
   std::vector<int64_t> idx;
   for (int64_t i = 0; i < n; ++i) idx.push_back(i * stride);
   *frames = idx;
   int64_t h = info.height / f * f, w = info.width / f * f;  // f: the VAE's spatial factor
   if (a.has("size")) std::tie(h, w) = ws::cli::parse_size(a.str("size"));
   if (h < f || w < f || h % f || w % f)
-    throw ws::UsageError("--size must be multiples of " + std::to_string(f) + " for this VAE, got " + std::to_string(w) +
-                         "x" + std::to_string(h) + " (WxH)");
+    throw ws::UsageError("--size must be multiples of " + std::to_string(f) + " for this VAE, got " +
+                         std::to_string(w) + "x" + std::to_string(h) + " (WxH)");
   return ws::data::read_clip(path, idx, h, w).unsqueeze(0);
 #endif
 }
@@ -98,12 +100,15 @@ int run_encode(const std::vector<std::string>& argv) {
   add_model_options(a);
   a.value("input", "X.safetensors", "input video tensor");
   a.value("video", "FILE", "a video or image file instead of --input");
-  a.value("size", "WxH", "--video: resize to cover and center crop to width x height (or H,W; default: the file's, floored to the VAE's factor)");
+  a.value("size", "WxH",
+          "--video: resize to cover and center crop to width x height (or H,W; default: the file's, floored to the "
+          "VAE's factor)");
   a.value("frames", "N", "--video: frames to take, 4k+1 (default: as many as the file has, floored to 4k+1)");
   a.value("stride", "S", "--video: frame stride (default 1)");
   a.value("out", "Z.safetensors", "output latents");
   if (!a.parse(argv)) return 0;
-  if ((!a.has("input") && !a.has("video")) || !a.has("out")) throw ws::UsageError("vae encode needs --input or --video, and --out");
+  if ((!a.has("input") && !a.has("video")) || !a.has("out"))
+    throw ws::UsageError("vae encode needs --input or --video, and --out");
   const std::string in = a.has("video") ? a.str("video") : a.str("input"), out = a.str("out");
   std::vector<int64_t> frames;
   nlohmann::json keys;
@@ -137,7 +142,8 @@ int run_decode(const std::vector<std::string>& argv) {
   a.flag("no_clamp", "keep values outside [-1, 1]");
   if (!a.parse(argv)) return 0;
   if (a.has("input") && a.has("latents")) throw ws::UsageError("give the latents once: --input or --latents");
-  if ((!a.has("input") && !a.has("latents")) || !a.has("out")) throw ws::UsageError("vae decode needs --input and --out");
+  if ((!a.has("input") && !a.has("latents")) || !a.has("out"))
+    throw ws::UsageError("vae decode needs --input and --out");
   const std::string in = a.has("input") ? a.str("input") : a.str("latents"), out = a.str("out");
   torch::Tensor z = ws::cli::read_clip_tensor(in, {"latents"}, -1);  // [1, C, F, h, w]
   nlohmann::json keys;
