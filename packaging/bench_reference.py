@@ -50,6 +50,7 @@ def einops_stand_in():
     return mod
 
 
+# The loaders of the reference modules live here; bench_reference_e2e.py imports them (one way only).
 def load_wan_vae_module(repo, vae_type):
     """wan/modules/vae2_1.py or vae2_2.py of a Wan2.2 checkout, with stand-ins for what torch 1.13 and
     Debian lack (scaled_dot_product_attention, einops)."""
@@ -73,11 +74,31 @@ def load_wan_vae_module(repo, vae_type):
     return m
 
 
+def load_upsampler_module(path):
+    # The file imports diffusers' ConfigMixin/ModelMixin relatively; stand-ins are all it needs.
+    import torch
+    root = "wsref"
+    for name in (root, f"{root}.pipelines", f"{root}.pipelines.ltx2", f"{root}.models"):
+        mod = types.ModuleType(name)
+        mod.__path__ = []
+        sys.modules[name] = mod
+    cfg = types.ModuleType(f"{root}.configuration_utils")
+    cfg.ConfigMixin = type("ConfigMixin", (), {})
+    cfg.register_to_config = lambda f: f
+    sys.modules[cfg.__name__] = cfg
+    mm = types.ModuleType(f"{root}.models.modeling_utils")
+    mm.ModelMixin = torch.nn.Module
+    sys.modules[mm.__name__] = mm
+    spec = importlib.util.spec_from_file_location(f"{root}.pipelines.ltx2.latent_upsampler", path)
+    m = importlib.util.module_from_spec(spec)
+    spec.loader.exec_module(m)
+    return m
+
+
 def upsampler_train(a):
     """Whole optimizer steps of the reference upsampler on random latents, as `bench upsampler-train`:
     forward, MSE against a random target, backward, clip_grad_norm_(1.0), AdamW."""
     import torch
-    from bench_reference_e2e import load_upsampler_module
     m = load_upsampler_module(a.upsampler)
     torch.manual_seed(0)
     model = m.LTX2LatentUpsamplerModel(in_channels=48, mid_channels=a.mid_channels, num_blocks_per_stage=a.blocks,

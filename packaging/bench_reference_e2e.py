@@ -18,7 +18,6 @@ Prints one JSON line with the engine's keys: samples_per_s, ms_per_step_median, 
 vae_ms_median, model_ms_median, peak_rss_mb. Needs python3-torch and python3-opencv
 (`packaging/deps.sh --bench`)."""
 import argparse
-import importlib.util
 import json
 import math
 import os
@@ -27,31 +26,9 @@ import resource
 import statistics
 import sys
 import time
-import types
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_reference import load_wan_vae_module  # noqa: E402
-
-
-def load_upsampler_module(path):
-    # The file imports diffusers' ConfigMixin/ModelMixin relatively; stand-ins are all it needs.
-    import torch
-    root = "wsref"
-    for name in (root, f"{root}.pipelines", f"{root}.pipelines.ltx2", f"{root}.models"):
-        mod = types.ModuleType(name)
-        mod.__path__ = []
-        sys.modules[name] = mod
-    cfg = types.ModuleType(f"{root}.configuration_utils")
-    cfg.ConfigMixin = type("ConfigMixin", (), {})
-    cfg.register_to_config = lambda f: f
-    sys.modules[cfg.__name__] = cfg
-    mm = types.ModuleType(f"{root}.models.modeling_utils")
-    mm.ModelMixin = torch.nn.Module
-    sys.modules[mm.__name__] = mm
-    spec = importlib.util.spec_from_file_location(f"{root}.pipelines.ltx2.latent_upsampler", path)
-    m = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(m)
-    return m
+from bench_reference import load_upsampler_module, load_wan_vae_module  # noqa: E402
 
 
 class Clips:

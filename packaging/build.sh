@@ -4,7 +4,8 @@
 # Extra arguments go to CMake (e.g. -DWANSTUDIO_GUI=OFF).
 #   packaging/build.sh --gpu [cmake args]   builds against PyTorch's CUDA LibTorch instead of Debian's
 #       CPU one, into build-gpu/: the pinned wheel (packaging/python/torch.txt) in the project's
-#       .venv/ by default, or TORCH_PREFIX=/path/to/libtorch (a standalone LibTorch). The README's
+#       .venv/ by default, or TORCH_PREFIX=/path/to/libtorch (a standalone LibTorch, or the torch
+#       folder of an installed PyTorch; a CMake list may add other prefixes). The README's
 #       "GPU build" says which versions are verified.
 # Compiles go through ccache when it is installed, with one cache for every clone of this user
 # (paths inside the tree are hashed relative to it).
@@ -15,7 +16,8 @@ if [ "${1:-}" = "--gpu" ]; then
   gpu=1
   shift
 fi
-"$root/packaging/deps.sh"
+# WANSTUDIO_NO_DEPS=1: install nothing (a machine without a package registry, such as a lent GPU).
+[ "${WANSTUDIO_NO_DEPS:-0}" = 1 ] || "$root/packaging/deps.sh"
 jobs=${WANSTUDIO_JOBS:-$(nproc)}
 args=(-G Ninja -DCMAKE_BUILD_TYPE=Release)
 if command -v ccache >/dev/null && [ "${WANSTUDIO_CCACHE:-1}" != 0 ]; then
@@ -42,4 +44,5 @@ else
   build=${WANSTUDIO_BUILD_DIR:-$root/build}
   cmake -S "$root" -B "$build" "${args[@]}" "$@"
 fi
-cmake --build "$build" -j "$jobs"
+# WANSTUDIO_BUILD_ARGS: arguments for the build tool (e.g. "-k 0" to list every broken file).
+cmake --build "$build" -j "$jobs" ${WANSTUDIO_BUILD_ARGS:+-- $WANSTUDIO_BUILD_ARGS}

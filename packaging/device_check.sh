@@ -30,15 +30,17 @@ run)
   mkdir -p "$out" "$dev/prefix"
   for f in "$dev"/debs/*.deb; do dpkg -x "$f" "$dev/prefix"; done
   export LD_LIBRARY_PATH=$dev/prefix/usr/lib/x86_64-linux-gnu:${LD_LIBRARY_PATH:-}
-  torch_prefix=${TORCH_PREFIX:-$(python3 -c "import torch;print(torch.utils.cmake_prefix_path)")}
+  # The machine's own PyTorch (no registry there), built by the same recipe as build.sh --gpu here.
+  torch_root=$(python3 -c "import os, torch; print(os.path.dirname(torch.__file__))")
   build=$root/build-gpu
-  cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=Release -DWANSTUDIO_GUI=OFF -DWANSTUDIO_VIDEO=OFF \
-    -DWANSTUDIO_GLOO=OFF -DCMAKE_PREFIX_PATH="$torch_prefix;$dev/prefix/usr" >"$out/configure.log" 2>&1 ||
-    { tail -30 "$out/configure.log"; exit 1; }
-  grep 'Wan Studio:' "$out/configure.log" || true
   # -k 0: a failed build lists every broken file at once (a lent GPU's minutes are few).
-  cmake --build "$build" -j "$(nproc)" --target wanstudio-engine -- -k 0 >"$out/build.log" 2>&1 ||
-    { grep -E 'error|FAILED' "$out/build.log" | head -60; exit 1; }
+  if ! TORCH_PREFIX="$torch_root;$torch_root/share/cmake;$dev/prefix/usr" WANSTUDIO_NO_DEPS=1 WANSTUDIO_CCACHE=0 \
+      WANSTUDIO_BUILD_DIR=$build WANSTUDIO_BUILD_ARGS="-k 0" "$root/packaging/build.sh" --gpu -DWANSTUDIO_GUI=OFF -DWANSTUDIO_VIDEO=OFF \
+      -DWANSTUDIO_GLOO=OFF -DWANSTUDIO_TESTS=OFF >"$out/build.log" 2>&1; then
+    grep -E 'error|FAILED|CMake Error' "$out/build.log" | head -60
+    exit 1
+  fi
+  grep 'Wan Studio:' "$out/build.log" || true
   E=$build/engine/wanstudio-engine
   nvidia-smi --query-gpu=name,memory.total --format=csv,noheader | tee "$out/gpu.txt"
   echo "build: $((SECONDS)) s" | tee -a "$out/gpu.txt"

@@ -4,24 +4,13 @@
 #include <QJsonArray>
 #include <QJsonValue>
 
-#include <cmath>
+#include <string>
 
 namespace ws {
-
-qint64 RunEvent::step(qint64 fallback) const {
-  const QJsonValue v = fields.value(QLatin1StringView("step"));
-  // JSON numbers arrive as doubles; steps stay far below 2^53.
-  return v.isDouble() ? static_cast<qint64>(std::llround(v.toDouble())) : fallback;
-}
-
-double RunEvent::number(QLatin1StringView key, double fallback) const {
-  const QJsonValue v = fields.value(key);
-  return v.isDouble() ? v.toDouble() : fallback;
-}
-
-QString RunEvent::string(QLatin1StringView key) const { return fields.value(key).toString(); }
-
 namespace {
+
+// A QLatin1StringView need not end with a NUL: the contract's lookups take a C string.
+std::string key_of(QLatin1StringView key) { return std::string(key.data(), static_cast<size_t>(key.size())); }
 
 QJsonValue toQt(const contract::json& j) {
   switch (j.type()) {
@@ -46,13 +35,24 @@ QJsonValue toQt(const contract::json& j) {
 
 }  // namespace
 
+qint64 RunEvent::step(qint64 fallback) const { return contract::integer_field(raw, "step", fallback); }
+
+double RunEvent::number(QLatin1StringView key, double fallback) const {
+  return contract::number_field(raw, key_of(key).c_str(), fallback);
+}
+
+QString RunEvent::string(QLatin1StringView key) const {
+  return QString::fromStdString(contract::string_field(raw, key_of(key).c_str()));
+}
+
 std::optional<RunEvent> parseEventLine(QByteArrayView line) {
   auto parsed = contract::parse_event_line(std::string_view(line.data(), static_cast<size_t>(line.size())));
   if (!parsed) return std::nullopt;
   RunEvent ev;
   ev.type = QString::fromStdString(parsed->type);
   ev.time = parsed->time;
-  ev.fields = toQt(parsed->fields).toObject();
+  // Step lines, the bulk of a run, are read through `raw` alone: no Qt copy of each.
+  if (parsed->type != contract::event_type::kStep) ev.fields = toQt(parsed->fields).toObject();
   ev.raw = std::move(parsed->fields);
   return ev;
 }

@@ -71,28 +71,37 @@ dnnl::convolution_forward::primitive_desc forward_pd(const Sizes& z, int64_t cou
   return {d, user_scratchpad(), cpu()};
 }
 
-dnnl::convolution_backward_data::primitive_desc backward_data_pd(const Sizes& z, int64_t count, dnnl::algorithm alg) {
+// The backward passes take the forward's descriptor (`hint`, of the same algorithm) as built once by
+// their caller.
+dnnl::convolution_backward_data::primitive_desc backward_data_pd(
+    const Sizes& z, int64_t count, dnnl::algorithm alg, const dnnl::convolution_forward::primitive_desc& hint) {
   dnnl::convolution_backward_data::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}),
                                           frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
-  return {d, user_scratchpad(), cpu(), forward_pd(z, count, false, alg)};
+  return {d, user_scratchpad(), cpu(), hint};
 }
 
-dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(const Sizes& z, int64_t count, bool bias,
-                                                                       dnnl::algorithm alg) {
+dnnl::convolution_backward_weights::primitive_desc backward_weights_pd(
+    const Sizes& z, int64_t count, bool bias, dnnl::algorithm alg,
+    const dnnl::convolution_forward::primitive_desc& hint) {
   dnnl::convolution_backward_weights::desc d(alg, frames(count, z.C, z.H, z.W), any({z.K, z.C, 3, 3}),
                                              bias ? plain({z.K}) : md(), frames(count, z.K, z.H, z.W), kOnes, kOnes,
                                              kOnes);
-  return {d, user_scratchpad(), cpu(), forward_pd(z, count, bias, alg)};
+  return {d, user_scratchpad(), cpu(), hint};
 }
 
-// Winograd where its kernels take the shape; the direct kernels (same weights, same result up to
-// rounding) where they do not.
-dnnl::algorithm algorithm_for(const Sizes& z, int64_t count) {
+// A call's forward descriptor and its algorithm: Winograd where its kernels take the shape, the
+// direct kernels (same weights, same result up to rounding) where they do not. Built once per call:
+// it is the forward's own descriptor and the backward passes' hint.
+struct Forward {
+  dnnl::convolution_forward::primitive_desc pd;
+  dnnl::algorithm alg;
+};
+
+Forward forward_for(const Sizes& z, int64_t count, bool bias) {
   try {
-    forward_pd(z, count, true, kWinograd);
-    return kWinograd;
+    return {forward_pd(z, count, bias, kWinograd), kWinograd};
   } catch (const dnnl::error&) {
-    return kDirect;
+    return {forward_pd(z, count, bias, kDirect), kDirect};
   }
 }
 
@@ -168,7 +177,8 @@ struct Call {
   }
 
   void forward(const Tensor& w, int k, const float* src, int64_t count, const float* bias, float* dst) {
-    const auto pd = forward_pd(z, count, bias != nullptr, algorithm_for(z, count));
+    const Forward f = forward_for(z, count, bias != nullptr);
+    const auto& pd = f.pd;
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
         {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
@@ -179,8 +189,8 @@ struct Call {
   }
 
   void backward_data(const Tensor& w, int k, const float* diff_dst, int64_t count, float* diff_src) {
-    const dnnl::algorithm alg = algorithm_for(z, count);
-    const auto pd = backward_data_pd(z, count, alg);
+    const Forward f = forward_for(z, count, false);
+    const auto pd = backward_data_pd(z, count, f.alg, f.pd);
     dnnl::convolution_backward_data(pd).execute(
         s, {{DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
             {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
@@ -190,8 +200,8 @@ struct Call {
 
   // Writes tap k's kernel gradient, in the layout's order, at `diff_w`.
   void backward_weights(const float* src, const float* diff_dst, int64_t count, float* diff_w, float* diff_bias) {
-    const dnnl::algorithm alg = algorithm_for(z, count);
-    const auto pd = backward_weights_pd(z, count, diff_bias != nullptr, alg);
+    const Forward f = forward_for(z, count, diff_bias != nullptr);
+    const auto pd = backward_weights_pd(z, count, diff_bias != nullptr, f.alg, f.pd);
     const md produced = pd.diff_weights_desc();
     Tensor tmp;
     if (!(produced == layout.blocked)) tmp = floats(produced.get_size());
@@ -370,8 +380,8 @@ md winograd_order(int64_t C, int64_t K) {
   const Sizes z{1, C, K, 8, 16, 16};
   try {
     const auto fwd = forward_pd(z, z.T, true, kWinograd);
-    backward_data_pd(z, z.T, kWinograd);
-    backward_weights_pd(z, z.T, true, kWinograd);
+    backward_data_pd(z, z.T, kWinograd, fwd);
+    backward_weights_pd(z, z.T, true, kWinograd, fwd);
     const md picked = fwd.weights_desc();
     if (picked.get_size() != static_cast<size_t>(K * C * 9) * sizeof(float)) return md();
     return picked;
@@ -405,9 +415,10 @@ double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int
   if (in % 16 != 0 || out % 16 != 0) return 0;
   const Sizes z{1, in, out, frames_, h, w};
   try {
-    const size_t most = std::max({forward_pd(z, frames_, true, kWinograd).scratchpad_desc().get_size(),
-                                  backward_data_pd(z, frames_, kWinograd).scratchpad_desc().get_size(),
-                                  backward_weights_pd(z, frames_, true, kWinograd).scratchpad_desc().get_size()});
+    const auto fwd = forward_pd(z, frames_, true, kWinograd);
+    const size_t most = std::max({fwd.scratchpad_desc().get_size(),
+                                  backward_data_pd(z, frames_, kWinograd, fwd).scratchpad_desc().get_size(),
+                                  backward_weights_pd(z, frames_, true, kWinograd, fwd).scratchpad_desc().get_size()});
     return static_cast<double>(most);
   } catch (const dnnl::error&) {
     return 0;

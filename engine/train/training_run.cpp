@@ -127,8 +127,16 @@ void TrainingRun::offer_best(int64_t step, const std::string& metric, double val
 }
 
 void TrainingRun::settle_best(TrainerHooks& t) {
-  if (!options_.keep_best || !any_rank(best_offer_.has_value())) return;
-  ensure_checkpoint(t, t.global_step());
+  if (!options_.keep_best) return;
+  // Only rank 0 offers and only it knows whether the step is saved: one all-reduce tells every rank both.
+  const std::vector<bool> mine{best_offer_.has_value(), run_ && !run_->committed(t.global_step())};
+  const std::vector<bool> agreed = dp_ ? dp_->any_of(mine) : mine;
+  settle_agreed_best(t, agreed[0], agreed[1]);
+}
+
+void TrainingRun::settle_agreed_best(TrainerHooks& t, bool offered, bool unsaved) {
+  if (!offered) return;
+  if (unsaved) t.checkpoint(false);
   if (run_ && best_offer_) run_->set_best(*best_offer_, options_.checkpoints_total_limit);
   best_offer_.reset();
 }
@@ -178,16 +186,17 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
       if (tb_) t.log_scalars(*tb_, *report, r);
       if (step % options_.checkpointing_steps == 0 && step < max_steps) t.checkpoint(false);
       if (validation_steps_ > 0 && step % validation_steps_ == 0) t.validate(step);
-      settle_best(t);
-      // One agreement for both stdin requests: `cancel` stops, `save` checkpoints and goes on.
-      const std::vector<bool> asked =
-          dp_ ? dp_->any_of({runtime::cancel_requested(), runtime::take_save_request()})
-              : std::vector<bool>{runtime::cancel_requested(), runtime::take_save_request()};
-      if (asked[0]) {
+      // One agreement per step: keep_best's offer (and whether its step is saved), then the stdin
+      // requests: `cancel` stops, `save` checkpoints and goes on.
+      const std::vector<bool> mine{options_.keep_best && best_offer_.has_value(), run_ && !run_->committed(step),
+                                   runtime::cancel_requested(), runtime::take_save_request()};
+      const std::vector<bool> asked = dp_ ? dp_->any_of(mine) : mine;
+      settle_agreed_best(t, asked[0], asked[1]);
+      if (asked[2]) {
         cancelled = true;
         break;
       }
-      if (asked[1]) {
+      if (asked[3]) {
         if (run_ && run_->committed(step))
           events.log("info", "save: " + contract::checkpoint_name(step) + " is already saved");
         ensure_checkpoint(t, step);

@@ -123,6 +123,8 @@ class TrainingRun {
   void emit_step(int64_t step, const StepReport& r, const StepRate& rate);
   // Saves `step` unless rank 0 already holds its checkpoint; every rank takes part.
   void ensure_checkpoint(TrainerHooks& t, int64_t step);
+  // settle_best() once the ranks agreed whether there is an offer and whether its step is unsaved.
+  void settle_agreed_best(TrainerHooks& t, bool offered, bool unsaved);
 
   io::Config& cfg_;
   RunOptions options_;

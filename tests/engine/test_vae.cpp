@@ -18,12 +18,16 @@
 #include "cli/parity_vae.h"
 #include "test_paths.h"
 #include "test_util.h"
+#include "vae_test_util.h"
 
 using ws::models::WanVae;
 using ws::models::WanVaeConfig;
 
 using ws::test::error_of;
+using ws::test::max_abs;
 using ws::test::read_bytes;
+using ws::test::shape;
+using ws::test::tolerance;
 using ws::test::write_bytes;
 
 namespace {
@@ -34,19 +38,6 @@ const std::string kPth = kDir + "/vae_dev_weights.pth";
 const std::string kCaseA = kDir + "/vae_dev_a_t5_32x32";
 const std::string kCaseB = kDir + "/vae_dev_b_t9_64x64";
 const std::string kConfigs = std::string(WS_TEST_DATA) + "/../../configs";
-
-nlohmann::json read_json(const std::string& path) {
-  std::ifstream in(path);
-  return nlohmann::json::parse(in);
-}
-
-double tolerance(const std::string& case_base, const std::string& tensor) {
-  return read_json(case_base + ".json")["tolerance"][tensor]["suggested_atol"].get<double>();
-}
-
-double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
 
 double psnr(const torch::Tensor& a, const torch::Tensor& b) {
   // Signal range 2 (video in [-1, 1]).
@@ -60,8 +51,6 @@ WanVaeConfig tiny() {
   c.dec_dim = 6;
   return c;
 }
-
-std::vector<int64_t> shape(const torch::Tensor& t) { return t.sizes().vec(); }
 
 }  // namespace
 

@@ -19,11 +19,15 @@
 #include "cli/parity_vae.h"
 #include "test_paths.h"
 #include "test_util.h"
+#include "vae_test_util.h"
 
 using ws::models::VaeType;
 using ws::models::WanVae;
 using ws::models::WanVaeConfig;
 using ws::test::error_of;
+using ws::test::max_abs;
+using ws::test::shape;
+using ws::test::tolerance;
 
 namespace {
 
@@ -33,17 +37,6 @@ const std::string kPth = kDir + "/vae21_dev_weights.pth";
 const std::string kCaseA = kDir + "/vae21_dev_a_t5_24x40";
 const std::string kCaseB = kDir + "/vae21_dev_b_t9_32x16";
 const std::string kWan22Weights = std::string(WS_TEST_DATA) + "/vae/vae_dev_weights.safetensors";
-
-double tolerance(const std::string& case_base, const std::string& tensor) {
-  std::ifstream in(case_base + ".json");
-  return nlohmann::json::parse(in)["tolerance"][tensor]["suggested_atol"].get<double>();
-}
-
-double max_abs(const torch::Tensor& a, const torch::Tensor& b) {
-  return (a.to(torch::kDouble) - b.to(torch::kDouble)).abs().max().item<double>();
-}
-
-std::vector<int64_t> shape(const torch::Tensor& t) { return t.sizes().vec(); }
 
 // diffusers' convert_vae names for official keys (docs/design/wan21-vae.md §3.3), written
 // forwards here so the loader's backwards mapping is checked against an independent table.
