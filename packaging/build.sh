@@ -37,6 +37,18 @@ if [ "$gpu" = 1 ]; then
     # The torch folder itself first, so its lib/ wins over Debian's libtorch.so (which CMake's
     # system paths would otherwise find first: 1.13 libraries under 2.x headers).
     prefix="$torch_root;$torch_root/share/cmake"
+    # PyPI's torch runs on the CUDA and NCCL libraries of its nvidia-* wheels (CUDA 13.2, NCCL 2.30),
+    # newer than the toolkit's (13.0) this machine compiles with: link and run against the wheels'
+    # (the runtime and NVRTC torch's config would otherwise take from the toolkit; the rest through
+    # -rpath-link, as libtorch_cuda's own RUNPATH finds them at run time).
+    nv=$(dirname "$torch_root")/nvidia
+    if [ -f "$nv/cu13/lib/libcudart.so.13" ]; then
+      libs=$(printf '%s:' "$nv"/*/lib)
+      args+=(-DCUDA_CUDART="$nv/cu13/lib/libcudart.so.13" -DCUDA_CUDART_LIBRARY="$nv/cu13/lib/libcudart.so.13" -DCUDA_cudart_LIBRARY="$nv/cu13/lib/libcudart.so.13"
+             -DCUDA_NVRTC_LIB="$nv/cu13/lib/libnvrtc.so.13" -DCUDA_nvrtc_LIBRARY="$nv/cu13/lib/libnvrtc.so.13"
+             "-DCMAKE_EXE_LINKER_FLAGS=-Wl,-rpath-link,${libs%:}" "-DCMAKE_SHARED_LINKER_FLAGS=-Wl,-rpath-link,${libs%:}"
+             "-DCMAKE_BUILD_RPATH=$(printf '%s;' "$nv"/*/lib)")
+    fi
   fi
   build=${WANSTUDIO_BUILD_DIR:-$root/build-gpu}
   cmake -S "$root" -B "$build" "${args[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DPython3_EXECUTABLE="$python" "$@"

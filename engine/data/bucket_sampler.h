@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The epoch permutation and the aspect-ratio batch sampler (docs/design/upsampler-training.md §3.2), with
 // Wan Studio's exact loader cursor: resume rebuilds the epoch's permutation, restores the
 // waiting partial buckets and continues at `pos`, with nothing subtracted or lost.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 #include "data/clip_loader.h"
 
 #include <algorithm>
@@ -7,6 +8,7 @@
 // Resolved at run time from the OpenMP runtime LibTorch loads (libgomp, or the copy a pip
 // wheel bundles); weak, so no OpenMP link flag and no mismatch between the two.
 extern "C" void omp_set_num_threads(int) __attribute__((weak));
+extern "C" int omp_get_max_threads() __attribute__((weak));
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -18,6 +20,26 @@ extern "C" void omp_set_num_threads(int) __attribute__((weak));
 #include "dataset/row_check.h"
 
 namespace ws::data {
+namespace {
+
+// Runs the calling thread's ATen work on one OpenMP thread while in scope (a no-op where OpenMP
+// is not loaded, or the thread already runs on one).
+class OneOmpThread {
+ public:
+  OneOmpThread() : before_(omp_get_max_threads && omp_set_num_threads ? omp_get_max_threads() : 1) {
+    if (before_ > 1) omp_set_num_threads(1);
+  }
+  ~OneOmpThread() {
+    if (before_ > 1) omp_set_num_threads(before_);
+  }
+  OneOmpThread(const OneOmpThread&) = delete;
+  OneOmpThread& operator=(const OneOmpThread&) = delete;
+
+ private:
+  int before_;
+};
+
+}  // namespace
 
 std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
                                   const std::function<void(size_t, size_t)>& progress) {
@@ -289,6 +311,9 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
       for (const auto& op : d.ops) b.clips[i].degradation.push_back(op.name);
     }
     // Frame-wise bilinear down, align_corners false, no antialias (docs/design/upsampler-training.md §4.2 step 7).
+    // On one OpenMP thread, as in a decode worker: LibTorch 2.x's bilinear kernel rounds differently
+    // with the number of threads (1e-5), and a batch must not depend on the worker count.
+    const OneOmpThread one_thread;
     torch::Tensor low =
         F::interpolate(src.permute({1, 0, 2, 3}), F::InterpolateFuncOptions()
                                                       .size(std::vector<int64_t>{b.size.h_lr, b.size.w_lr})

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The training loader (docs/design/upsampler-training.md §3–§5): the start-of-run row check, then batches
 // decoded ahead by worker threads into a bounded queue, handed out strictly in sampler order.
 // Every random draw comes from a keyed stream (data/random_streams.h), so a batch is a pure

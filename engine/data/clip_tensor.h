@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // RGB8 frames -> training tensors (docs/design/upsampler-training.md §4.2 step 7). The only place the
 // video pipeline meets LibTorch; the FFmpeg library stays torch-free.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Training-time degradation of the high-res clip before the low-res downsample
 // (`enable_degradation`, `degradation_ops_range`; docs/design/upsampler-training.md §5). The clean x_hr
 // target is never touched: the trainer degrades a copy.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The numerical kernels of the degradation ops (data/degradation.h): exact Poisson draws and
 // the blur filters. Internal to data/degradation.cpp; tested through the ops.
 #pragma once

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // The small synthetic dataset the demo trains on (`wanstudio-engine demo-data`, and
 // `demo_data: auto` in run configs): procedural clips at several aspect ratios and lengths,
 // two PNG image rows, captions, and a metadata.json with width/height filled.

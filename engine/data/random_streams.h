@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Keyed random streams (docs/design/upsampler-training.md §4.6 [D]). Every random draw of a run comes
 // from a generator made for its draw site and seeded with a fixed 64-bit mix of a key tuple
 // (seed, site, epoch, position, ...). Results therefore depend neither on the number of

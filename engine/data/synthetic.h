@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: Apache-2.0
 // Procedural video for the demo dataset and the tests: gradients, scrolling noise texture,
 // moving circles and rectangles, a camera pan. Plain RGB8 frames (no FFmpeg, no LibTorch);
 // the same spec and seed always give the same pixels.

@@ -8,6 +8,13 @@
 source "$(dirname "$0")/lib/common.sh"
 
 build=$(cd "$(dirname "$engine")/.." && pwd)
+# The package depends on Debian's libtorch: only the Debian build makes one (a PyPI LibTorch
+# build has nothing of Debian's to depend on).
+torch_lib=$(ldd "$engine" | awk '/libtorch_cpu/ {print $3}')
+case "$torch_lib" in
+  /usr/lib/*) ;;
+  *) echo "SKIP: the .deb is made from the Debian LibTorch build; this worker links $torch_lib"; exit 77 ;;
+esac
 [ -f "$build/CPackConfig.cmake" ] || fail "no CPackConfig.cmake in $build"
 command -v lintian >/dev/null || fail "lintian is missing (packaging/deps.sh installs it)"
 [ -x "$build/app/wanstudio" ] || fail "the package test needs the studio (WANSTUDIO_GUI=ON)"

@@ -20,12 +20,15 @@ SPDX = "SPDX-License-Identifier: Apache-2.0"
 MAX_LINES = 500
 CXX = (".cpp", ".h", ".hpp")
 SCRIPTS = (".sh", ".py", ".cmake")
-SKIP_DIRS = {".git", ".venv", ".device", "out", "data", "__pycache__"}
+SKIP_DIRS = {".git", ".venv", ".device", "out", "__pycache__"}
+SKIP_PATHS = {os.path.join("tests", "data")}  # the reference fixtures, not this project's sources
 
 
 def sources(root):
     for d, dirs, files in os.walk(root):
-        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("build"))
+        rel = os.path.relpath(d, root)
+        dirs[:] = sorted(x for x in dirs if x not in SKIP_DIRS and not x.startswith("build")
+                         and os.path.normpath(os.path.join(rel, x)) not in SKIP_PATHS)
         for f in sorted(files):
             if f.endswith(CXX + SCRIPTS) or f == "CMakeLists.txt":
                 yield os.path.join(d, f)
@@ -65,7 +68,8 @@ def check(root, clang_format=None):
 
 def selftest():
     with tempfile.TemporaryDirectory() as tmp:
-        os.makedirs(os.path.join(tmp, "engine"))
+        os.makedirs(os.path.join(tmp, "engine", "data"))
+        os.makedirs(os.path.join(tmp, "tests", "data"))
         here = os.path.dirname(os.path.abspath(__file__))
         shutil.copy(os.path.join(here, "..", "..", ".clang-format"), tmp)
         good = f"// {SPDX}\nint f() {{ return 1; }}\n"
@@ -75,17 +79,20 @@ def selftest():
             "engine/long.cpp": f"// {SPDX}\n" + "int x;\n" * 520,
             "engine/ugly.cpp": f"// {SPDX}\nint   h( ) {{return 3 ;}}\n",
             "engine/CMakeLists.txt": "add_library(x good.cpp)\n",
+            "engine/data/nolicence.h": "int k();\n",  # a folder named data is still source
+            "tests/data/fixture.py": "x = 1\n",  # the fixtures are not
         }
         for rel, text in files.items():
             with open(os.path.join(tmp, rel), "w") as f:
                 f.write(text)
         cf = shutil.which("clang-format")
         got = "\n".join(check(tmp, cf))
-        want = ["engine/nolicence.cpp: no", "engine/long.cpp: 521 lines", "engine/CMakeLists.txt: no"]
+        want = ["engine/nolicence.cpp: no", "engine/long.cpp: 521 lines", "engine/CMakeLists.txt: no",
+                "engine/data/nolicence.h: no"]
         if cf:
             want.append("engine/ugly.cpp: not formatted")
         missing = [w for w in want if w not in got]
-        wrong = [w for w in ("good.cpp",) if w in got]
+        wrong = [w for w in ("good.cpp", "fixture.py") if w in got]
         if missing or wrong:
             print("selftest failed; reported:\n" + got + "\nmissing: " + ", ".join(missing + wrong))
             return 1
