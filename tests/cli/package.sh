@@ -10,7 +10,7 @@ source "$(dirname "$0")/lib/common.sh"
 build=$(cd "$(dirname "$engine")/.." && pwd)
 # The package depends on Debian's libtorch: only the Debian build makes one (a PyPI LibTorch
 # build has nothing of Debian's to depend on).
-torch_lib=$(ldd "$engine" | awk '/libtorch_cpu/ {print $3}')
+torch_lib=$(readlink -f "$(ldd "$engine" | awk '/libtorch_cpu/ {print $3}')")  # /lib is /usr/lib
 case "$torch_lib" in
   /usr/lib/*) ;;
   *) echo "SKIP: the .deb is made from the Debian LibTorch build; this worker links $torch_lib"; exit 77 ;;
