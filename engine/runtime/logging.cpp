@@ -27,7 +27,8 @@ spdlog::level::level_enum to_spdlog(log::Level level) {
   return spdlog::level::info;
 }
 
-const char* spdlog_level_name(spdlog::level::level_enum level) {
+// The `log` event's level name ("debug" | "info" | "warning" | "error").
+const char* event_level_name(spdlog::level::level_enum level) {
   switch (level) {
     case spdlog::level::trace:
     case spdlog::level::debug: return "debug";
@@ -41,21 +42,12 @@ const char* spdlog_level_name(spdlog::level::level_enum level) {
 class EventSink : public spdlog::sinks::base_sink<std::mutex> {
  protected:
   void sink_it_(const spdlog::details::log_msg& msg) override {
-    EventStream::global().log(spdlog_level_name(msg.level), std::string(msg.payload.data(), msg.payload.size()));
+    EventStream::global().log(event_level_name(msg.level), std::string(msg.payload.data(), msg.payload.size()));
   }
   void flush_() override {}
 };
 
 }  // namespace
-
-const char* event_level_name(log::Level level) {
-  switch (level) {
-    case log::Level::kDebug: return "debug";
-    case log::Level::kInfo: return "info";
-    case log::Level::kWarn: return "warning";
-    default: return "error";
-  }
-}
 
 void setup_logging(const LogOptions& opts) {
   auto level = to_spdlog(opts.level);

@@ -25,7 +25,4 @@ struct LogOptions {
 // `level`. Throws ws::Error when the log file cannot be opened.
 void setup_logging(const LogOptions& opts = {});
 
-// The `log` event's level name ("debug" | "info" | "warning" | "error").
-const char* event_level_name(log::Level level);
-
 }  // namespace ws::runtime
