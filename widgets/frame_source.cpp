@@ -14,7 +14,7 @@ namespace ws {
 
 struct FrameSource::Reader {
 #ifdef WANSTUDIO_HAVE_VIDEO
-  std::unique_ptr<io::VideoReader> video;
+  std::unique_ptr<video::VideoReader> video;
 #endif
 };
 
@@ -110,7 +110,7 @@ QImage FrameSource::frame(int index, QString* error) {
   if (!reader_ || !reader_->video) return {};
   try {
     // Forward reads continue decoding; only a jump back or far ahead seeks.
-    const io::RgbFrame f = reader_->video->read(index);
+    const video::RgbFrame f = reader_->video->read(index);
     image = QImage(f.width, f.height, QImage::Format_RGB888);
     for (int y = 0; y < f.height; ++y) std::memcpy(image.scanLine(y), f.pixel(0, y), size_t(f.width) * 3);
   } catch (const std::exception& e) {
@@ -148,7 +148,7 @@ void FrameSource::run() {
       double fps = 0;
 #ifdef WANSTUDIO_HAVE_VIDEO
       try {
-        reader_->video = std::make_unique<io::VideoReader>(path.toStdString());
+        reader_->video = std::make_unique<video::VideoReader>(path.toStdString());
         count = int(reader_->video->frame_count());
         size = QSize(reader_->video->info().width, reader_->video->info().height);
         fps = reader_->video->info().fps;

@@ -17,9 +17,9 @@ namespace {
 QImage decode_thumbnail(const QString& path, int edge, QString* error) {
 #ifdef WANSTUDIO_HAVE_VIDEO
   try {
-    io::VideoReader reader(path.toStdString());
+    video::VideoReader reader(path.toStdString());
     const int64_t n = reader.info().still_image ? 1 : reader.frame_count();
-    const io::RgbFrame f = reader.read(n > 1 ? n / 2 : 0);
+    const video::RgbFrame f = reader.read(n > 1 ? n / 2 : 0);
     QImage image(f.width, f.height, QImage::Format_RGB888);
     for (int y = 0; y < f.height; ++y) std::memcpy(image.scanLine(y), f.pixel(0, y), size_t(f.width) * 3);
     return image.scaled(edge, edge, Qt::KeepAspectRatio, Qt::SmoothTransformation);

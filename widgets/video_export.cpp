@@ -24,18 +24,18 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
     return false;
   }
   try {
-    std::vector<std::unique_ptr<io::VideoReader>> readers;
+    std::vector<std::unique_ptr<video::VideoReader>> readers;
     std::vector<int64_t> counts;
     int64_t frames = 0;
     double fps = 16.0;
     for (const ExportVideo& v : videos) {
-      readers.push_back(std::make_unique<io::VideoReader>(v.path.toStdString()));
+      readers.push_back(std::make_unique<video::VideoReader>(v.path.toStdString()));
       counts.push_back(readers.back()->frame_count());
       frames = std::max(frames, counts.back());
       if (readers.size() == 1 && readers.back()->info().fps > 0) fps = readers.back()->info().fps;
     }
     // Every pane at the first video's height; widths keep each video's aspect ratio.
-    const io::RgbFrame first = readers[0]->read(0);
+    const video::RgbFrame first = readers[0]->read(0);
     const int paneH = first.height + (first.height % 2);
     const int titleH = std::max(16, paneH / 12);
     std::vector<int> widths;
@@ -47,9 +47,9 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
     int totalW = 0;
     for (int w : widths) totalW += w;
     const int totalH = paneH + titleH + ((paneH + titleH) % 2);
-    io::EncodeOptions eo;
+    video::EncodeOptions eo;
     eo.fps = fps;
-    io::VideoWriter writer(outPath.toStdString(), totalW, totalH, eo);
+    video::VideoWriter writer(outPath.toStdString(), totalW, totalH, eo);
     std::vector<QImage> last(readers.size());
     for (int64_t t = 0; t < frames; ++t) {
       if (abort && abort->load()) {
@@ -65,7 +65,7 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
       int x = 0;
       for (size_t i = 0; i < readers.size(); ++i) {
         if (t < counts[i]) {
-          const io::RgbFrame f = readers[i]->read(t);
+          const video::RgbFrame f = readers[i]->read(t);
           last[i] = QImage(f.data.data(), f.width, f.height, f.width * 3, QImage::Format_RGB888).copy();
         }
         if (!last[i].isNull()) p.drawImage(QRect(x, titleH, widths[i], paneH), last[i]);
@@ -74,7 +74,7 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
         x += widths[i];
       }
       p.end();
-      io::RgbFrame out(totalW, totalH);
+      video::RgbFrame out(totalW, totalH);
       for (int y = 0; y < totalH; ++y)
         std::copy_n(canvas.constScanLine(y), size_t(totalW) * 3, out.data.data() + size_t(y) * size_t(totalW) * 3);
       writer.write(out);

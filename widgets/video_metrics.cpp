@@ -98,12 +98,12 @@ bool scoreVideos(const QString& video, const QString& reference, FrameScores* ou
                  const std::atomic_bool* abort) {
 #ifdef WANSTUDIO_HAVE_VIDEO
   try {
-    io::VideoReader a(video.toStdString()), b(reference.toStdString());
+    video::VideoReader a(video.toStdString()), b(reference.toStdString());
     const int64_t n = std::min(a.frame_count(), b.frame_count());
     FrameScores s;
     for (int64_t i = 0; i < n; ++i) {
       if (abort && abort->load()) return false;
-      const io::RgbFrame fa = a.read(i), fb = b.read(i);
+      const video::RgbFrame fa = a.read(i), fb = b.read(i);
       if (fa.width != fb.width || fa.height != fb.height) {
         if (error)
           *error = QStringLiteral("the videos differ in size (%1×%2 and %3×%4)")

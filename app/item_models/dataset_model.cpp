@@ -20,7 +20,7 @@ DatasetModel::DatasetModel(QObject* parent) : QAbstractListModel(parent), thumbn
     Q_EMIT dataChanged(i, i, {Qt::DecorationRole});
     Q_EMIT thumbnailArrived(row);
   });
-  connect(&watcher_, &QFutureWatcher<std::vector<data::RowReport>>::finished, this, [this] {
+  connect(&watcher_, &QFutureWatcher<std::vector<dataset::RowReport>>::finished, this, [this] {
     auto reports = watcher_.result();
     if (reports.size() != meta_.rows.size()) return;  // the dataset changed meanwhile
     reports_ = std::move(reports);
@@ -32,9 +32,9 @@ DatasetModel::DatasetModel(QObject* parent) : QAbstractListModel(parent), thumbn
 DatasetModel::~DatasetModel() { watcher_.waitForFinished(); }
 
 bool DatasetModel::load(const QString& metadataPath, QString* error) {
-  data::Metadata meta;
+  dataset::Metadata meta;
   try {
-    meta = data::read_metadata(metadataPath.toStdString());
+    meta = dataset::read_metadata(metadataPath.toStdString());
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
     return false;
@@ -59,7 +59,7 @@ bool DatasetModel::load(const QString& metadataPath, QString* error) {
 
 bool DatasetModel::save(QString* error) {
   try {
-    data::write_metadata(path_.toStdString(), meta_.rows);
+    dataset::write_metadata(path_.toStdString(), meta_.rows);
   } catch (const std::exception& e) {
     if (error) *error = QString::fromUtf8(e.what());
     return false;
@@ -75,8 +75,8 @@ int DatasetModel::rowCount(const QModelIndex& parent) const { return parent.isVa
 QVariant DatasetModel::data(const QModelIndex& index, int role) const {
   if (!index.isValid() || index.row() >= rowCount()) return {};
   const size_t r = size_t(index.row());
-  const data::MetaRow& row = meta_.rows[r];
-  const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
+  const dataset::MetaRow& row = meta_.rows[r];
+  const dataset::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
   switch (role) {
     case Qt::DisplayRole:
       return QFileInfo(QString::fromStdString(row.file_path)).fileName() +
@@ -110,10 +110,10 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
     case EmbeddingRole: {
       const int e = r < embedding_.size() ? embedding_[r] : -1;
       if (e < 0) return QString();
-      switch (static_cast<data::EmbeddingState>(e)) {
-        case data::EmbeddingState::Ready: return QStringLiteral("ready");
-        case data::EmbeddingState::Missing: return QStringLiteral("missing");
-        case data::EmbeddingState::OtherEncoder: return QStringLiteral("other encoder");
+      switch (static_cast<dataset::EmbeddingState>(e)) {
+        case dataset::EmbeddingState::Ready: return QStringLiteral("ready");
+        case dataset::EmbeddingState::Missing: return QStringLiteral("missing");
+        case dataset::EmbeddingState::OtherEncoder: return QStringLiteral("other encoder");
       }
       return QString();
     }
@@ -128,22 +128,22 @@ void DatasetModel::setTextEmbeddings(const QString& dir, const QString& encoderP
 }
 
 int DatasetModel::embeddingState(size_t r, const std::string& identity) const {
-  return int(
-      data::embedding_state(data::text_embedding_path(embeddingsDir_.toStdString(), meta_, meta_.rows[r]), identity));
+  return int(dataset::embedding_state(dataset::text_embedding_path(embeddingsDir_.toStdString(), meta_, meta_.rows[r]),
+                                      identity));
 }
 
 void DatasetModel::refreshEmbeddings() {
   embedding_.assign(meta_.rows.size(), -1);
   if (!embeddingsDir_.isEmpty() && !encoderPath_.isEmpty()) {
     // The engine's own rules: the file a row's caption maps to, and the encoder that made it.
-    const std::string identity = data::encoder_identity(encoderPath_.toStdString());
+    const std::string identity = dataset::encoder_identity(encoderPath_.toStdString());
     for (size_t r = 0; r < meta_.rows.size(); ++r) embedding_[r] = embeddingState(r, identity);
   }
   if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {EmbeddingRole});
 }
 
 int DatasetModel::embeddingsReady() const {
-  return int(std::count(embedding_.begin(), embedding_.end(), int(data::EmbeddingState::Ready)));
+  return int(std::count(embedding_.begin(), embedding_.end(), int(dataset::EmbeddingState::Ready)));
 }
 
 bool DatasetModel::setData(const QModelIndex& index, const QVariant& value, int role) {
@@ -157,7 +157,7 @@ Qt::ItemFlags DatasetModel::flags(const QModelIndex& index) const {
 
 bool DatasetModel::setCaption(int row, const QString& text) {
   if (row < 0 || row >= rowCount()) return false;
-  data::MetaRow& r = meta_.rows[size_t(row)];
+  dataset::MetaRow& r = meta_.rows[size_t(row)];
   const std::string t = text.toStdString();
   if (r.text == t) return true;
   r.text = t;
@@ -167,20 +167,20 @@ bool DatasetModel::setCaption(int row, const QString& text) {
                    r.problems.end());
   // Another caption is another embedding file.
   if (size_t(row) < embedding_.size() && embedding_[size_t(row)] >= 0)
-    embedding_[size_t(row)] = embeddingState(size_t(row), data::encoder_identity(encoderPath_.toStdString()));
+    embedding_[size_t(row)] = embeddingState(size_t(row), dataset::encoder_identity(encoderPath_.toStdString()));
   rowChanged(row);
   return true;
 }
 
 void DatasetModel::probe() {
   if (watcher_.isRunning() || meta_.rows.empty()) return;
-  const data::Metadata copy = meta_;  // the probe reads its own copy while the user edits
+  const dataset::Metadata copy = meta_;  // the probe reads its own copy while the user edits
   watcher_.setFuture(QtConcurrent::run([copy] {
     try {
-      return data::check_rows(copy);
+      return dataset::check_rows(copy);
     } catch (const std::exception& e) {
       // No video support: every row reports why.
-      std::vector<data::RowReport> out(copy.rows.size());
+      std::vector<dataset::RowReport> out(copy.rows.size());
       for (size_t i = 0; i < out.size(); ++i) out[i].index = i, out[i].problems.push_back(e.what());
       return out;
     }
@@ -190,8 +190,8 @@ void DatasetModel::probe() {
 int DatasetModel::fillSizesFromProbe() {
   int changed = 0;
   for (size_t i = 0; i < reports_.size() && i < meta_.rows.size(); ++i) {
-    const data::RowReport& rep = reports_[i];
-    data::MetaRow& row = meta_.rows[i];
+    const dataset::RowReport& rep = reports_[i];
+    dataset::MetaRow& row = meta_.rows[i];
     if (!rep.readable || rep.width <= 0 || rep.height <= 0) continue;
     if (row.width == rep.width && row.height == rep.height) continue;
     row.width = rep.width;
@@ -238,25 +238,25 @@ void DatasetModel::setTrainingShape(const TrainingShape& shape) {
 // What the loader does with the row (docs/design/upsampler-training.md §3.3, §4.2): the bucket its size falls
 // in, and the frames a clip takes; the same functions the engine's loader calls.
 QString DatasetModel::trainingText(size_t r) const {
-  const data::MetaRow& row = meta_.rows[r];
-  const data::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
+  const dataset::MetaRow& row = meta_.rows[r];
+  const dataset::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
   if (rep && !rep->readable)
     return tr("dropped: %1").arg(QString::fromStdString(rep->problems.empty() ? "unreadable" : rep->problems.front()));
   const qint64 H0 = row.height ? *row.height : (rep ? rep->height : 0),
                W0 = row.width ? *row.width : (rep ? rep->width : 0);
   if (H0 <= 0 || W0 <= 0) return tr("size unknown: Check files");
-  data::BucketSize b;
+  dataset::BucketSize b;
   try {
-    b = data::bucket_size(H0, W0, shape_.sampleSize, shape_.scale);
+    b = dataset::bucket_size(H0, W0, shape_.sampleSize, shape_.scale);
   } catch (const std::exception& e) {
     return tr("no bucket: %1").arg(QString::fromUtf8(e.what()));
   }
   const QString size = tr("trains at %1×%2 (aspect bucket h/w %3)").arg(b.W).arg(b.H).arg(b.key);
   if (row.is_image()) return size + tr(", 1 frame");
   if (!rep) return size + tr("; frames: Check files");
-  const data::ClipPlan plan = data::plan_clip(rep->frames, shape_.frames, shape_.stride);
+  const dataset::ClipPlan plan = dataset::plan_clip(rep->frames, shape_.frames, shape_.stride);
   if (plan.n == 0) return tr("dropped: too short (%1 frames, stride %2)").arg(rep->frames).arg(shape_.stride);
-  const qint64 L = data::batch_frames(shape_.frames, plan.n);
+  const qint64 L = dataset::batch_frames(shape_.frames, plan.n);
   return size + tr(", %1 of its %3 frames at stride %2 (start 0–%4)")
                     .arg(L)
                     .arg(shape_.stride)

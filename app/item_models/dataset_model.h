@@ -88,16 +88,16 @@ class DatasetModel : public QAbstractListModel {
   void rowChanged(int row);
 
   QString path_;
-  data::Metadata meta_;
-  std::vector<data::RowReport> reports_;  // empty until probed
+  dataset::Metadata meta_;
+  std::vector<dataset::RowReport> reports_;  // empty until probed
   std::vector<QImage> thumbs_;
   std::vector<bool> rowModified_;
   QString embeddingsDir_, encoderPath_;
-  std::vector<int> embedding_;  // data::EmbeddingState per row, or -1 with no encoder chosen
+  std::vector<int> embedding_;  // dataset::EmbeddingState per row, or -1 with no encoder chosen
   bool modified_ = false;
   TrainingShape shape_;
   ThumbnailLoader* thumbnails_;
-  QFutureWatcher<std::vector<data::RowReport>> watcher_;
+  QFutureWatcher<std::vector<dataset::RowReport>> watcher_;
 };
 
 }  // namespace ws

@@ -27,4 +27,4 @@ struct VerbRegistrar {
 #define WS_VERB_CAT2(a, b) a##b
 #define WS_VERB_CAT(a, b) WS_VERB_CAT2(a, b)
 #define WS_VERB(name, summary, fn) \
-  static ::ws::cli::VerbRegistrar WS_VERB_CAT(ws_verb_registrar_, __LINE__)(name, summary, fn)
+  static ::ws::cli::VerbRegistrar WS_VERB_CAT(ws_verb_registrar_, __COUNTER__)(name, summary, fn)

@@ -41,12 +41,12 @@ class OneOmpThread {
 
 }  // namespace
 
-std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
+std::vector<TrainRow> usable_rows(const dataset::Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
                                   const std::function<void(size_t, size_t)>& progress) {
   std::vector<TrainRow> out;
-  auto reports = check_rows(meta, {}, progress);
+  auto reports = dataset::check_rows(meta, {}, progress);
   for (const auto& r : reports) {
-    const MetaRow& row = meta.rows[r.index];
+    const dataset::MetaRow& row = meta.rows[r.index];
     std::string reason;
     if (!r.problems.empty()) {
       reason = r.problems.front();
@@ -71,15 +71,16 @@ std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vec
   return out;
 }
 
-std::string row_latent_path(const Metadata& meta, const MetaRow& row) {
+std::string row_latent_path(const dataset::Metadata& meta, const dataset::MetaRow& row) {
   if (!row.raw.is_object() || !row.raw.contains("latent_path") || !row.raw["latent_path"].is_string()) return {};
   const std::string p = row.raw["latent_path"].get<std::string>();
   if (p.empty()) return {};
   return p[0] == '/' ? p : fs::join(meta.data_dir, p);
 }
 
-std::vector<TrainRow> usable_rows_with_latents(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped) {
-  Metadata videos = meta;
+std::vector<TrainRow> usable_rows_with_latents(const dataset::Metadata& meta, int64_t stride,
+                                               std::vector<DroppedRow>* dropped) {
+  dataset::Metadata videos = meta;
   videos.rows.clear();
   std::vector<size_t> video_index;  // videos.rows[i] is meta.rows[video_index[i]]
   std::vector<TrainRow> out;
@@ -139,9 +140,9 @@ std::string bucket_key(const TrainRow& row, bool enable_bucket) {
     return k;
   }
   if (!enable_bucket) return row.image ? "image:square" : "video:square";
-  const size_t k = nearest_bucket(static_cast<double>(row.height) / static_cast<double>(row.width));
+  const size_t k = dataset::nearest_bucket(static_cast<double>(row.height) / static_cast<double>(row.width));
   char buf[48];
-  std::snprintf(buf, sizeof buf, "%s:%g", row.image ? "image" : "video", aspect_ratio_512()[k].key);
+  std::snprintf(buf, sizeof buf, "%s:%g", row.image ? "image" : "video", dataset::aspect_ratio_512()[k].key);
   return buf;
 }
 
@@ -196,7 +197,7 @@ void ClipLoader::mark_failed(int64_t row, const std::string& file, const std::st
 
 // The random_hw_adapt ratio r (docs/design/upsampler-training.md §4.3) from the batch stream.
 static double draw_hw_ratio(int64_t S, Rng& rng) {
-  auto [choices, probs] = hw_adapt_choices(S);
+  auto [choices, probs] = dataset::hw_adapt_choices(S);
   if (choices.size() <= 1) return 1.0;
   const double u = rng.uniform();
   double acc = 0;
@@ -247,7 +248,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
       }
       std::vector<int64_t> idx{0};
       if (!tr.image) {
-        ClipPlan cp = plan_clip(tr.frames, opt_.n_frames, opt_.stride);
+        dataset::ClipPlan cp = dataset::plan_clip(tr.frames, opt_.n_frames, opt_.stride);
         if (cp.n == 0) {
           mark_failed(row, tr.path, "too short");
           continue;
@@ -261,12 +262,12 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
         } else {
           start = rng.uniform_int(0, cp.max_start);
         }
-        idx = clip_indices(cp, start);
+        idx = dataset::clip_indices(cp, start);
       }
       // docs/design/upsampler-training.md §4.2 step 3: the first clip's size picks the batch's bucket.
-      BucketSize size =
-          sized ? b.size
-                : bucket_size(tr.height, tr.width, opt_.sample_size, opt_.scale, b.hw_ratio, opt_.enable_bucket);
+      dataset::BucketSize size = sized ? b.size
+                                       : dataset::bucket_size(tr.height, tr.width, opt_.sample_size, opt_.scale,
+                                                              b.hw_ratio, opt_.enable_bucket);
       torch::Tensor x;
       try {
         x = read_clip(tr.path, idx, size.H, size.W);
@@ -299,7 +300,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
   }
   int64_t shortest = clips.front().size(1);
   for (const auto& c : clips) shortest = std::min<int64_t>(shortest, c.size(1));
-  const int64_t L = batch_frames(opt_.n_frames, shortest);
+  const int64_t L = dataset::batch_frames(opt_.n_frames, shortest);
   namespace F = torch::nn::functional;
   std::vector<torch::Tensor> hr, lr;
   for (size_t i = 0; i < clips.size(); ++i) {

@@ -44,14 +44,15 @@ struct DroppedRow {
 
 // Checks every row (file, header, type, frame count vs stride) and returns those that can
 // train; the others land in `dropped` with a reason.
-std::vector<TrainRow> usable_rows(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
+std::vector<TrainRow> usable_rows(const dataset::Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped,
                                   const std::function<void(size_t, size_t)>& progress = {});
 
 // The same with rows that name a latent file (`latent_path`, relative to the data folder):
 // those are checked by the file (it must hold a 4-D `latents`), their video is not opened.
-std::vector<TrainRow> usable_rows_with_latents(const Metadata& meta, int64_t stride, std::vector<DroppedRow>* dropped);
+std::vector<TrainRow> usable_rows_with_latents(const dataset::Metadata& meta, int64_t stride,
+                                               std::vector<DroppedRow>* dropped);
 // The latent file a row names, resolved; empty when it names none.
-std::string row_latent_path(const Metadata& meta, const MetaRow& row);
+std::string row_latent_path(const dataset::Metadata& meta, const dataset::MetaRow& row);
 
 struct LoaderOptions {
   uint64_t seed = 42;
@@ -90,7 +91,7 @@ struct Batch {
   // Rows with latent files: x_hr/x_lr stay undefined and these hold the files' tensors.
   torch::Tensor latents;  // [B, C, F, h, w]
   torch::Tensor y;        // [B, C_y, F, h, w] when the files have `y`
-  BucketSize size;
+  dataset::BucketSize size;
   double hw_ratio = 1.0;  // the random_hw_adapt r of this batch
   std::vector<ClipInfo> clips;
 };

@@ -11,7 +11,7 @@
 
 namespace ws::data {
 
-torch::Tensor frames_to_tensor(const std::vector<io::RgbFrame>& frames) {
+torch::Tensor frames_to_tensor(const std::vector<video::RgbFrame>& frames) {
   if (frames.empty()) throw Error("no frames to convert");
   const int w = frames.front().width, h = frames.front().height;
   const size_t bytes = static_cast<size_t>(w) * static_cast<size_t>(h) * 3;
@@ -31,7 +31,7 @@ torch::Tensor resize_cover_crop(const torch::Tensor& x, int64_t out_h, int64_t o
   TORCH_CHECK(x.dim() == 4 && x.size(1) == 3, "resize_cover_crop expects [T, 3, H, W], got ", x.sizes());
   TORCH_CHECK(out_h > 0 && out_w > 0, "resize_cover_crop: bad target size ", out_h, "x", out_w);
   const int64_t h0 = x.size(2), w0 = x.size(3);
-  auto [rh, rw] = io::cover_size(h0, w0, out_h, out_w);
+  auto [rh, rw] = video::cover_size(h0, w0, out_h, out_w);
   torch::Tensor r = x;
   if (rh != h0 || rw != w0) {
     namespace F = torch::nn::functional;
@@ -41,7 +41,7 @@ torch::Tensor resize_cover_crop(const torch::Tensor& x, int64_t out_h, int64_t o
                               .align_corners(false)
                               .antialias(antialias));
   }
-  const int64_t top = io::center_crop_offset(rh, out_h), left = io::center_crop_offset(rw, out_w);
+  const int64_t top = video::center_crop_offset(rh, out_h), left = video::center_crop_offset(rw, out_w);
   return r.narrow(2, top, out_h).narrow(3, left, out_w).contiguous();
 }
 
@@ -50,7 +50,7 @@ torch::Tensor to_model_clip(const torch::Tensor& x) {
   return x.sub(0.5).div_(0.5).permute({1, 0, 2, 3}).contiguous();
 }
 
-std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x) {
+std::vector<video::RgbFrame> clip_to_frames(const torch::Tensor& x) {
   TORCH_CHECK(x.dim() == 4 && x.size(0) == 3, "clip_to_frames expects [3, T, H, W], got ", x.sizes());
   torch::Tensor u8 = x.detach()
                          .to(torch::kCPU, torch::kFloat)
@@ -63,10 +63,10 @@ std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x) {
                          .permute({1, 2, 3, 0})
                          .contiguous();  // [T, H, W, 3]
   const int64_t T = u8.size(0), H = u8.size(1), W = u8.size(2);
-  std::vector<io::RgbFrame> frames;
+  std::vector<video::RgbFrame> frames;
   frames.reserve(static_cast<size_t>(T));
   for (int64_t t = 0; t < T; ++t) {
-    io::RgbFrame f(static_cast<int>(W), static_cast<int>(H));
+    video::RgbFrame f(static_cast<int>(W), static_cast<int>(H));
     std::memcpy(f.data.data(), u8[t].data_ptr<uint8_t>(), f.data.size());
     frames.push_back(std::move(f));
   }
@@ -75,7 +75,7 @@ std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x) {
 
 #ifdef WANSTUDIO_HAVE_VIDEO
 torch::Tensor read_clip(const std::string& path, const std::vector<int64_t>& indices, int64_t out_h, int64_t out_w) {
-  io::VideoReader reader(path);
+  video::VideoReader reader(path);
   torch::Tensor x = frames_to_tensor(reader.read(indices));
   if (out_h > 0 && out_w > 0) x = resize_cover_crop(x, out_h, out_w);
   return to_model_clip(x);

@@ -13,7 +13,7 @@
 namespace ws::data {
 
 // [T, 3, H, W] float32 in [0, 1]; every frame must have the same size.
-torch::Tensor frames_to_tensor(const std::vector<io::RgbFrame>& frames);
+torch::Tensor frames_to_tensor(const std::vector<video::RgbFrame>& frames);
 
 // Resize to cover (out_h, out_w) with bilinear interpolation (antialias when shrinking, as
 // torchvision >= 0.17), then center crop with torchvision's rounding. x: [T, 3, H0, W0].
@@ -24,7 +24,7 @@ torch::Tensor to_model_clip(const torch::Tensor& x);
 
 // [3, T, H, W] in [-1, 1] -> RGB8 frames, round(clamp((x + 1) / 2, 0, 1) · 255) (validation
 // videos; docs/design/upsampler-training.md §11).
-std::vector<io::RgbFrame> clip_to_frames(const torch::Tensor& x);
+std::vector<video::RgbFrame> clip_to_frames(const torch::Tensor& x);
 
 // Reads frames `indices` of `path` and returns [3, T, H, W] in [-1, 1], resized and cropped
 // to (out_h, out_w) when both are > 0, else at the file's displayed size.

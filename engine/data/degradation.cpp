@@ -173,7 +173,7 @@ PreparedOp prepare(const DegradationOp& op, int64_t t, int64_t h, int64_t w, Rng
 struct Scratch {
   std::vector<float> row, tmp;
 #ifdef WANSTUDIO_HAVE_VIDEO
-  std::unique_ptr<io::JpegRoundTrip> jpeg;
+  std::unique_ptr<video::JpegRoundTrip> jpeg;
 #endif
 };
 
@@ -272,7 +272,7 @@ torch::Tensor jpeg(const torch::Tensor& f, const PreparedOp& p, Scratch& s) {
   const int64_t h = f.size(1), w = f.size(2);
   // Packed RGB24; the values are whole numbers already, so the cast is exact.
   torch::Tensor rgb = f.permute({1, 2, 0}).to(torch::kUInt8).contiguous();
-  if (!s.jpeg) s.jpeg = std::make_unique<io::JpegRoundTrip>(static_cast<int>(w), static_cast<int>(h), p.qscale);
+  if (!s.jpeg) s.jpeg = std::make_unique<video::JpegRoundTrip>(static_cast<int>(w), static_cast<int>(h), p.qscale);
   s.jpeg->run(rgb.data_ptr<uint8_t>(), rgb.data_ptr<uint8_t>());
   return rgb.permute({2, 0, 1}).to(torch::kFloat32).contiguous();
 #else

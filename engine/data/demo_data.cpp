@@ -43,8 +43,8 @@ DemoDataSummary write_demo_dataset(const std::string& out_dir, uint64_t seed,
   const int n_videos = static_cast<int>(std::size(kClips)), n_images = static_cast<int>(std::size(kImages));
   const int total = n_videos + n_images;
   DemoDataSummary sum;
-  std::vector<MetaRow> rows;
-  io::EncodeOptions enc;
+  std::vector<dataset::MetaRow> rows;
+  video::EncodeOptions enc;
   enc.fps = 16;
   enc.crf = 20;
   enc.deterministic = true;  // the same seed gives the same files, byte for byte, on every machine
@@ -54,9 +54,9 @@ DemoDataSummary write_demo_dataset(const std::string& out_dir, uint64_t seed,
     char name[64];
     std::snprintf(name, sizeof name, "videos/clip_%02d.mp4", i);
     std::string path = fs::join(out_dir, name);
-    io::write_video(path, make_synthetic_clip(spec), enc);
+    video::write_video(path, make_synthetic_clip(spec), enc);
     sum.bytes += fs::file_size(path);
-    rows.push_back(make_row(name, describe_scene(make_scene(spec)), "video", spec.width, spec.height));
+    rows.push_back(dataset::make_row(name, describe_scene(make_scene(spec)), "video", spec.width, spec.height));
     ++sum.videos;
     if (progress) progress(++done, total);
   }
@@ -66,15 +66,15 @@ DemoDataSummary write_demo_dataset(const std::string& out_dir, uint64_t seed,
     std::snprintf(name, sizeof name, "images/image_%02d.png", i);
     std::string path = fs::join(out_dir, name);
     SyntheticScene scene = make_scene(spec);
-    io::write_png(path, render_frame(spec, scene, 0));
+    video::write_png(path, render_frame(spec, scene, 0));
     sum.bytes += fs::file_size(path);
-    rows.push_back(make_row(name, describe_scene(scene, true), "image", spec.width, spec.height));
+    rows.push_back(dataset::make_row(name, describe_scene(scene, true), "image", spec.width, spec.height));
     ++sum.images;
     if (progress) progress(++done, total);
   }
   sum.metadata_path = metadata_path.empty() ? fs::join(out_dir, "metadata.json") : metadata_path;
   if (!metadata_path.empty()) fs::make_dirs(fs::dirname(metadata_path));
-  write_metadata(sum.metadata_path, rows);
+  dataset::write_metadata(sum.metadata_path, rows);
   sum.bytes += fs::file_size(sum.metadata_path);
   return sum;
 }

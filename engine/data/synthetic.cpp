@@ -83,8 +83,8 @@ uint64_t splitmix64(uint64_t& state) {
 }
 
 SyntheticScene make_scene(const SyntheticSpec& spec) {
-  if (spec.width <= 0 || spec.height <= 0 || spec.frames <= 0 || spec.width > io::kMaxVideoSide ||
-      spec.height > io::kMaxVideoSide)
+  if (spec.width <= 0 || spec.height <= 0 || spec.frames <= 0 || spec.width > video::kMaxVideoSide ||
+      spec.height > video::kMaxVideoSide)
     throw Error("synthetic clip: bad size " + std::to_string(spec.width) + "x" + std::to_string(spec.height) + "x" +
                 std::to_string(spec.frames));
   uint64_t s = spec.seed * 0x2545F4914F6CDD1DULL + 0x1234567;
@@ -123,8 +123,8 @@ SyntheticScene make_scene(const SyntheticSpec& spec) {
   return sc;
 }
 
-io::RgbFrame render_frame(const SyntheticSpec& spec, const SyntheticScene& sc, int t) {
-  io::RgbFrame f(spec.width, spec.height);
+video::RgbFrame render_frame(const SyntheticSpec& spec, const SyntheticScene& sc, int t) {
+  video::RgbFrame f(spec.width, spec.height);
   const double diag = std::hypot(spec.width, spec.height);
   const double ang = sc.gradient_angle + sc.gradient_spin * t;
   const double dx = std::cos(ang), dy = std::sin(ang);
@@ -165,9 +165,9 @@ io::RgbFrame render_frame(const SyntheticSpec& spec, const SyntheticScene& sc, i
   return f;
 }
 
-std::vector<io::RgbFrame> make_synthetic_clip(const SyntheticSpec& spec) {
+std::vector<video::RgbFrame> make_synthetic_clip(const SyntheticSpec& spec) {
   SyntheticScene sc = make_scene(spec);
-  std::vector<io::RgbFrame> frames;
+  std::vector<video::RgbFrame> frames;
   frames.reserve(static_cast<size_t>(spec.frames));
   for (int t = 0; t < spec.frames; ++t) frames.push_back(render_frame(spec, sc, t));
   return frames;
@@ -193,8 +193,8 @@ std::string describe_scene(const SyntheticScene& sc, bool still) {
   return s;
 }
 
-io::RgbFrame make_index_frame(int width, int height, int index, int bits) {
-  io::RgbFrame f(width, height);
+video::RgbFrame make_index_frame(int width, int height, int index, int bits) {
+  video::RgbFrame f(width, height);
   for (int y = 0; y < height; ++y) {
     for (int x = 0; x < width; ++x) {
       int bar = x * bits / width;
@@ -206,7 +206,7 @@ io::RgbFrame make_index_frame(int width, int height, int index, int bits) {
   return f;
 }
 
-int read_index_frame(const io::RgbFrame& frame, int bits) {
+int read_index_frame(const video::RgbFrame& frame, int bits) {
   if (frame.empty() || frame.width < bits * 2) return -1;
   int value = 0;
   for (int k = 0; k < bits; ++k) {

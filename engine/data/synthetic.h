@@ -40,17 +40,17 @@ struct SyntheticScene {
 };
 
 SyntheticScene make_scene(const SyntheticSpec& spec);
-io::RgbFrame render_frame(const SyntheticSpec& spec, const SyntheticScene& scene, int index);
-std::vector<io::RgbFrame> make_synthetic_clip(const SyntheticSpec& spec);
+video::RgbFrame render_frame(const SyntheticSpec& spec, const SyntheticScene& scene, int index);
+std::vector<video::RgbFrame> make_synthetic_clip(const SyntheticSpec& spec);
 // One sentence describing the clip, e.g. "A red circle moving right and a blue square ...";
 // `still` describes a single frame (no motion words).
 std::string describe_scene(const SyntheticScene& scene, bool still = false);
 
 // Test pattern whose frame number survives lossy coding: `bits` vertical bars, bar k white
 // when bit k of `index` is set, else black, over a mid-grey top strip.
-io::RgbFrame make_index_frame(int width, int height, int index, int bits = 8);
+video::RgbFrame make_index_frame(int width, int height, int index, int bits = 8);
 // Reads the number back (bar centres thresholded at mid grey); -1 when unreadable.
-int read_index_frame(const io::RgbFrame& frame, int bits = 8);
+int read_index_frame(const video::RgbFrame& frame, int bits = 8);
 
 // SplitMix64: the deterministic generator behind the scenes (also a seed mixer).
 uint64_t splitmix64(uint64_t& state);

@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 
-namespace ws::data {
+namespace ws::dataset {
 
 const std::vector<AspectBucket>& aspect_ratio_512() {
   static const std::vector<AspectBucket> table{
@@ -72,4 +72,4 @@ std::pair<std::vector<double>, std::vector<double>> hw_adapt_choices(int64_t S) 
 
 int64_t round_half_even(double v) { return static_cast<int64_t>(std::nearbyint(v)); }
 
-}  // namespace ws::data
+}  // namespace ws::dataset

@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-namespace ws::data {
+namespace ws::dataset {
 
 struct AspectBucket {
   double key;    // h / w
@@ -44,4 +44,4 @@ std::pair<std::vector<double>, std::vector<double>> hw_adapt_choices(int64_t S);
 // Python's round (halves to even), as torchvision's center crop uses.
 int64_t round_half_even(double v);
 
-}  // namespace ws::data
+}  // namespace ws::dataset

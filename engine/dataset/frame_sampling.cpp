@@ -6,7 +6,7 @@
 
 #include "core/error.h"
 
-namespace ws::data {
+namespace ws::dataset {
 
 ClipPlan plan_clip(int64_t total_frames, int64_t n_frames, int64_t stride) {
   ClipPlan p;
@@ -42,4 +42,4 @@ std::vector<int64_t> sample_frame_indices(int64_t total_frames, int64_t n_frames
   return clip_indices(p, start);
 }
 
-}  // namespace ws::data
+}  // namespace ws::dataset

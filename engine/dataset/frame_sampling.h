@@ -5,7 +5,7 @@
 #include <cstdint>
 #include <vector>
 
-namespace ws::data {
+namespace ws::dataset {
 
 struct ClipPlan {
   int64_t n = 0;          // frames taken: min(N, floor(T / s)); 0 = the clip is too short
@@ -23,4 +23,4 @@ std::vector<int64_t> clip_indices(const ClipPlan& plan, int64_t start);
 // Both steps at once. Image rows are one-frame clips and do not come here: use {0}.
 std::vector<int64_t> sample_frame_indices(int64_t total_frames, int64_t n_frames, int64_t stride, int64_t start);
 
-}  // namespace ws::data
+}  // namespace ws::dataset

@@ -8,7 +8,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 
-namespace ws::data {
+namespace ws::dataset {
 namespace {
 
 using ojson = nlohmann::ordered_json;
@@ -151,4 +151,4 @@ MetaRow make_row(const std::string& file_path, const std::string& text, const st
   return row;
 }
 
-}  // namespace ws::data
+}  // namespace ws::dataset

@@ -11,7 +11,7 @@
 #include <string>
 #include <vector>
 
-namespace ws::data {
+namespace ws::dataset {
 
 struct MetaRow {
   std::string file_path;
@@ -47,4 +47,4 @@ void write_metadata(const std::string& path, const std::vector<MetaRow>& rows);
 MetaRow make_row(const std::string& file_path, const std::string& text, const std::string& type,
                  std::optional<int64_t> width = std::nullopt, std::optional<int64_t> height = std::nullopt);
 
-}  // namespace ws::data
+}  // namespace ws::dataset

@@ -8,7 +8,7 @@
 #include "video/video_decode.h"
 #endif
 
-namespace ws::data {
+namespace ws::dataset {
 
 #ifdef WANSTUDIO_HAVE_VIDEO
 
@@ -22,7 +22,7 @@ RowReport check_row(const Metadata& meta, size_t index, const CheckOptions& opti
   r.file = meta.resolve(row);
   if (r.file.empty()) return r;
   try {
-    io::VideoInfo vi = io::probe_video(r.file, options.count_frames && !row.is_image());
+    video::VideoInfo vi = video::probe_video(r.file, options.count_frames && !row.is_image());
     r.readable = true;
     r.width = vi.width;
     r.height = vi.height;
@@ -67,4 +67,4 @@ std::vector<RowReport> check_rows(const Metadata& meta, const CheckOptions& opti
   return out;
 }
 
-}  // namespace ws::data
+}  // namespace ws::dataset

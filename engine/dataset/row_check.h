@@ -10,7 +10,7 @@
 
 #include "dataset/metadata.h"
 
-namespace ws::data {
+namespace ws::dataset {
 
 struct RowReport {
   size_t index = 0;
@@ -36,4 +36,4 @@ RowReport check_row(const Metadata& meta, size_t index, const CheckOptions& opti
 std::vector<RowReport> check_rows(const Metadata& meta, const CheckOptions& options = {},
                                   const std::function<void(size_t, size_t)>& progress = {});
 
-}  // namespace ws::data
+}  // namespace ws::dataset

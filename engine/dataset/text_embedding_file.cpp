@@ -10,7 +10,7 @@
 #include "core/fs.h"
 #include "core/sha256.h"
 
-namespace ws::data {
+namespace ws::dataset {
 
 std::string text_embedding_path(const std::string& dir, const Metadata& meta, const MetaRow& row) {
   if (row.raw.is_object() && row.raw.contains("text_embedding_path") && row.raw["text_embedding_path"].is_string()) {
@@ -47,4 +47,4 @@ EmbeddingState embedding_state(const std::string& path, const std::string& encod
                                                                              : EmbeddingState::OtherEncoder;
 }
 
-}  // namespace ws::data
+}  // namespace ws::dataset

@@ -7,7 +7,7 @@
 
 #include "dataset/metadata.h"
 
-namespace ws::data {
+namespace ws::dataset {
 
 // The row's own `text_embedding_path` (relative to the data folder), else
 // <dir>/<hex SHA-256 of the caption's UTF-8>.safetensors.
@@ -22,4 +22,4 @@ enum class EmbeddingState { Missing, Ready, OtherEncoder };
 // or one whose header cannot be read. Ready: made by `encoder` (an encoder_identity).
 EmbeddingState embedding_state(const std::string& path, const std::string& encoder);
 
-}  // namespace ws::data
+}  // namespace ws::dataset

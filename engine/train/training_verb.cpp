@@ -19,7 +19,7 @@
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/run_dir.h"
-#include "train/upsampler_setup.h"
+#include "train/run_setup.h"
 
 namespace ws::train {
 
@@ -113,7 +113,7 @@ void check_batch_fits(io::Config& cfg, const DataOptions& data) {
   // A batch needs that many rows of the dataset; more would never fill one.
   if (!data.meta.empty() && fs::exists(data.meta)) {
     try {
-      const auto meta = data::read_metadata(data.meta, data.dir);
+      const auto meta = dataset::read_metadata(data.meta, data.dir);
       if (static_cast<int64_t>(meta.rows.size()) < batch)
         cfg.error("train_batch_size", std::to_string(batch) + " is more than the " + std::to_string(meta.rows.size()) +
                                           " rows of " + data.meta);

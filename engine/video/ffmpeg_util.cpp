@@ -17,7 +17,7 @@ extern "C" {
 
 #include "core/error.h"
 
-namespace ws::io::ff {
+namespace ws::video::ff {
 namespace {
 
 thread_local std::string t_last_log;
@@ -154,4 +154,4 @@ void set_stream_rotation(AVStream* st, int degrees_cw) {
   if (std::fabs(cw - want) >= 1.0) av_display_rotation_set(m, -static_cast<double>(want));
 }
 
-}  // namespace ws::io::ff
+}  // namespace ws::video::ff

@@ -11,7 +11,7 @@ extern "C" {
 #include <memory>
 #include <string>
 
-namespace ws::io::ff {
+namespace ws::video::ff {
 
 // Routes FFmpeg's log into a per-thread "last error" instead of stderr (set
 // WANSTUDIO_FFMPEG_LOG=1 to see everything). Idempotent.
@@ -57,4 +57,4 @@ int stream_rotation(const AVStream* st);
 // Stores a display matrix asking players to turn the picture `degrees_cw` clockwise.
 void set_stream_rotation(AVStream* st, int degrees_cw);
 
-}  // namespace ws::io::ff
+}  // namespace ws::video::ff

@@ -18,7 +18,7 @@ extern "C" {
 #include "video/ffmpeg_util.h"
 #include "video/video_resize.h"
 
-namespace ws::io {
+namespace ws::video {
 using namespace ff;
 
 namespace {
@@ -435,4 +435,4 @@ RgbFrame read_image(const std::string& path) {
   return f;
 }
 
-}  // namespace ws::io
+}  // namespace ws::video

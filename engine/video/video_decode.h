@@ -14,7 +14,7 @@
 
 #include "video/video_frame.h"
 
-namespace ws::io {
+namespace ws::video {
 
 struct VideoInfo {
   std::string path;
@@ -69,4 +69,4 @@ std::vector<RgbFrame> read_video_frames(const std::string& path, const std::vect
 // The first frame of a picture (png, jpg, ...) or video.
 RgbFrame read_image(const std::string& path);
 
-}  // namespace ws::io
+}  // namespace ws::video

@@ -20,7 +20,7 @@ extern "C" {
 #include "video/ffmpeg_util.h"
 #include "video/video_resize.h"
 
-namespace ws::io {
+namespace ws::video {
 using namespace ff;
 
 namespace {
@@ -296,4 +296,4 @@ void write_png(const std::string& path, const RgbFrame& frame) {
                         std::string_view(reinterpret_cast<const char*>(pkt->data), static_cast<size_t>(pkt->size)));
 }
 
-}  // namespace ws::io
+}  // namespace ws::video

@@ -11,7 +11,7 @@
 
 #include "video/video_frame.h"
 
-namespace ws::io {
+namespace ws::video {
 
 struct EncodeOptions {
   double fps = 16.0;  // Wan 2.2 generates at 16 fps
@@ -56,4 +56,4 @@ void write_video(const std::string& path, const std::vector<RgbFrame>& frames, c
 // One picture as PNG (atomic, like the videos).
 void write_png(const std::string& path, const RgbFrame& frame);
 
-}  // namespace ws::io
+}  // namespace ws::video

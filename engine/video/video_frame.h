@@ -10,7 +10,7 @@
 #include <utility>
 #include <vector>
 
-namespace ws::io {
+namespace ws::video {
 
 // Packed RGB24, rows top to bottom, no padding: data.size() == width * height * 3.
 struct RgbFrame {
@@ -52,4 +52,4 @@ inline int64_t center_crop_offset(int64_t size, int64_t out) {
   return static_cast<int64_t>(std::nearbyint(static_cast<double>(size - out) / 2.0));
 }
 
-}  // namespace ws::io
+}  // namespace ws::video

@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "video/ffmpeg_util.h"
 
-namespace ws::io {
+namespace ws::video {
 using namespace ff;
 
 namespace {
@@ -171,4 +171,4 @@ RgbFrame jpeg_roundtrip(const RgbFrame& frame, int qscale) {
   return out;
 }
 
-}  // namespace ws::io
+}  // namespace ws::video

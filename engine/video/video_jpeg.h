@@ -9,7 +9,7 @@
 
 #include "video/video_frame.h"
 
-namespace ws::io {
+namespace ws::video {
 
 // Encodes packed RGB24 pictures of one size as JPEG and decodes them back. Keeps its codec
 // contexts between pictures, so a clip costs one open. Not thread-safe: one per thread.
@@ -34,4 +34,4 @@ class JpegRoundTrip {
 // One picture: the decoded JPEG of `frame` at `qscale`.
 RgbFrame jpeg_roundtrip(const RgbFrame& frame, int qscale);
 
-}  // namespace ws::io
+}  // namespace ws::video

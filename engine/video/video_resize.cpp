@@ -10,7 +10,7 @@ extern "C" {
 
 #include "core/error.h"
 
-namespace ws::io {
+namespace ws::video {
 namespace {
 
 void check_size(int width, int height, const char* what) {
@@ -114,4 +114,4 @@ RgbFrame resize_cover_crop(const RgbFrame& in, int width, int height, ResizeFilt
                   static_cast<int>(center_crop_offset(rh, height)), width, height);
 }
 
-}  // namespace ws::io
+}  // namespace ws::video

@@ -5,7 +5,7 @@
 #pragma once
 #include "video/video_frame.h"
 
-namespace ws::io {
+namespace ws::video {
 
 enum class ResizeFilter {
   Auto,  // area when shrinking, bicubic when enlarging
@@ -27,4 +27,4 @@ RgbFrame resize_rgb(const RgbFrame& in, int width, int height, ResizeFilter filt
 // Resize to cover (width x height) and crop the centre: thumbnails and previews.
 RgbFrame resize_cover_crop(const RgbFrame& in, int width, int height, ResizeFilter filter = ResizeFilter::Auto);
 
-}  // namespace ws::io
+}  // namespace ws::video

@@ -222,7 +222,7 @@ class TestComparePage : public QObject {
     QVERIFY(p->exportSideBySide(out));
     QVERIFY(waitFor(exported, 60'000));
     QVERIFY2(exported.first().at(0).toBool(), qPrintable(exported.first().at(1).toString()));
-    const io::VideoInfo info = io::probe_video(out.toStdString(), true);
+    const video::VideoInfo info = video::probe_video(out.toStdString(), true);
     QCOMPARE(info.width, 128);
     QVERIFY(info.height > 64);
     QCOMPARE(info.frames, int64_t{5});

@@ -24,13 +24,13 @@ constexpr int kFrames = 17;
 int grey(int frame) { return 10 + frame * 14; }
 
 void writeClip(const QString& path, int w, int h, int frames) {
-  std::vector<io::RgbFrame> clip;
+  std::vector<video::RgbFrame> clip;
   for (int i = 0; i < frames; ++i) {
-    io::RgbFrame f(w, h);
+    video::RgbFrame f(w, h);
     std::fill(f.data.begin(), f.data.end(), uint8_t(grey(i)));
     clip.push_back(std::move(f));
   }
-  io::write_video(path.toStdString(), clip);
+  video::write_video(path.toStdString(), clip);
 }
 
 // The frame index an image shows, from its grey level (H.264 keeps flat frames within a few levels).

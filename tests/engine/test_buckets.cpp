@@ -6,7 +6,7 @@
 #include "dataset/buckets.h"
 #include "dataset/frame_sampling.h"
 
-using namespace ws::data;
+using namespace ws::dataset;
 
 class TestBuckets : public QObject {
   Q_OBJECT

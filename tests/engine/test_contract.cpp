@@ -14,9 +14,9 @@
 #include "contract/option_values.h"
 #include "contract/run_layout.h"
 #include "io/yaml_config.h"
-#include "train/experts_options.h"
-#include "train/upsampler_options.h"
-#include "train/vae_options.h"
+#include "train/experts/experts_options.h"
+#include "train/upsampler/upsampler_options.h"
+#include "train/vae/vae_options.h"
 
 using namespace ws;
 using contract::json;

@@ -17,6 +17,7 @@
 #endif
 
 using namespace ws::data;
+using namespace ws::dataset;
 using ws::test::error_of;
 
 namespace {
@@ -461,14 +462,14 @@ class TestDegradation : public QObject {
     check_valid_clip(apply_degradation_op(tiny, op("jpeg", {{"quality", 40}}), r), tiny);
 #ifdef WANSTUDIO_HAVE_VIDEO
     // The quality reaches the encoder: a lower quality gives a smaller file.
-    ws::io::RgbFrame f(64, 48);
+    ws::video::RgbFrame f(64, 48);
     for (size_t i = 0; i < f.data.size(); ++i) f.data[i] = static_cast<uint8_t>((i * 37 + (i / 192) * 11) % 256);
-    ws::io::JpegRoundTrip fine(64, 48, jpeg_qscale(95)), coarse(64, 48, jpeg_qscale(30));
+    ws::video::JpegRoundTrip fine(64, 48, jpeg_qscale(95)), coarse(64, 48, jpeg_qscale(30));
     std::vector<uint8_t> out(f.data.size());
     fine.run(f.data.data(), out.data());
     coarse.run(f.data.data(), out.data());
     QVERIFY(coarse.last_jpeg_bytes() < fine.last_jpeg_bytes());
-    QVERIFY(error_of([] { ws::io::JpegRoundTrip bad(8, 8, 40); }).contains("qscale"));
+    QVERIFY(error_of([] { ws::video::JpegRoundTrip bad(8, 8, 40); }).contains("qscale"));
 #endif
   }
 

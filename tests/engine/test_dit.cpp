@@ -13,7 +13,7 @@
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit.h"
 #include "models/wan_dit_ops.h"
-#include "cli/parity_dit.h"
+#include "cli/parity/parity_dit.h"
 #include "test_paths.h"
 #include "test_util.h"
 

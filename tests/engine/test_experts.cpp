@@ -14,10 +14,10 @@
 #include "io/state_dict.h"
 #include "models/fp8.h"
 #include "test_paths.h"
-#include "train/expert_conditioning.h"
-#include "train/expert_routing.h"
-#include "train/expert_step.h"
-#include "train/experts_checkpoint.h"
+#include "train/experts/expert_conditioning.h"
+#include "train/experts/expert_routing.h"
+#include "train/experts/expert_step.h"
+#include "train/experts/experts_checkpoint.h"
 
 using namespace ws;
 

@@ -17,6 +17,7 @@
 #include "train/flow_noise.h"
 
 using namespace ws::data;
+using namespace ws::dataset;
 
 namespace {
 

@@ -14,8 +14,8 @@
 #include "models/wan_lora.h"
 #include "test_paths.h"
 #include "test_util.h"
-#include "train/expert_lora.h"
-#include "train/expert_step.h"
+#include "train/experts/expert_lora.h"
+#include "train/experts/expert_step.h"
 
 using ws::models::LoraFormat;
 using ws::models::LoraSpec;

@@ -50,7 +50,7 @@ class TestMetadata : public QObject {
       {"file_path": "/abs/b.mp4", "text": "b"},
       {"file_path": "images/c.png", "type": "image", "width": 512.0, "height": 512, "extra": [1, 2]}
     ])");
-    data::Metadata m = data::read_metadata(meta);
+    dataset::Metadata m = dataset::read_metadata(meta);
     QCOMPARE(m.rows.size(), size_t(3));
     QCOMPARE(m.rows[0].width.value(), int64_t(640));
     QCOMPARE(m.rows[1].type, std::string("video"));  // missing type means video
@@ -61,7 +61,7 @@ class TestMetadata : public QObject {
     // Relative to the metadata.json's folder, or to train_data_dir; absolute as is.
     QCOMPARE(m.resolve(m.rows[0]), fs::join(dir() + "/ds", "videos/a.mp4"));
     QCOMPARE(m.resolve(m.rows[1]), std::string("/abs/b.mp4"));
-    data::Metadata m2 = data::read_metadata(meta, "/data/root");
+    dataset::Metadata m2 = dataset::read_metadata(meta, "/data/root");
     QCOMPARE(m2.resolve(m2.rows[0]), std::string("/data/root/videos/a.mp4"));
     QCOMPARE(m2.resolve(m2.rows[1]), std::string("/abs/b.mp4"));
   }
@@ -78,7 +78,7 @@ class TestMetadata : public QObject {
       {"file_path": "a.mp4", "text": ["not", "text"]},
       "just a string"
     ])");
-    data::Metadata m = data::read_metadata(meta);
+    dataset::Metadata m = dataset::read_metadata(meta);
     QCOMPARE(m.rows.size(), size_t(8));  // no row is dropped
     QVERIFY(has_problem(m.rows[0].problems, "`file_path` must be a string"));
     QVERIFY(has_problem(m.rows[1].problems, "`file_path` is missing"));
@@ -94,7 +94,7 @@ class TestMetadata : public QObject {
   void wholeFileErrors() {
     auto expect = [&](const std::string& path, const std::string& needle) {
       try {
-        data::read_metadata(path);
+        dataset::read_metadata(path);
       } catch (const Error& e) {
         std::string msg = e.what();
         QVERIFY2(msg.find(path) != std::string::npos && msg.find(needle) != std::string::npos, msg.c_str());
@@ -114,11 +114,11 @@ class TestMetadata : public QObject {
     std::string meta = dir() + "/w/metadata.json";
     write_bytes(meta, R"([{"text": "keep order", "file_path": "a.mp4", "zeta": 1, "alpha": {"x": 2}}])");
     std::string before = read_bytes(meta);
-    data::Metadata m = data::read_metadata(meta);
+    dataset::Metadata m = dataset::read_metadata(meta);
     m.rows[0].width = 320;
     m.rows[0].height = 240;
-    m.rows.push_back(data::make_row("b.png", "a still", "image", 64, 32));
-    data::write_metadata(meta, m.rows);
+    m.rows.push_back(dataset::make_row("b.png", "a still", "image", 64, 32));
+    dataset::write_metadata(meta, m.rows);
     QCOMPARE(read_bytes(meta + ".bak"), before);  // the previous version is kept
     auto doc = nlohmann::ordered_json::parse(read_bytes(meta));
     QCOMPARE(doc.size(), size_t(2));
@@ -132,25 +132,25 @@ class TestMetadata : public QObject {
     // No temporary left behind; reading it back gives the same rows.
     for (const auto& e : stdfs::directory_iterator(dir() + "/w"))
       QVERIFY2(e.path().string().find(".tmp") == std::string::npos, e.path().c_str());
-    data::Metadata back = data::read_metadata(meta);
+    dataset::Metadata back = dataset::read_metadata(meta);
     QCOMPARE(back.rows[0].height.value(), int64_t(240));
     QCOMPARE(back.rows[1].file_path, std::string("b.png"));
   }
 
   void checkRowsAgainstFiles() {
 #ifndef WANSTUDIO_HAVE_VIDEO
-    QVERIFY_THROWS_EXCEPTION(Error,
-                             data::check_rows(data::parse_metadata("[{\"file_path\": \"a.mp4\"}]", dir() + "/m.json")));
+    QVERIFY_THROWS_EXCEPTION(
+        Error, dataset::check_rows(dataset::parse_metadata("[{\"file_path\": \"a.mp4\"}]", dir() + "/m.json")));
     QSKIP("built without video support");
 #else
     std::string ds = dir() + "/check";
     stdfs::create_directories(ds);
-    io::EncodeOptions o;
+    video::EncodeOptions o;
     o.preset = "veryfast";
-    io::write_video(ds + "/clip.mp4", data::make_synthetic_clip({64, 48, 9, 1}), o);
+    video::write_video(ds + "/clip.mp4", data::make_synthetic_clip({64, 48, 9, 1}), o);
     o.rotation = 90;
-    io::write_video(ds + "/portrait.mp4", data::make_synthetic_clip({64, 48, 5, 2}), o);
-    io::write_png(ds + "/img.png", data::make_synthetic_clip({30, 20, 1, 3}).front());
+    video::write_video(ds + "/portrait.mp4", data::make_synthetic_clip({64, 48, 5, 2}), o);
+    video::write_png(ds + "/img.png", data::make_synthetic_clip({30, 20, 1, 3}).front());
     write_bytes(ds + "/empty.mp4", "");
     write_bytes(ds + "/metadata.json", R"([
       {"file_path": "clip.mp4", "text": "ok", "width": 64, "height": 48},
@@ -160,8 +160,8 @@ class TestMetadata : public QObject {
       {"file_path": "missing.mp4", "text": "missing"},
       {"file_path": "empty.mp4", "text": "zero bytes"}
     ])");
-    data::Metadata m = data::read_metadata(ds + "/metadata.json");
-    auto reps = data::check_rows(m);
+    dataset::Metadata m = dataset::read_metadata(ds + "/metadata.json");
+    auto reps = dataset::check_rows(m);
     QCOMPARE(reps.size(), size_t(6));
     QVERIFY(reps[0].problems.empty());
     QCOMPARE(reps[0].frames, int64_t(9));

@@ -15,15 +15,15 @@
 #include "models/latent_upsampler.h"
 #include "models/packed_conv.h"
 #include "models/train_conv3d.h"
-#include "cli/parity_upsampler.h"
+#include "cli/parity/parity_upsampler.h"
 #include "test_paths.h"
 #include "train/adamw.h"
 #include "train/ema.h"
 #include "train/grad_clip.h"
 #include "train/latent_cache.h"
 #include "train/lr_schedule.h"
-#include "train/upsampler_update.h"
-#include "train/upsampler_validation.h"
+#include "train/upsampler/upsampler_update.h"
+#include "train/upsampler/upsampler_validation.h"
 
 using namespace ws;
 
@@ -460,11 +460,11 @@ class TestTrainLoop : public QObject {
   // The validation numbers against an independent computation on a real clip: the same frames
   // and sizes done here by hand, MSE and PSNR summed in double element by element.
   void validation_scores_match_an_independent_computation() {
-    if (!data::video_support_built()) QSKIP("no video support");
+    if (!dataset::video_support_built()) QSKIP("no video support");
     QTemporaryDir tmp;
     const std::string dir = tmp.path().toStdString();
     const auto demo = data::write_demo_dataset(dir + "/demo");
-    const data::Metadata meta = data::read_metadata(demo.metadata_path);
+    const dataset::Metadata meta = dataset::read_metadata(demo.metadata_path);
     std::string video;
     for (const auto& row : meta.rows)
       if (!row.is_image()) {

@@ -16,7 +16,7 @@
 #include "test_util.h"
 #include "train/run_options.h"
 #include "train/training_run.h"
-#include "train/upsampler_options.h"
+#include "train/upsampler/upsampler_options.h"
 
 using namespace ws;
 namespace stdfs = std::filesystem;

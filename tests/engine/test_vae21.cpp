@@ -16,7 +16,7 @@
 #include "io/weights.h"
 #include "models/wan_vae.h"
 #include "models/wan_vae_weights.h"
-#include "cli/parity_vae.h"
+#include "cli/parity/parity_vae.h"
 #include "test_paths.h"
 #include "test_util.h"
 #include "vae_test_util.h"

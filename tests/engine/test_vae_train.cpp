@@ -23,7 +23,7 @@
 #include "io/safetensors.h"
 #include "video/video_encode.h"
 #include "models/wan_vae.h"
-#include "train/vae_trainer.h"
+#include "train/vae/vae_trainer.h"
 #include "test_paths.h"
 #include "test_util.h"
 
@@ -77,7 +77,7 @@ constexpr double kDemoPsnrFloor = 18.5;
 const std::string kDemoWeights = std::string(WS_TEST_DATA) + "/../../configs/demo/demo_vae.safetensors";
 
 // [3, H, W] in [-1, 1] into `sheet` at (x0, y0).
-void paste(ws::io::RgbFrame& sheet, const torch::Tensor& frame, int x0, int y0) {
+void paste(ws::video::RgbFrame& sheet, const torch::Tensor& frame, int x0, int y0) {
   auto px = ((frame.clamp(-1, 1) + 1) * 127.5).round().to(torch::kUInt8).permute({1, 2, 0}).contiguous();
   const int h = static_cast<int>(px.size(0)), w = static_cast<int>(px.size(1));
   const uint8_t* src = px.data_ptr<uint8_t>();
@@ -311,11 +311,11 @@ class TestVaeTrain : public QObject {
   }
 
   void samplerIsDeterministicPerStep() {
-    if (!ws::data::video_support_built()) QSKIP("no video support");
+    if (!ws::dataset::video_support_built()) QSKIP("no video support");
     QTemporaryDir tmp;
     const std::string dir = tmp.path().toStdString();
     ws::data::write_demo_dataset(dir, 1);
-    auto meta = ws::data::read_metadata(dir + "/metadata.json");
+    auto meta = ws::dataset::read_metadata(dir + "/metadata.json");
     ws::train::VaeDataOptions o;
     o.size = 32;
     o.n_frames = 5;
@@ -365,7 +365,7 @@ class TestVaeTrain : public QObject {
     // WS_VAE_CONTACT_SHEET=FILE.png writes originals above reconstructions for a look.
     if (!QFile::exists(QString::fromStdString(kDemoWeights)))
       QFAIL("configs/demo/demo_vae.safetensors is missing (it is committed)");
-    if (!ws::data::video_support_built()) QSKIP("no video support");
+    if (!ws::dataset::video_support_built()) QSKIP("no video support");
     QVERIFY(QFileInfo(QString::fromStdString(kDemoWeights)).size() < 3'000'000);
     auto vae = WanVae::load(kDemoWeights);  // no config: the widths come from the metadata
     QCOMPARE(vae->config().dim, int64_t{4});
@@ -373,7 +373,7 @@ class TestVaeTrain : public QObject {
     QTemporaryDir tmp;
     const std::string dir = tmp.path().toStdString();
     ws::data::write_demo_dataset(dir, 42);  // the demo's seed
-    auto meta = ws::data::read_metadata(dir + "/metadata.json");
+    auto meta = ws::dataset::read_metadata(dir + "/metadata.json");
     // Square crops at the demo upsampler's sizes and a whole frame of a 16:9 clip.
     struct Case {
       size_t row;
@@ -387,13 +387,13 @@ class TestVaeTrain : public QObject {
       sheet_w = std::max<int>(sheet_w, static_cast<int>(c.w * show.size()));
       sheet_h += static_cast<int>(2 * c.h);
     }
-    ws::io::RgbFrame sheet(sheet_w, sheet_h);
+    ws::video::RgbFrame sheet(sheet_w, sheet_h);
     int y0 = 0;
     double total = 0;
     for (const auto& c : cases) {
-      auto rep = ws::data::check_row(meta, c.row);
+      auto rep = ws::dataset::check_row(meta, c.row);
       QVERIFY2(rep.problems.empty(), meta.rows[c.row].file_path.c_str());
-      auto idx = ws::data::sample_frame_indices(rep.frames, 17, 2, 0);
+      auto idx = ws::dataset::sample_frame_indices(rep.frames, 17, 2, 0);
       idx.resize((idx.size() - 1) / 4 * 4 + 1);  // short clips: the longest 4k + 1 prefix
       auto x = ws::data::read_clip(meta.resolve(meta.rows[c.row]), idx, c.h, c.w).unsqueeze(0);
       auto y = vae->decode(vae->encode(x));  // the inference path: packed weights, clamped
@@ -410,7 +410,7 @@ class TestVaeTrain : public QObject {
     }
     const double mean = total / static_cast<double>(cases.size());
     qInfo("mean reconstruction PSNR %.2f dB", mean);
-    if (sheet_path) ws::io::write_png(sheet_path, sheet);
+    if (sheet_path) ws::video::write_png(sheet_path, sheet);
     QVERIFY2(mean > kDemoPsnrFloor, qPrintable(QString("mean PSNR %1 dB").arg(mean)));
   }
 };

@@ -33,7 +33,7 @@ namespace stdfs = std::filesystem;
 
 namespace {
 
-double psnr(const io::RgbFrame& a, const io::RgbFrame& b, int w, int h) {
+double psnr(const video::RgbFrame& a, const video::RgbFrame& b, int w, int h) {
   double se = 0;
   for (int y = 0; y < h; ++y)
     for (int x = 0; x < w; ++x)
@@ -78,7 +78,7 @@ std::string png_claiming(uint32_t width, uint32_t height) {
 }
 
 // A baseline JPEG written straight through FFmpeg's mjpeg encoder (the library writes PNG only).
-void write_jpeg(const std::string& path, const io::RgbFrame& rgb) {
+void write_jpeg(const std::string& path, const video::RgbFrame& rgb) {
   const AVCodec* codec = avcodec_find_encoder(AV_CODEC_ID_MJPEG);
   QVERIFY(codec);
   AVCodecContext* c = avcodec_alloc_context3(codec);
@@ -143,12 +143,12 @@ class TestVideoIo : public QObject {
   // 64 frames 128x64 whose frame number is drawn as bars; keyframe every 8, B-frames on.
   std::string index_video(const std::string& name, bool vfr = false, const std::string& container = "mp4") {
     std::string path = dir() + "/" + name;
-    io::EncodeOptions o;
+    video::EncodeOptions o;
     o.container = container;
     o.gop = 8;
     o.crf = 12;
     o.preset = "veryfast";
-    io::VideoWriter w(path, 128, 64, o);
+    video::VideoWriter w(path, 128, 64, o);
     int64_t pts = 0;
     for (int i = 0; i < 64; ++i) {
       w.write(data::make_index_frame(128, 64, i), pts);
@@ -162,32 +162,32 @@ class TestVideoIo : public QObject {
   void initTestCase() { QVERIFY(tmp_.isValid()); }
 
   void samplingArithmetic() {
-    auto p = data::plan_clip(100, 17, 2);
+    auto p = dataset::plan_clip(100, 17, 2);
     QCOMPARE(p.n, int64_t(17));
     QCOMPARE(p.clip_len, int64_t(33));
     QCOMPARE(p.max_start, int64_t(67));
-    auto idx = data::clip_indices(p, 5);
+    auto idx = dataset::clip_indices(p, 5);
     QCOMPARE(idx.size(), size_t(17));
     for (size_t i = 0; i < idx.size(); ++i) QCOMPARE(idx[i], int64_t(5 + 2 * i));
     // Too short for N: fewer frames, never dropped unless T < s.
-    p = data::plan_clip(10, 17, 2);
+    p = dataset::plan_clip(10, 17, 2);
     QCOMPARE(p.n, int64_t(5));
     QCOMPARE(p.clip_len, int64_t(9));
     QCOMPARE(p.max_start, int64_t(1));
-    QCOMPARE(data::plan_clip(1, 17, 2).n, int64_t(0));
-    QCOMPARE(data::plan_clip(81, 81, 1).max_start, int64_t(0));
-    QVERIFY_THROWS_EXCEPTION(Error, data::sample_frame_indices(1, 17, 2, 0));
-    QVERIFY_THROWS_EXCEPTION(Error, data::sample_frame_indices(100, 17, 2, 68));
+    QCOMPARE(dataset::plan_clip(1, 17, 2).n, int64_t(0));
+    QCOMPARE(dataset::plan_clip(81, 81, 1).max_start, int64_t(0));
+    QVERIFY_THROWS_EXCEPTION(Error, dataset::sample_frame_indices(1, 17, 2, 0));
+    QVERIFY_THROWS_EXCEPTION(Error, dataset::sample_frame_indices(100, 17, 2, 68));
   }
 
   void exactFrameIndices() {
     std::string path = index_video("index.mp4");
-    io::VideoReader r(path);
+    video::VideoReader r(path);
     QCOMPARE(r.info().width, 128);
     QCOMPARE(r.info().height, 64);
     QCOMPARE(r.frame_count(), int64_t(64));
     // Sampled as training does: N = 9, stride 3, start 7, then 17..  (seeks across GOPs).
-    auto idx = data::sample_frame_indices(64, 9, 3, 7);
+    auto idx = dataset::sample_frame_indices(64, 9, 3, 7);
     auto frames = r.read(idx);
     QCOMPARE(frames.size(), idx.size());
     for (size_t i = 0; i < idx.size(); ++i) QCOMPARE(data::read_index_frame(frames[i]), int(idx[i]));
@@ -199,15 +199,15 @@ class TestVideoIo : public QObject {
     QVERIFY_THROWS_EXCEPTION(Error, r.read(64));
     QVERIFY_THROWS_EXCEPTION(Error, r.read(-1));
     // Sequential decoding agrees.
-    io::VideoReader seq(path);
-    io::RgbFrame f;
+    video::VideoReader seq(path);
+    video::RgbFrame f;
     int n = 0;
     while (seq.next(f)) {
       QCOMPARE(data::read_index_frame(f), n);
       ++n;
     }
     QCOMPARE(n, 64);
-    io::VideoInfo vi = io::probe_video(path);
+    video::VideoInfo vi = video::probe_video(path);
     QCOMPARE(vi.frames, int64_t(64));
     QVERIFY(vi.frames_counted);
     QCOMPARE(vi.codec, std::string("h264"));
@@ -217,14 +217,14 @@ class TestVideoIo : public QObject {
 
   void variableFrameRate() {
     std::string path = index_video("vfr.mp4", true);
-    io::VideoReader r(path);
+    video::VideoReader r(path);
     QCOMPARE(r.frame_count(), int64_t(64));
     for (int64_t i : {0, 5, 6, 7, 30, 63, 12}) {
-      io::RgbFrame f = r.read(i);
+      video::RgbFrame f = r.read(i);
       QCOMPARE(data::read_index_frame(f), int(i));
     }
     // Timestamps follow the variable durations (1, 2, 3 ticks of 1/16 s).
-    io::RgbFrame f3 = r.read(3);
+    video::RgbFrame f3 = r.read(3);
     QVERIFY2(std::fabs(f3.time_s - 6.0 / 16) < 1e-3, std::to_string(f3.time_s).c_str());
   }
 
@@ -234,7 +234,7 @@ class TestVideoIo : public QObject {
     for (auto [container, ext] :
          std::vector<std::pair<std::string, std::string>>{{"matroska", "mkv"}, {"avi", "avi"}, {"h264", "h264"}}) {
       std::string path = index_video("index." + ext, false, container);
-      io::VideoReader r(path);
+      video::VideoReader r(path);
       QCOMPARE(r.frame_count(), int64_t(64));
       std::vector<int64_t> want = {5, 17, 63, 0, 40, 39, 8};
       auto frames = r.read(want);
@@ -244,40 +244,40 @@ class TestVideoIo : public QObject {
                  (ext + ": frame " + std::to_string(want[i]) + " read as " + std::to_string(got)).c_str());
       }
       QCOMPARE(r.info().width, 128);
-      io::VideoInfo vi = io::probe_video(path);
+      video::VideoInfo vi = video::probe_video(path);
       QCOMPARE(vi.frames, int64_t(64));
       QVERIFY2(std::fabs(vi.fps - 16.0) < 1e-6, (ext + ": fps " + std::to_string(vi.fps)).c_str());
     }
   }
 
   void resizeAndCropSizes() {
-    io::RgbFrame in = data::make_synthetic_clip({97, 55, 1, 1}).front();
+    video::RgbFrame in = data::make_synthetic_clip({97, 55, 1, 1}).front();
     for (auto [w, h] : std::vector<std::pair<int, int>>{{48, 32}, {200, 100}, {97, 55}, {31, 17}, {64, 64}}) {
-      auto r = io::resize_rgb(in, w, h);
+      auto r = video::resize_rgb(in, w, h);
       QCOMPARE(r.width, w);
       QCOMPARE(r.height, h);
       QCOMPARE(r.data.size(), size_t(w) * h * 3);
-      auto c = io::resize_cover_crop(in, w, h);
+      auto c = video::resize_cover_crop(in, w, h);
       QCOMPARE(c.width, w);
       QCOMPARE(c.height, h);
     }
     // The spec's worked example: 1920x1080 into the 480x816 bucket.
-    auto [rh, rw] = io::cover_size(1080, 1920, 480, 816);
+    auto [rh, rw] = video::cover_size(1080, 1920, 480, 816);
     QCOMPARE(rh, int64_t(480));
     QCOMPARE(rw, int64_t(853));
-    QCOMPARE(io::center_crop_offset(853, 816), int64_t(18));  // 18.5 rounds to even
-    QCOMPARE(io::center_crop_offset(5, 2), int64_t(2));       // 1.5 -> 2
-    QCOMPARE(io::center_crop_offset(3, 2), int64_t(0));       // 0.5 -> 0
-    auto p = io::pad_to_even(in);
+    QCOMPARE(video::center_crop_offset(853, 816), int64_t(18));  // 18.5 rounds to even
+    QCOMPARE(video::center_crop_offset(5, 2), int64_t(2));       // 1.5 -> 2
+    QCOMPARE(video::center_crop_offset(3, 2), int64_t(0));       // 0.5 -> 0
+    auto p = video::pad_to_even(in);
     QCOMPARE(p.width, 98);
     QCOMPARE(p.height, 56);
-    auto rot = io::rotate_rgb(in, 90);
+    auto rot = video::rotate_rgb(in, 90);
     QCOMPARE(rot.width, 55);
     QCOMPARE(rot.height, 97);
     QVERIFY(std::memcmp(rot.pixel(54, 0), in.pixel(0, 0), 3) == 0);  // top-left goes top-right
-    QVERIFY_THROWS_EXCEPTION(Error, io::resize_rgb(in, 0, 10));
-    QVERIFY_THROWS_EXCEPTION(Error, io::resize_rgb(in, 100000, 100000));
-    QVERIFY_THROWS_EXCEPTION(Error, io::crop_rgb(in, 90, 0, 10, 10));
+    QVERIFY_THROWS_EXCEPTION(Error, video::resize_rgb(in, 0, 10));
+    QVERIFY_THROWS_EXCEPTION(Error, video::resize_rgb(in, 100000, 100000));
+    QVERIFY_THROWS_EXCEPTION(Error, video::crop_rgb(in, 90, 0, 10, 10));
     // The tensor path: cover + crop in torch, [3, T, H, W] in [-1, 1].
     auto frames = data::make_synthetic_clip({97, 55, 3, 2});
     auto x = data::frames_to_tensor(frames);
@@ -291,14 +291,14 @@ class TestVideoIo : public QObject {
     for (auto [w, h] : std::vector<std::pair<int, int>>{{96, 64}, {97, 63}}) {
       auto frames = data::make_synthetic_clip({w, h, 17, 5});
       std::string path = dir() + "/rt_" + std::to_string(w) + ".mp4";
-      io::EncodeOptions o;
+      video::EncodeOptions o;
       o.preset = "veryfast";
-      io::VideoWriter vw(path, w, h, o);
+      video::VideoWriter vw(path, w, h, o);
       for (const auto& f : frames) vw.write(f);
       vw.finish();
       QVERIFY(!stdfs::exists(path + ".tmp." + std::to_string(::getpid())));
       qInfo("encoder: %s", vw.encoder_name().c_str());
-      io::VideoReader r(path);
+      video::VideoReader r(path);
       QCOMPARE(r.info().width, w + w % 2);  // odd sizes are padded to even
       QCOMPARE(r.info().height, h + h % 2);
       QCOMPARE(r.frame_count(), int64_t(17));
@@ -314,14 +314,14 @@ class TestVideoIo : public QObject {
 
   void faststartAndAtomicWrite() {
     std::string path = dir() + "/fs.mp4";
-    io::write_video(path, data::make_synthetic_clip({64, 48, 5, 9}));
+    video::write_video(path, data::make_synthetic_clip({64, 48, 5, 9}));
     std::string bytes = read_bytes(path);
     // +faststart: the index (moov) comes before the media data (mdat).
     QVERIFY(bytes.find("moov") < bytes.find("mdat"));
     // A writer dropped without finish() leaves no file and no temporary.
     std::string gone = dir() + "/gone.mp4";
     {
-      io::VideoWriter w(gone, 64, 48);
+      video::VideoWriter w(gone, 64, 48);
       w.write(data::make_synthetic_clip({64, 48, 1, 9}).front());
     }
     QVERIFY(!stdfs::exists(gone));
@@ -330,20 +330,20 @@ class TestVideoIo : public QObject {
   }
 
   void rotationMetadata() {
-    io::RgbFrame src = data::make_synthetic_clip({96, 48, 1, 4}).front();
+    video::RgbFrame src = data::make_synthetic_clip({96, 48, 1, 4}).front();
     for (int rot : {90, 180, 270}) {
       std::string path = dir() + "/rot" + std::to_string(rot) + ".mp4";
-      io::EncodeOptions o;
+      video::EncodeOptions o;
       o.rotation = rot;
       o.preset = "veryfast";
-      io::write_video(path, {src, src, src}, o);
-      io::VideoInfo vi = io::probe_video(path);
+      video::write_video(path, {src, src, src}, o);
+      video::VideoInfo vi = video::probe_video(path);
       QCOMPARE(vi.rotation, rot);
       QCOMPARE(vi.coded_width, 96);
       QCOMPARE(vi.width, rot == 180 ? 96 : 48);
       QCOMPARE(vi.height, rot == 180 ? 48 : 96);
-      io::RgbFrame got = io::read_video_frames(path, {1}).front();
-      io::RgbFrame want = io::rotate_rgb(src, rot);
+      video::RgbFrame got = video::read_video_frames(path, {1}).front();
+      video::RgbFrame want = video::rotate_rgb(src, rot);
       QCOMPARE(got.width, want.width);
       QCOMPARE(got.height, want.height);
       double q = psnr(want, got, want.width, want.height);
@@ -352,29 +352,29 @@ class TestVideoIo : public QObject {
   }
 
   void imageFiles() {
-    io::RgbFrame src = data::make_synthetic_clip({37, 23, 1, 6}).front();
+    video::RgbFrame src = data::make_synthetic_clip({37, 23, 1, 6}).front();
     std::string path = dir() + "/still.png";
-    io::write_png(path, src);
-    io::VideoInfo vi = io::probe_video(path);
+    video::write_png(path, src);
+    video::VideoInfo vi = video::probe_video(path);
     QVERIFY(vi.still_image);
     QCOMPARE(vi.frames, int64_t(1));
     QCOMPARE(vi.width, 37);
     QCOMPARE(vi.height, 23);
-    io::RgbFrame got = io::read_image(path);
+    video::RgbFrame got = video::read_image(path);
     QCOMPARE(got.width, 37);
     QVERIFY(got.data == src.data);  // PNG is lossless
-    io::VideoReader r(path);
+    video::VideoReader r(path);
     QCOMPARE(r.frame_count(), int64_t(1));
     QVERIFY(r.read(0).data == src.data);
     // JPEG (odd size, full-range YUV): decoded within codec tolerance.
     std::string jpg = dir() + "/still.jpg";
     write_jpeg(jpg, src);
-    vi = io::probe_video(jpg);
+    vi = video::probe_video(jpg);
     QVERIFY(vi.still_image);
     QCOMPARE(vi.width, 37);
     QCOMPARE(vi.height, 23);
     QCOMPARE(vi.frames, int64_t(1));
-    io::RgbFrame j = io::read_image(jpg);
+    video::RgbFrame j = video::read_image(jpg);
     double q = psnr(src, j, 37, 23);
     qInfo("JPEG PSNR %.2f dB", q);
     QVERIFY2(q > 30.0, std::to_string(q).c_str());
@@ -382,47 +382,48 @@ class TestVideoIo : public QObject {
 
   void badInputs() {
     const std::string d = dir();
-    expect_clean_error([&] { io::probe_video(d + "/missing.mp4"); }, d + "/missing.mp4", "missing file");
+    expect_clean_error([&] { video::probe_video(d + "/missing.mp4"); }, d + "/missing.mp4", "missing file");
     write_bytes(d + "/empty.mp4", "");
-    expect_clean_error([&] { io::probe_video(d + "/empty.mp4"); }, d + "/empty.mp4", "zero-byte file");
-    expect_clean_error([&] { io::VideoReader r(d + "/empty.mp4"); }, d + "/empty.mp4", "zero-byte file (reader)");
+    expect_clean_error([&] { video::probe_video(d + "/empty.mp4"); }, d + "/empty.mp4", "zero-byte file");
+    expect_clean_error([&] { video::VideoReader r(d + "/empty.mp4"); }, d + "/empty.mp4", "zero-byte file (reader)");
     write_bytes(d + "/text.mp4", "This is not a video, just a text file with a misleading name.\n");
-    expect_clean_error([&] { io::probe_video(d + "/text.mp4"); }, d + "/text.mp4", "text file named .mp4");
-    expect_clean_error([&] { io::read_video_frames(d + "/text.mp4", {0}); }, d + "/text.mp4", "text file (reader)");
-    expect_clean_error([&] { io::probe_video(d); }, d, "folder");
+    expect_clean_error([&] { video::probe_video(d + "/text.mp4"); }, d + "/text.mp4", "text file named .mp4");
+    expect_clean_error([&] { video::read_video_frames(d + "/text.mp4", {0}); }, d + "/text.mp4", "text file (reader)");
+    expect_clean_error([&] { video::probe_video(d); }, d, "folder");
 
     // Truncated MP4: the index survives (faststart) but the media data is cut in half.
     std::string full = read_bytes(index_video("whole.mp4"));
     write_bytes(d + "/half.mp4", full.substr(0, full.size() / 2));
-    expect_clean_error([&] { io::probe_video(d + "/half.mp4"); }, d + "/half.mp4", "truncated MP4 (probe)");
+    expect_clean_error([&] { video::probe_video(d + "/half.mp4"); }, d + "/half.mp4", "truncated MP4 (probe)");
     expect_clean_error(
         [&] {
-          io::VideoReader r(d + "/half.mp4");
+          video::VideoReader r(d + "/half.mp4");
           for (int64_t i = 0; i < 64; ++i) r.read(i);
         },
         d + "/half.mp4", "truncated MP4 (decode)");
     // Cut inside the index: cannot even be opened.
     write_bytes(d + "/head.mp4", full.substr(0, 200));
-    expect_clean_error([&] { io::probe_video(d + "/head.mp4"); }, d + "/head.mp4", "truncated MP4 header");
-    expect_clean_error([&] { io::VideoReader r(d + "/head.mp4"); }, d + "/head.mp4", "truncated MP4 header (reader)");
+    expect_clean_error([&] { video::probe_video(d + "/head.mp4"); }, d + "/head.mp4", "truncated MP4 header");
+    expect_clean_error([&] { video::VideoReader r(d + "/head.mp4"); }, d + "/head.mp4",
+                       "truncated MP4 header (reader)");
 
     // Absurd dimensions in a picture header.
     write_bytes(d + "/huge.png", png_claiming(100000, 100000));
-    expect_clean_error([&] { io::probe_video(d + "/huge.png"); }, d + "/huge.png", "100000x100000 PNG");
-    expect_clean_error([&] { io::read_image(d + "/huge.png"); }, d + "/huge.png", "100000x100000 PNG (decode)");
+    expect_clean_error([&] { video::probe_video(d + "/huge.png"); }, d + "/huge.png", "100000x100000 PNG");
+    expect_clean_error([&] { video::read_image(d + "/huge.png"); }, d + "/huge.png", "100000x100000 PNG (decode)");
     write_bytes(d + "/wide.png", png_claiming(40000, 8));
-    expect_clean_error([&] { io::read_image(d + "/wide.png"); }, d + "/wide.png", "40000x8 PNG");
+    expect_clean_error([&] { video::read_image(d + "/wide.png"); }, d + "/wide.png", "40000x8 PNG");
     // Truncated PNG.
-    io::write_png(d + "/ok.png", data::make_synthetic_clip({40, 30, 1, 1}).front());
+    video::write_png(d + "/ok.png", data::make_synthetic_clip({40, 30, 1, 1}).front());
     std::string png = read_bytes(d + "/ok.png");
     write_bytes(d + "/cut.png", png.substr(0, png.size() / 2));
-    expect_clean_error([&] { io::read_image(d + "/cut.png"); }, d + "/cut.png", "truncated PNG");
+    expect_clean_error([&] { video::read_image(d + "/cut.png"); }, d + "/cut.png", "truncated PNG");
 
     // Writers refuse absurd sizes before allocating anything.
-    expect_clean_error([&] { io::VideoWriter w(d + "/big.mp4", 100000, 100000); }, d + "/big.mp4",
+    expect_clean_error([&] { video::VideoWriter w(d + "/big.mp4", 100000, 100000); }, d + "/big.mp4",
                        "encode 100000x100000");
-    expect_clean_error([&] { io::VideoWriter w(d + "/zero.mp4", 0, 16); }, d + "/zero.mp4", "encode 0x16");
-    expect_clean_error([&] { io::write_png(d + "/neg.png", io::RgbFrame()); }, d + "/neg.png", "png 0x0");
+    expect_clean_error([&] { video::VideoWriter w(d + "/zero.mp4", 0, 16); }, d + "/zero.mp4", "encode 0x16");
+    expect_clean_error([&] { video::write_png(d + "/neg.png", video::RgbFrame()); }, d + "/neg.png", "png 0x0");
     QVERIFY(!stdfs::exists(d + "/big.mp4"));
   }
 };

@@ -10,20 +10,20 @@
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   const std::string text(reinterpret_cast<const char*>(data), size);
-  ws::data::Metadata m;
+  ws::dataset::Metadata m;
   try {
-    m = ws::data::parse_metadata(text, "fuzz.json", "/data");
+    m = ws::dataset::parse_metadata(text, "fuzz.json", "/data");
   } catch (const ws::Error&) {
     return 0;
   }
   for (const auto& row : m.rows) (void)m.resolve(row);
   std::string again;
   try {
-    again = ws::data::metadata_to_json(m.rows);
+    again = ws::dataset::metadata_to_json(m.rows);
   } catch (const ws::Error&) {
     return 0;  // e.g. invalid UTF-8 kept from the input
   }
-  const auto m2 = ws::data::parse_metadata(again, "fuzz.json", "/data");
+  const auto m2 = ws::dataset::parse_metadata(again, "fuzz.json", "/data");
   if (m2.rows.size() != m.rows.size()) std::abort();
   for (size_t i = 0; i < m.rows.size(); ++i)
     if (m2.rows[i].file_path != m.rows[i].file_path || m2.rows[i].text != m.rows[i].text) std::abort();

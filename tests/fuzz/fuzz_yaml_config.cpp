@@ -6,7 +6,7 @@
 #include "core/error.h"
 #include "fuzz_input.h"
 #include "io/yaml_config.h"
-#include "train/upsampler_options.h"
+#include "train/upsampler/upsampler_options.h"
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   static const ws::io::OptionSchema schema = ws::train::upsampler_option_schema();

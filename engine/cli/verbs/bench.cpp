@@ -2,7 +2,7 @@
 // `wanstudio-engine bench <kind> [options]`: dispatches to a benchmark kind registered with
 // WS_BENCH_KIND (run/bench.h); each kind parses its own options.
 #include "core/error.h"
-#include "cli/bench.h"
+#include "cli/bench/bench.h"
 #include "cli/verb.h"
 
 #include <cstdio>

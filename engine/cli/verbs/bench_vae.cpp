@@ -9,7 +9,7 @@
 #include "core/error.h"
 #include "models/wan_vae.h"
 #include "cli/args.h"
-#include "cli/bench.h"
+#include "cli/bench/bench.h"
 #include "runtime/allocator.h"
 
 namespace {

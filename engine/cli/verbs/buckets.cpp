@@ -12,8 +12,9 @@
 #include "dataset/row_check.h"
 #include "cli/verb.h"
 #include "train/run_options.h"
-#include "train/upsampler_options.h"
-#include "train/upsampler_setup.h"
+#include "train/upsampler/upsampler_options.h"
+#include "train/upsampler/upsampler_setup.h"
+#include "train/run_setup.h"
 
 namespace ws::cli {
 namespace {
@@ -45,10 +46,10 @@ int run_buckets(const std::vector<std::string>& argv) {
   const train::DataOptions d = train::parse_data_options(cfg);
   const double scale = train::upsampler_spatial_scale(cfg);
   train::make_demo_data_if_asked(cfg);  // the same seed-0 demo set the trainers write
-  data::Metadata meta = data::read_metadata(d.meta, d.dir);
+  dataset::Metadata meta = dataset::read_metadata(d.meta, d.dir);
   const int64_t S = d.sample_size, N = d.n_frames, stride = d.stride;
   const bool enable_bucket = d.enable_bucket;
-  auto reports = data::check_rows(meta);
+  auto reports = dataset::check_rows(meta);
   json rows = json::array();
   std::map<std::string, int64_t> status_counts, bucket_counts;
   for (const auto& r : reports) {
@@ -67,7 +68,7 @@ int run_buckets(const std::vector<std::string>& argv) {
       o["frames_in_file"] = r.frames;
       int64_t n = 1;
       if (!row.is_image()) {
-        auto plan = data::plan_clip(r.frames, N, stride);
+        auto plan = dataset::plan_clip(r.frames, N, stride);
         n = plan.n;
         if (n == 0) {
           status = "dropped";
@@ -82,8 +83,8 @@ int run_buckets(const std::vector<std::string>& argv) {
         }
       }
       if (status != "dropped") {
-        auto b = data::bucket_size(r.height, r.width, S, scale, 1.0, enable_bucket);
-        int64_t L = data::batch_frames(N, n);
+        auto b = dataset::bucket_size(r.height, r.width, S, scale, 1.0, enable_bucket);
+        int64_t L = dataset::batch_frames(N, n);
         int64_t F = 1 + (L - 1) / 4;
         o["frames"] = n;
         o["frames_trained"] = L;
@@ -110,7 +111,7 @@ int run_buckets(const std::vector<std::string>& argv) {
       {"video_sample_stride", stride},
       {"rational_spatial_scale", scale},
       {"enable_bucket", enable_bucket},
-      {"random_hw_adapt_ratios", d.random_hw_adapt ? data::hw_adapt_choices(S).first : std::vector<double>{1.0}},
+      {"random_hw_adapt_ratios", d.random_hw_adapt ? dataset::hw_adapt_choices(S).first : std::vector<double>{1.0}},
       {"rows", rows},
       {"counts", counts},
       {"buckets", bucket_counts}};

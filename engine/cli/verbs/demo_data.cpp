@@ -21,7 +21,7 @@ int run_demo_data(const std::vector<std::string>& argv) {
   args.positional("OUT_DIR", "folder to write (created if missing)");
   args.value("seed", "N", "seed for the generated content (default 0)");
   if (!args.parse(argv)) return 0;
-  if (!ws::data::video_support_built())
+  if (!ws::dataset::video_support_built())
     throw ws::Error(
         "demo-data: video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON)");
   int64_t seed = args.integer("seed", 0);

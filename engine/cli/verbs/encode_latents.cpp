@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine encode-latents`: a dataset through the VAE once, for train-experts runs that
-// then need no VAE (train/latent_encoding.h). Either VAE; the weights say which.
+// then need no VAE (train/experts/latent_encoding.h). Either VAE; the weights say which.
 //   encode-latents --metadata META.json --vae Wan2.1_VAE.pth --out DIR [training options]
 // Events on stdout (`progress` after each row with rate and ETA, then `finished`); SIGTERM or a
 // `cancel` line stops after the current row (exit 130); a re-run keeps what is already written.
@@ -16,7 +16,7 @@
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/progress.h"
-#include "train/latent_encoding.h"
+#include "train/experts/latent_encoding.h"
 
 namespace ws::cli {
 namespace {

@@ -19,7 +19,7 @@
 #include "runtime/events.h"
 #include "runtime/progress.h"
 #include "text/prompts.h"
-#include "train/text_encoding.h"
+#include "train/experts/text_encoding.h"
 
 namespace ws::cli {
 namespace {
@@ -57,7 +57,7 @@ int run_encode_text(const std::vector<std::string>& argv) {
 
   std::vector<train::CaptionJob> jobs;
   if (a.has("metadata")) {
-    jobs = train::caption_jobs(data::read_metadata(a.str("metadata"), a.str("train_data_dir")), dir);
+    jobs = train::caption_jobs(dataset::read_metadata(a.str("metadata"), a.str("train_data_dir")), dir);
   } else {
     int i = 0;
     for (const auto& p : a.strs("prompt"))

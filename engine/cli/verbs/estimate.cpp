@@ -27,12 +27,12 @@
 #include "models/umt5.h"
 #include "models/wan_vae.h"
 #include "io/weights.h"
-#include "train/experts_options.h"
-#include "train/experts_setup.h"
+#include "train/experts/experts_options.h"
+#include "train/experts/experts_setup.h"
 #include "train/memory_estimate.h"
 #include "train/training_verb.h"
-#include "train/upsampler_options.h"
-#include "train/upsampler_setup.h"
+#include "train/upsampler/upsampler_options.h"
+#include "train/upsampler/upsampler_setup.h"
 
 namespace ws::cli {
 namespace {

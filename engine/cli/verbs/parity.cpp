@@ -7,7 +7,7 @@
 
 #include "core/error.h"
 #include "cli/args.h"
-#include "cli/parity.h"
+#include "cli/parity/parity.h"
 #include "cli/verb.h"
 
 namespace {

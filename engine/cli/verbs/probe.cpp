@@ -17,7 +17,7 @@
 
 namespace {
 
-using ws::data::RowReport;
+using ws::dataset::RowReport;
 
 std::string fmt_double(double v, const char* f) {
   char buf[32];
@@ -29,7 +29,7 @@ std::string ellipsize(const std::string& s, size_t n) {
   return s.size() <= n ? s : "..." + s.substr(s.size() - (n - 3));
 }
 
-void print_table(const ws::data::Metadata& meta, const std::vector<RowReport>& reports) {
+void print_table(const ws::dataset::Metadata& meta, const std::vector<RowReport>& reports) {
   size_t wfile = 4;
   // Paths and problems quote the user's file: control bytes are escaped, never sent to the terminal.
   using ws::io::printable;
@@ -53,7 +53,7 @@ void print_table(const ws::data::Metadata& meta, const std::vector<RowReport>& r
   }
 }
 
-nlohmann::json to_json(const ws::data::Metadata& meta, const std::vector<RowReport>& reports) {
+nlohmann::json to_json(const ws::dataset::Metadata& meta, const std::vector<RowReport>& reports) {
   nlohmann::json rows = nlohmann::json::array();
   for (size_t i = 0; i < reports.size(); ++i) {
     const auto& r = reports[i];
@@ -90,18 +90,18 @@ int run_probe(const std::vector<std::string>& argv) {
   args.flag("json", "print one JSON object instead of the table");
   args.flag("quick", "read headers only: no packet scan (faster; frame counts may be estimates, truncation is missed)");
   if (!args.parse(argv)) return 0;
-  if (!ws::data::video_support_built())
+  if (!ws::dataset::video_support_built())
     throw ws::Error(
         "probe: video support is not built into this wanstudio-engine (configure with -DWANSTUDIO_VIDEO=ON)");
 
   const std::string path = args.pos(0);
-  ws::data::Metadata meta = ws::data::read_metadata(path, args.str("train_data_dir"));
-  ws::data::CheckOptions opts;
+  ws::dataset::Metadata meta = ws::dataset::read_metadata(path, args.str("train_data_dir"));
+  ws::dataset::CheckOptions opts;
   opts.count_frames = !args.boolean("quick");
   std::vector<RowReport> reports;
   {
     ws::runtime::ProgressBar bar("probe", meta.rows.size());
-    reports = ws::data::check_rows(meta, opts, [&](size_t done, size_t) { bar.update(done); });
+    reports = ws::dataset::check_rows(meta, opts, [&](size_t done, size_t) { bar.update(done); });
   }
 
   size_t fixed = 0;
@@ -128,7 +128,7 @@ int run_probe(const std::vector<std::string>& argv) {
                        r.problems.end());
     }
     if (fixed > 0) {
-      ws::data::write_metadata(path, meta.rows);
+      ws::dataset::write_metadata(path, meta.rows);
       wrote = true;
     }
   }

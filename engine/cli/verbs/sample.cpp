@@ -30,9 +30,9 @@
 #include "runtime/events.h"
 #include "runtime/progress.h"
 #include "text/prompts.h"
-#include "train/sample_render.h"
-#include "train/text_embeddings.h"
-#include "train/text_encoding.h"
+#include "train/experts/sample_render.h"
+#include "train/experts/text_embeddings.h"
+#include "train/experts/text_encoding.h"
 
 namespace ws::cli {
 namespace {

@@ -6,9 +6,9 @@
 #include "core/error.h"
 #include "cli/args.h"
 #include "cli/verb.h"
-#include "train/experts_options.h"
-#include "train/upsampler_options.h"
-#include "train/vae_options.h"
+#include "train/experts/experts_options.h"
+#include "train/upsampler/upsampler_options.h"
+#include "train/vae/vae_options.h"
 
 namespace ws::cli {
 namespace {

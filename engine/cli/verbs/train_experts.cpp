@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine train-experts --config RUN.yaml | option flags`.
 #include "cli/verb.h"
-#include "train/experts_trainer.h"
+#include "train/experts/experts_trainer.h"
 
 namespace ws::cli {
 

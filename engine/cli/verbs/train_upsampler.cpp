@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine train-upsampler --config RUN.yaml | the train_upsampler.py flags`.
 #include "cli/verb.h"
-#include "train/upsampler_trainer.h"
+#include "train/upsampler/upsampler_trainer.h"
 
 namespace ws::cli {
 

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// `wanstudio-engine train-vae --config RUN.yaml`: the VAE trainer (train/vae_run.h).
+// `wanstudio-engine train-vae --config RUN.yaml`: the VAE trainer (train/vae/vae_run.h).
 #include "cli/verb.h"
-#include "train/vae_run.h"
+#include "train/vae/vae_run.h"
 
 namespace ws::cli {
 

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine upsample`: what an upsampler run's validation writes, for any checkpoint and
-// any video (train/upsampler_validation.h): the clip squared to the sample size, encoded at high
+// any video (train/upsampler/upsampler_validation.h): the clip squared to the sample size, encoded at high
 // and low resolution, the low-res latent upsampled, the three decodes as MP4s and the PSNRs.
 //   upsample --checkpoint RUN/checkpoint-N [--ema] --vae W --video clip.mp4 --out DIR
 // Events: started (job upsample), validation, finished; SIGTERM or `cancel` before the
@@ -19,7 +19,7 @@
 #include "models/wan_vae.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
-#include "train/upsampler_validation.h"
+#include "train/upsampler/upsampler_validation.h"
 
 namespace ws::cli {
 namespace {

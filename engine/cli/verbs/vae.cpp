@@ -68,7 +68,7 @@ torch::Tensor read_video_clip(const ws::cli::Args& a, const std::string& path, i
   (void)frames;
   throw ws::Error(path + ": video support is not built into this wanstudio-engine");
 #else
-  ws::io::VideoInfo info = ws::io::probe_video(path, true);
+  ws::video::VideoInfo info = ws::video::probe_video(path, true);
   const int64_t stride = a.integer("stride", 1);
   if (stride < 1) throw ws::UsageError("--stride must be at least 1");
   const int64_t available = info.still_image ? 1 : (info.frames + stride - 1) / stride;
@@ -159,9 +159,9 @@ int run_decode(const std::vector<std::string>& argv) {
   torch::Tensor x = vae->decode(z, !a.boolean("no_clamp")).squeeze(0).contiguous();
   if (out.size() > 4 && out.compare(out.size() - 4, 4, ".mp4") == 0) {
 #ifdef WANSTUDIO_HAVE_VIDEO
-    ws::io::EncodeOptions eo;
+    ws::video::EncodeOptions eo;
     eo.fps = a.real("fps", 16.0);
-    ws::io::write_video(out, ws::data::clip_to_frames(x), eo);
+    ws::video::write_video(out, ws::data::clip_to_frames(x), eo);
 #else
     throw ws::Error(out + ": writing MP4 needs video support in this wanstudio-engine");
 #endif

@@ -1,0 +1,102 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "train/experts/experts_validation.h"
+
+#include <chrono>
+
+#include "core/error.h"
+#include "core/fs.h"
+#include "core/log.h"
+#include "core/sha256.h"
+#include "runtime/cancel.h"
+#include "runtime/events.h"
+#include "text/prompts.h"
+#include "train/experts/text_embeddings.h"
+
+namespace ws::train {
+
+std::vector<std::pair<std::string, std::string>> ExpertsValidationOptions::text_files(const std::string& dir) const {
+  std::vector<std::pair<std::string, std::string>> out;
+  for (const auto& p : prompts) out.emplace_back(p, fs::join(dir, sha256_hex(p) + ".safetensors"));
+  const std::string neg = negative_prompt.empty() ? std::string(text::kWanNegativePrompt) : negative_prompt;
+  out.emplace_back(neg, fs::join(dir, sha256_hex(neg) + ".safetensors"));
+  return out;
+}
+
+void encode_validation_prompts(const ExpertsValidationOptions& o, const std::string& text_dir,
+                               const TextEncoderOptions& encoder, int64_t text_dim) {
+  std::vector<CaptionJob> jobs;
+  for (const auto& [text, file] : o.text_files(text_dir)) jobs.push_back({text, file, "a validation prompt"});
+  encode_captions(
+      jobs, encoder, {}, [] { return runtime::cancel_requested(); }, text_dim);
+}
+
+ExpertsValidation::ExpertsValidation(ExpertsValidationOptions o, std::string text_dir, int64_t text_len,
+                                     int64_t text_dim)
+    : o_(std::move(o)) {
+  const auto texts = o_.text_files(text_dir);
+  for (size_t i = 0; i + 1 < texts.size(); ++i) {
+    contexts_.push_back(load_text_embedding(texts[i].second, text_len, text_dim));
+    labels_.push_back(texts[i].first);
+  }
+  for (const auto& f : o_.prompt_files) {
+    contexts_.push_back(load_text_embedding(f, text_len, text_dim));
+    labels_.push_back(f);
+  }
+  negative_ = load_text_embedding(texts.back().second, text_len, text_dim);
+}
+
+void ExpertsValidation::render(int64_t step, models::WanModel high, models::WanModel low, models::WanVae* vae,
+                               const std::string& run_dir, const std::function<void(bool)>& activate) {
+  if (step == last_step_) return;
+  last_step_ = step;
+  auto& events = runtime::EventStream::global();
+  sampling::SamplerModels m{high, low};
+  const int64_t c = low->config().out_dim;
+  for (size_t i = 0; i < contexts_.size(); ++i) {
+    try {
+      SampleSettings s = o_.settings;
+      s.seed = o_.seed + i;
+      SampleConditioning cond{contexts_[i], negative_, torch::Tensor()};
+      const auto t0 = std::chrono::steady_clock::now();
+      // With low_vram the active expert is brought in per step (the other waits in CPU memory).
+      bool on_high = false;
+      if (activate) {
+        activate(true);
+        on_high = true;
+      }
+      torch::Tensor z = render_latents(m, s, c, cond, [&](const sampling::SamplerStep& st) {
+        // The next step's expert: the high-noise steps come first, so this swaps once.
+        if (activate && on_high && st.index + 1 < s.sampler.steps) {
+          const auto sched = sampling::flow_schedule(s.sampler.solver, s.sampler.steps, s.sampler.shift);
+          if (!sampling::choose_expert(s.sampler, true, sched.timesteps[static_cast<size_t>(st.index + 1)]).high) {
+            activate(false);
+            on_high = false;
+          }
+        }
+      });
+      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      nlohmann::json record = s.to_json();
+      record["prompt"] = labels_[i];
+      record["step"] = step;
+      nlohmann::json sidecar = record;
+      sidecar["seconds"] = secs;
+      const std::string base =
+          fs::join(fs::join(run_dir, "sample"), "step" + std::to_string(step) + "_val" + std::to_string(i));
+      fs::make_dirs(fs::join(run_dir, "sample"));
+      std::string why;
+      SampleFiles f = write_sample(base, z, record, sidecar, vae, s.fps, &why);
+      auto rel = [&](const std::string& p) { return p.empty() ? p : p.substr(run_dir.size() + 1); };
+      nlohmann::json ev{{"step", step},         {"index", static_cast<int64_t>(i)}, {"latents", rel(f.latents)},
+                        {"prompt", labels_[i]}, {"settings", s.to_json()},          {"seconds", secs}};
+      if (!f.video.empty()) ev["video"] = rel(f.video);
+      events.emit("validation", ev);
+      if (!why.empty() && step == 0 && i == 0) events.log("info", "validation: " + why);
+    } catch (const std::exception& e) {
+      // A failed render never stops training.
+      events.log("warning",
+                 "validation " + std::to_string(i) + " at step " + std::to_string(step) + " failed: " + e.what());
+    }
+  }
+}
+
+}  // namespace ws::train
