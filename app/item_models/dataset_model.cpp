@@ -39,22 +39,25 @@ bool DatasetModel::load(const QString& metadataPath, QString* error) {
     if (error) *error = QString::fromUtf8(e.what());
     return false;
   }
+  reset(metadataPath, std::move(meta), false);
+  return true;
+}
+
+void DatasetModel::reset(const QString& path, dataset::Metadata meta, bool modified) {
   watcher_.waitForFinished();
   beginResetModel();
-  path_ = metadataPath;
+  path_ = path;
   meta_ = std::move(meta);
   reports_.clear();
+  removed_.clear();
   thumbs_.assign(meta_.rows.size(), QImage());
-  rowModified_.assign(meta_.rows.size(), false);
+  rowModified_.assign(meta_.rows.size(), modified);
   thumbnails_->clear();
   embedding_.assign(meta_.rows.size(), -1);
   endResetModel();
   refreshEmbeddings();
-  setModified(false);
-  // Queue every row (the page moves the visible ones to the front).
-  for (int r = int(meta_.rows.size()) - 1; r >= 0; --r)
-    thumbnails_->request(r, QString::fromStdString(meta_.resolve(meta_.rows[size_t(r)])));
-  return true;
+  setModified(modified);
+  restartThumbnails();
 }
 
 bool DatasetModel::save(QString* error) {
@@ -65,6 +68,7 @@ bool DatasetModel::save(QString* error) {
     return false;
   }
   rowModified_.assign(meta_.rows.size(), false);
+  removed_.clear();  // what is saved is the new starting point
   if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {ModifiedRole});
   setModified(false);
   return true;

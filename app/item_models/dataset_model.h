@@ -8,8 +8,10 @@
 #include <QAbstractListModel>
 #include <QFutureWatcher>
 #include <QImage>
+#include <QStringList>
 #include <QVector>
 
+#include <optional>
 #include <vector>
 
 #include "dataset/metadata.h"
@@ -72,6 +74,19 @@ class DatasetModel : public QAbstractListModel {
   void refreshEmbeddings();
   // Rows whose embedding is ready for the chosen encoder.
   int embeddingsReady() const;
+  // Rows added and removed (dataset_model_rows.cpp). A dataset made from files (the import): not
+  // yet saved; Save writes it to metadataPath.
+  void adopt(const QString& metadataPath, std::vector<dataset::MetaRow> rows);
+  // Appends a row per file (probed from its header, its sidecar caption as text; file_path relative
+  // to the metadata's folder when inside it). Files left out are named in `problems`.
+  int addFiles(const QStringList& files, QStringList* problems);
+  // Removes the rows (any order); undoable, one removal at a time, until saved or another dataset opens.
+  int removeDatasetRows(QVector<int> rows);
+  bool canUndoRemove() const { return !removed_.empty(); }
+  bool undoRemove();
+  // Each row's caption as a .txt beside its file; -1 with `error`.
+  int exportCaptions(QString* error);
+
   QImage thumbnail(int row) const;
   // Asks for the thumbnails of `rows` first (those on screen).
   void requestThumbnails(const QVector<int>& rows);
@@ -86,6 +101,21 @@ class DatasetModel : public QAbstractListModel {
   QString trainingText(size_t row) const;
   int embeddingState(size_t row, const std::string& encoderIdentity) const;
   void rowChanged(int row);
+  // Replaces everything (load, adopt).
+  void reset(const QString& path, dataset::Metadata meta, bool modified);
+  // Row numbers moved: thumbnails in flight are dropped and the missing ones asked for again.
+  void restartThumbnails();
+  void setRowsChanged();
+
+  // One row taken out by removeDatasetRows, with what the model knew of it.
+  struct RemovedRow {
+    size_t index;
+    dataset::MetaRow row;
+    bool modified;
+    QImage thumb;
+    std::optional<dataset::RowReport> report;
+  };
+  std::vector<std::vector<RemovedRow>> removed_;  // one entry per removal, the latest last
 
   QString path_;
   dataset::Metadata meta_;

@@ -19,6 +19,7 @@
 
 #include "item_models/dataset_model.h"
 #include "pages/caption_encoder_panel.h"
+#include "pages/dataset_edit_bar.h"
 
 namespace ws {
 
@@ -107,7 +108,8 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   grid_->setSpacing(4);
   grid_->setWordWrap(true);
   grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);
-  grid_->setSelectionMode(QAbstractItemView::SingleSelection);
+  grid_->setSelectionMode(QAbstractItemView::ExtendedSelection);  // several rows to remove at once
+  edits_ = new DatasetEditBar(this);
 
   preview_ = new QLabel(this);
   preview_->setMinimumSize(320, 180);
@@ -153,9 +155,10 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
     updateStatus();
   });
 
-  status_ = new QLabel(tr("No dataset open: Open… a metadata.json"), this);
+  status_ = new QLabel(tr("No dataset open: Open… a metadata.json, or make one with New from folder…"), this);
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(bar);
+  layout->addWidget(edits_);
   layout->addLayout(shape);
   layout->addWidget(encoder_);
   layout->addWidget(split, 1);

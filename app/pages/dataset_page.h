@@ -3,7 +3,8 @@
 // selected row's preview, facts (size, frames, problems) and caption editor. Save writes the
 // file atomically and keeps metadata.json.bak; "Check files" runs the same row check as
 // `wanstudio-engine probe` and training's start, in the background; "Fill sizes" writes the
-// probed width/height into the rows.
+// probed width/height into the rows. The row above the grid (DatasetEditBar) makes a dataset
+// from a folder and adds, removes and exports rows.
 #pragma once
 
 #include <QWidget>
@@ -21,6 +22,7 @@ class QTimer;
 namespace ws {
 
 class CaptionEncoderPanel;
+class DatasetEditBar;
 class DatasetModel;
 
 class DatasetPage : public QWidget {
@@ -51,6 +53,7 @@ class DatasetPage : public QWidget {
   QSpinBox* stride() const { return stride_; }
   QComboBox* trainer() const { return trainer_; }
   CaptionEncoderPanel* textEncoder() const { return encoder_; }
+  DatasetEditBar* edits() const { return edits_; }
   // The source row of the grid's current item, -1 without one.
   int currentRow() const;
   void selectRow(int sourceRow);
@@ -82,6 +85,7 @@ class DatasetPage : public QWidget {
   QSpinBox *sampleSize_, *frames_, *stride_;
   QComboBox* trainer_;
   CaptionEncoderPanel* encoder_ = nullptr;
+  DatasetEditBar* edits_ = nullptr;
   QPlainTextEdit* caption_;
   QLabel* status_;
   QPushButton *save_, *revert_, *check_, *fill_;

@@ -67,6 +67,45 @@ bool is_picture_name(const std::string& name) {
   return one_of(lower_extension(name), {".png", ".jpg", ".jpeg", ".webp", ".bmp"});
 }
 
+std::optional<MetaRow> media_row(const std::string& file, const std::string& meta_dir, const ImportOptions& options,
+                                 std::vector<ImportProblem>& problems) {
+  const bool picture = is_picture_name(file);
+  video::VideoInfo info;
+  try {
+    info = video::probe_video(file, options.count_frames && !picture);
+  } catch (const Error& e) {
+    problems.push_back({file, std::string("unreadable: ") + e.what(), true});
+    return std::nullopt;
+  }
+  if (!picture && info.still_image) {
+    problems.push_back({file, "a single picture with a video's extension; left out", true});
+    return std::nullopt;
+  }
+  if (!picture && options.min_frames > 0 && info.frames < options.min_frames) {
+    problems.push_back(
+        {file,
+         "too short: " + std::to_string(info.frames) + " frames, the run needs " + std::to_string(options.min_frames),
+         true});
+    return std::nullopt;
+  }
+  std::string caption;
+  try {
+    auto text = read_sidecar_caption(file);
+    if (!text || text->empty())
+      problems.push_back({file, text ? "empty caption file" : "no caption (.txt or .caption beside it)"});
+    caption = text.value_or("");
+  } catch (const Error& e) {
+    problems.push_back({file, e.what()});
+  }
+  MetaRow row = make_row(stored_path(file, meta_dir), caption, picture ? "image" : "video", info.width, info.height);
+  if (!picture) {
+    row.raw["frames"] = info.frames;
+    if (info.fps > 0) row.raw["fps"] = info.fps;
+    if (info.duration_s > 0) row.raw["duration_s"] = info.duration_s;
+  }
+  return row;
+}
+
 ImportResult import_folder(const ImportOptions& options, const std::function<bool(size_t, size_t)>& progress) {
   if (!fs::is_dir(options.root)) throw Error(options.root + ": not a folder");
   const std::string meta_dir = fs::dirname(fs::absolute(options.metadata_path));
@@ -76,41 +115,7 @@ ImportResult import_folder(const ImportOptions& options, const std::function<boo
   for (size_t i = 0; i < files.size(); ++i) {
     const std::string& file = files[i];
     if (progress && !progress(i, files.size())) throw Error(options.root + ": cancelled");
-    const bool picture = is_picture_name(file);
-    video::VideoInfo info;
-    try {
-      info = video::probe_video(file, options.count_frames && !picture);
-    } catch (const Error& e) {
-      result.problems.push_back({file, std::string("unreadable: ") + e.what(), true});
-      continue;
-    }
-    if (!picture && info.still_image) {
-      result.problems.push_back({file, "a single picture with a video's extension; left out", true});
-      continue;
-    }
-    if (!picture && options.min_frames > 0 && info.frames < options.min_frames) {
-      result.problems.push_back(
-          {file,
-           "too short: " + std::to_string(info.frames) + " frames, the run needs " + std::to_string(options.min_frames),
-           true});
-      continue;
-    }
-    std::string caption;
-    try {
-      auto text = read_sidecar_caption(file);
-      if (!text || text->empty())
-        result.problems.push_back({file, text ? "empty caption file" : "no caption (.txt or .caption beside it)"});
-      caption = text.value_or("");
-    } catch (const Error& e) {
-      result.problems.push_back({file, e.what()});
-    }
-    MetaRow row = make_row(stored_path(file, meta_dir), caption, picture ? "image" : "video", info.width, info.height);
-    if (!picture) {
-      row.raw["frames"] = info.frames;
-      if (info.fps > 0) row.raw["fps"] = info.fps;
-      if (info.duration_s > 0) row.raw["duration_s"] = info.duration_s;
-    }
-    result.rows.push_back(std::move(row));
+    if (auto row = media_row(file, meta_dir, options, result.problems)) result.rows.push_back(std::move(*row));
   }
   if (progress) progress(files.size(), files.size());
   std::sort(result.rows.begin(), result.rows.end(),

@@ -4,6 +4,7 @@
 #pragma once
 #include <cstdint>
 #include <functional>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -33,6 +34,11 @@ struct ImportResult {
 // Whether a file name is one import treats as a video / a picture (by extension, any case).
 bool is_video_name(const std::string& name);
 bool is_picture_name(const std::string& name);
+
+// One file's row (probed, its sidecar caption as text) with file_path relative to meta_dir when
+// inside it; nullopt when the file is left out. Problems are appended to `problems`.
+std::optional<MetaRow> media_row(const std::string& file, const std::string& meta_dir, const ImportOptions& options,
+                                 std::vector<ImportProblem>& problems);
 
 // Rows for every video and picture under root, probed (displayed width/height, frames, fps,
 // duration). `progress` (done, total) returning false stops with ws::Error "cancelled".

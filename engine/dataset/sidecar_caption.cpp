@@ -62,4 +62,14 @@ std::string write_sidecar_caption(const std::string& media, const std::string& t
   return c.string();
 }
 
+size_t write_sidecar_captions(const Metadata& meta) {
+  size_t written = 0;
+  for (const auto& row : meta.rows) {
+    if (row.file_path.empty()) continue;
+    write_sidecar_caption(meta.resolve(row), row.text);
+    ++written;
+  }
+  return written;
+}
+
 }  // namespace ws::dataset

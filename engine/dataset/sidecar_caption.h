@@ -5,6 +5,8 @@
 #include <optional>
 #include <string>
 
+#include "dataset/metadata.h"
+
 namespace ws::dataset {
 
 // The sidecar's path for `media`, the first of <stem>.txt and <stem>.caption that exists, or
@@ -17,5 +19,8 @@ std::optional<std::string> read_sidecar_caption(const std::string& media);
 
 // Writes `text` as <stem>.txt beside `media` (atomically); returns the path.
 std::string write_sidecar_caption(const std::string& media, const std::string& text);
+
+// Every row's caption beside its file (rows without a file_path are skipped); returns how many.
+size_t write_sidecar_captions(const Metadata& meta);
 
 }  // namespace ws::dataset

@@ -29,13 +29,8 @@ int run_dataset_export_captions(const std::vector<std::string>& argv) {
   args.positional("METADATA.json", "the dataset");
   args.value("train_data_dir", "DIR", "folder file_path is relative to (default: the metadata.json's folder)");
   if (!args.parse(argv)) return 0;
-  const auto meta = dataset::read_metadata(args.pos(0), args.str("train_data_dir"));
-  size_t written = 0;
-  for (const auto& row : meta.rows) {
-    if (row.file_path.empty()) continue;
-    dataset::write_sidecar_caption(meta.resolve(row), row.text);
-    ++written;
-  }
+  const size_t written =
+      dataset::write_sidecar_captions(dataset::read_metadata(args.pos(0), args.str("train_data_dir")));
   std::printf("wrote %zu caption files\n", written);
   return 0;
 }

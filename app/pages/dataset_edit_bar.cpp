@@ -1,0 +1,241 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pages/dataset_edit_bar.h"
+
+#include <QDragEnterEvent>
+#include <QDropEvent>
+#include <QFileDialog>
+#include <QHBoxLayout>
+#include <QItemSelectionModel>
+#include <QLabel>
+#include <QListView>
+#include <QMessageBox>
+#include <QMimeData>
+#include <QPushButton>
+#include <QSortFilterProxyModel>
+#include <QTimer>
+#include <QtConcurrent>
+
+#include "core/fs.h"
+#include "item_models/dataset_model.h"
+#include "pages/dataset_page.h"
+
+namespace ws {
+
+namespace {
+
+QPushButton* button(const QString& text, const QString& tip, QWidget* parent) {
+  auto* b = new QPushButton(text, parent);
+  b->setToolTip(tip);
+  b->setAccessibleName(text.endsWith(QStringLiteral("…")) ? text.chopped(1) : text);
+  b->setAccessibleDescription(tip);
+  return b;
+}
+
+}  // namespace
+
+DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
+  new_ = button(tr("New from folder…"),
+                tr("A dataset from every video and picture in a folder, with the .txt caption "
+                   "beside each (written as metadata.json in that folder)"),
+                this);
+  add_ = button(tr("Add files…"), tr("Add videos or pictures as rows (or drop them on the grid)"), this);
+  remove_ =
+      button(tr("Remove"), tr("Remove the selected rows from the dataset (the files stay; Undo puts them back)"), this);
+  undo_ = button(tr("Undo remove"), tr("Put the last removed rows back"), this);
+  export_ = button(tr("Export captions"), tr("Write each caption as a .txt beside its file, for other trainers"), this);
+  cancel_ = button(tr("Cancel import"), tr("Stop the import; nothing is written"), this);
+  cancel_->hide();
+  progress_ = new QLabel(this);
+  progress_->setAccessibleName(tr("Import progress"));
+  auto* row = new QHBoxLayout(this);
+  row->setContentsMargins(0, 0, 0, 0);
+  for (QWidget* w : {static_cast<QWidget*>(new_), static_cast<QWidget*>(add_), static_cast<QWidget*>(remove_),
+                     static_cast<QWidget*>(undo_), static_cast<QWidget*>(export_), static_cast<QWidget*>(cancel_),
+                     static_cast<QWidget*>(progress_)})
+    row->addWidget(w);
+  row->addStretch(1);
+
+  connect(new_, &QPushButton::clicked, this, &DatasetEditBar::chooseFolder);
+  connect(add_, &QPushButton::clicked, this, &DatasetEditBar::chooseFiles);
+  connect(remove_, &QPushButton::clicked, this, &DatasetEditBar::removeSelected);
+  connect(undo_, &QPushButton::clicked, this, &DatasetEditBar::undoRemove);
+  connect(export_, &QPushButton::clicked, this, &DatasetEditBar::exportCaptions);
+  connect(cancel_, &QPushButton::clicked, this, &DatasetEditBar::cancelImport);
+  connect(&watcher_, &QFutureWatcher<ImportOutcome>::finished, this, &DatasetEditBar::importDone);
+  DatasetModel* model = page_->model();
+  connect(model, &DatasetModel::modelReset, this, &DatasetEditBar::updateButtons);
+  connect(model, &DatasetModel::rowsInserted, this, &DatasetEditBar::updateButtons);
+  connect(model, &DatasetModel::rowsRemoved, this, &DatasetEditBar::updateButtons);
+  connect(model, &DatasetModel::modifiedChanged, this, &DatasetEditBar::updateButtons);
+  connect(page_->grid()->selectionModel(), &QItemSelectionModel::selectionChanged, this,
+          &DatasetEditBar::updateButtons);
+  // Files dropped on the grid become rows.
+  page_->grid()->viewport()->setAcceptDrops(true);
+  page_->grid()->viewport()->installEventFilter(this);
+  // Delete removes the selection, as in a file manager.
+  page_->grid()->installEventFilter(this);
+  auto* tick = new QTimer(this);
+  tick->setInterval(200);
+  connect(tick, &QTimer::timeout, this, [this] {
+    if (importing() && done_)
+      progress_->setText(tr("importing %1 of %2 files…").arg(done_->load()).arg(total_->load()));
+  });
+  tick->start();
+  updateButtons();
+}
+
+DatasetEditBar::~DatasetEditBar() {
+  if (cancel_flag_) cancel_flag_->store(true);
+  watcher_.waitForFinished();
+}
+
+void DatasetEditBar::updateButtons() {
+  DatasetModel* m = page_->model();
+  const bool open = !m->path().isEmpty();
+  new_->setEnabled(!importing());
+  add_->setEnabled(open && !importing());
+  remove_->setEnabled(open && page_->grid()->selectionModel()->hasSelection());
+  undo_->setEnabled(m->canUndoRemove());
+  export_->setEnabled(open && m->rowCount() > 0);
+  cancel_->setVisible(importing());
+}
+
+void DatasetEditBar::chooseFolder() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("A folder of clips and their .txt captions"));
+  if (dir.isEmpty()) return;
+  QString meta = QDir(dir).filePath(QStringLiteral("metadata.json"));
+  if (QFileInfo::exists(meta)) {
+    meta =
+        QFileDialog::getSaveFileName(this, tr("Where to write the new metadata.json"), meta, tr("metadata (*.json)"));
+    if (meta.isEmpty()) return;
+  }
+  importFolder(dir, meta);
+}
+
+bool DatasetEditBar::importFolder(const QString& dir, const QString& metadataPath) {
+  if (importing() || !page_->maybeKeepEdits()) return false;
+  dataset::ImportOptions options;
+  options.root = dir.toStdString();
+  options.metadata_path = metadataPath.toStdString();
+  importPath_ = metadataPath;
+  problems_.clear();
+  cancel_flag_ = std::make_shared<std::atomic<bool>>(false);
+  done_ = std::make_shared<std::atomic<int>>(0);
+  total_ = std::make_shared<std::atomic<int>>(0);
+  auto cancel = cancel_flag_;
+  auto done = done_, total = total_;
+  watcher_.setFuture(QtConcurrent::run([options, cancel, done, total] {
+    ImportOutcome out;
+    try {
+      out.result = dataset::import_folder(options, [&](size_t d, size_t t) {
+        done->store(int(d));
+        total->store(int(t));
+        return !cancel->load();
+      });
+    } catch (const std::exception& e) {
+      out.error = QString::fromUtf8(e.what());
+    }
+    return out;
+  }));
+  progress_->setText(tr("importing…"));
+  updateButtons();
+  return true;
+}
+
+void DatasetEditBar::cancelImport() {
+  if (cancel_flag_) cancel_flag_->store(true);
+}
+
+void DatasetEditBar::importDone() {
+  ImportOutcome outcome = watcher_.result();
+  QString error = outcome.error;
+  dataset::ImportResult& result = outcome.result;
+  for (const auto& p : result.problems)
+    problems_ << QStringLiteral("%1: %2%3")
+                     .arg(QString::fromStdString(p.file), QString::fromStdString(p.message),
+                          p.excluded ? tr(" (left out)") : QString());
+  if (error.isEmpty() && result.rows.empty())
+    error = tr("no usable video or picture found (%n media file(s))", nullptr, int(result.media_files));
+  if (error.isEmpty()) {
+    page_->model()->adopt(importPath_, std::move(result.rows));
+    if (page_->save()) page_->openDataset(importPath_);  // written, then opened like any dataset
+    else error = tr("could not write %1").arg(importPath_);
+  }
+  progress_->setText(error.isEmpty()
+                         ? tr("imported %n row(s)", nullptr, page_->model()->rowCount()) +
+                               (problems_.isEmpty() ? QString() : tr(", %n problem(s)", nullptr, int(problems_.size())))
+                         : error);
+  progress_->setToolTip(problems_.join(QLatin1Char('\n')));
+  updateButtons();
+  Q_EMIT importFinished(error.isEmpty() ? page_->model()->rowCount() : 0, error);
+}
+
+void DatasetEditBar::chooseFiles() {
+  const QStringList files = QFileDialog::getOpenFileNames(
+      this, tr("Videos or pictures to add"), {},
+      tr("Media (*.mp4 *.mov *.mkv *.avi *.webm *.m4v *.mpg *.mpeg *.gif *.png *.jpg *.jpeg *.webp *.bmp)"));
+  if (!files.isEmpty()) addFiles(files);
+}
+
+int DatasetEditBar::addFiles(const QStringList& files) {
+  problems_.clear();
+  const int n = page_->model()->addFiles(files, &problems_);
+  progress_->setText(tr("added %n row(s)", nullptr, n) +
+                     (problems_.isEmpty() ? QString() : tr(", %n left out", nullptr, int(problems_.size()))));
+  progress_->setToolTip(problems_.join(QLatin1Char('\n')));
+  if (n > 0) page_->selectRow(page_->model()->rowCount() - 1);
+  updateButtons();
+  return n;
+}
+
+int DatasetEditBar::removeSelected() {
+  QVector<int> rows;
+  const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(page_->grid()->model());
+  for (const QModelIndex& i : page_->grid()->selectionModel()->selectedIndexes())
+    rows << (proxy ? proxy->mapToSource(i).row() : i.row());
+  const int n = page_->model()->removeDatasetRows(rows);
+  if (n > 0) progress_->setText(tr("removed %n row(s) (unsaved; Undo remove puts them back)", nullptr, n));
+  updateButtons();
+  return n;
+}
+
+void DatasetEditBar::undoRemove() {
+  if (page_->model()->undoRemove()) progress_->setText(tr("rows put back"));
+  updateButtons();
+}
+
+int DatasetEditBar::exportCaptions() {
+  QString error;
+  const int n = page_->model()->exportCaptions(&error);
+  progress_->setText(n < 0 ? error : tr("wrote %n caption file(s) beside the clips", nullptr, n));
+  return n;
+}
+
+bool DatasetEditBar::eventFilter(QObject* watched, QEvent* event) {
+  if (watched == page_->grid() && event->type() == QEvent::KeyPress &&
+      static_cast<QKeyEvent*>(event)->key() == Qt::Key_Delete) {
+    removeSelected();
+    return true;
+  }
+  if (watched != page_->grid()->viewport()) return QWidget::eventFilter(watched, event);
+  if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
+    auto* e = static_cast<QDropEvent*>(event);
+    if (e->mimeData()->hasUrls() && !page_->model()->path().isEmpty()) {
+      e->acceptProposedAction();
+      return true;
+    }
+  } else if (event->type() == QEvent::Drop) {
+    auto* e = static_cast<QDropEvent*>(event);
+    QStringList files;
+    for (const QUrl& u : e->mimeData()->urls())
+      if (u.isLocalFile()) files << u.toLocalFile();
+    if (!files.isEmpty()) {
+      addFiles(files);
+      e->acceptProposedAction();
+      return true;
+    }
+  }
+  return QWidget::eventFilter(watched, event);
+}
+
+}  // namespace ws

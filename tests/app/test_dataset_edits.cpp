@@ -1,0 +1,167 @@
+// SPDX-License-Identifier: Apache-2.0
+// Making and curating a dataset on the dataset page: New from folder (the import on a worker
+// thread, its problems listed, the metadata.json written and opened; cancelled, nothing
+// written), files added by the button and by a drop on the grid, rows removed and put back,
+// the removal saved with a backup, captions exported beside the clips.
+#include <QLabel>
+#include <QListView>
+#include <QMimeData>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "core/fs.h"
+#include "dataset/metadata.h"
+#include "item_models/dataset_model.h"
+#include "pages/dataset_edit_bar.h"
+#include "pages/dataset_page.h"
+#include "video/video_encode.h"
+
+using namespace ws;
+
+namespace {
+
+// A clip of `frames` frames in one colour that drifts, so every file differs.
+void writeClip(const QString& path, int seed, int frames = 9) {
+  std::vector<video::RgbFrame> v;
+  for (int i = 0; i < frames; ++i) {
+    video::RgbFrame f(64, 48);
+    for (size_t p = 0; p < f.data.size(); p += 3) {
+      f.data[p] = uint8_t(40 * seed + i);
+      f.data[p + 1] = uint8_t(200 - 30 * seed);
+      f.data[p + 2] = uint8_t((p / 3) % 64 * 4);
+    }
+    v.push_back(std::move(f));
+  }
+  video::write_video(path.toStdString(), v);
+}
+
+void writeText(const QString& path, const QByteArray& text) {
+  QFile f(path);
+  QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+  f.write(text);
+}
+
+QStringList captions(const DatasetModel* m) {
+  QStringList out;
+  for (int r = 0; r < m->rowCount(); ++r) out << m->index(r).data(DatasetModel::CaptionRole).toString();
+  return out;
+}
+
+}  // namespace
+
+class TestDatasetEdits : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    const QString clips = tmp_.filePath("clips");
+    QDir().mkpath(clips + "/more");
+    writeClip(clips + "/a.mp4", 1);
+    writeText(clips + "/a.txt", "a red clip\n");
+    writeClip(clips + "/more/b.mp4", 2);
+    writeText(clips + "/more/b.txt", "a green clip");
+    writeText(clips + "/broken.mp4", "not a video");
+    writeClip(tmp_.filePath("extra.mp4"), 3);
+    writeText(tmp_.filePath("extra.txt"), "an extra clip");
+    writeClip(tmp_.filePath("dropped.mp4"), 4);
+  }
+
+  void everyControlIsNamed() {
+    DatasetPage page;
+    for (QPushButton* b : page.edits()->findChildren<QPushButton*>())
+      QVERIFY2(!b->accessibleName().isEmpty(), qPrintable(b->text()));
+    QVERIFY(!page.edits()->addButton()->isEnabled());  // nothing open yet
+    QVERIFY(page.edits()->newButton()->isEnabled());
+  }
+
+  void newFromFolderAddRemoveUndo() {
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    DatasetEditBar* bar = page.edits();
+    const QString meta = tmp_.filePath("clips/metadata.json");
+    QSignalSpy done(bar, &DatasetEditBar::importFinished);
+    QVERIFY(bar->importFolder(tmp_.filePath("clips"), meta));
+    QVERIFY(done.wait(60000));
+    QCOMPARE(done.at(0).at(1).toString(), QString());
+    QCOMPARE(done.at(0).at(0).toInt(), 2);
+    QVERIFY(QFileInfo::exists(meta));
+    QCOMPARE(page.model()->path(), meta);
+    QVERIFY(!page.model()->isModified());
+    QCOMPARE(captions(page.model()), (QStringList{"a red clip", "a green clip"}));
+    QCOMPARE(page.model()->index(1).data(DatasetModel::FileRole).toString(), QString("more/b.mp4"));
+    QVERIFY(bar->lastProblems().join("\n").contains("broken.mp4: unreadable"));
+
+    // Add files: a clip with its caption joins, a file that is no video is named.
+    writeText(tmp_.filePath("notes.md"), "notes");
+    QCOMPARE(bar->addFiles({tmp_.filePath("extra.mp4"), tmp_.filePath("notes.md")}), 1);
+    QCOMPARE(page.model()->rowCount(), 3);
+    QCOMPARE(captions(page.model()).last(), QString("an extra clip"));
+    QVERIFY(bar->lastProblems().join("\n").contains("notes.md"));
+    QVERIFY(page.model()->isModified());
+
+    // A file dropped on the grid is added too.
+    auto* mime = new QMimeData;
+    mime->setUrls({QUrl::fromLocalFile(tmp_.filePath("dropped.mp4"))});
+    QWidget* vp = page.grid()->viewport();
+    QDragEnterEvent enter(QPoint(5, 5), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(vp, &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(5, 5), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(vp, &drop);
+    QCOMPARE(page.model()->rowCount(), 4);
+    delete mime;
+
+    // Remove two rows, put them back in their places, remove one and save: the file loses it, .bak keeps it.
+    const QStringList before = captions(page.model());
+    auto* sel = page.grid()->selectionModel();
+    sel->clearSelection();
+    sel->select(page.grid()->model()->index(0, 0), QItemSelectionModel::Select);
+    sel->select(page.grid()->model()->index(2, 0), QItemSelectionModel::Select);
+    QVERIFY(bar->removeButton()->isEnabled());
+    QCOMPARE(bar->removeSelected(), 2);
+    QCOMPARE(captions(page.model()), (QStringList{before[1], before[3]}));
+    QVERIFY(bar->undoButton()->isEnabled());
+    bar->undoRemove();
+    QCOMPARE(captions(page.model()), before);
+    QVERIFY(!bar->undoButton()->isEnabled());
+    sel->clearSelection();
+    sel->select(page.grid()->model()->index(0, 0), QItemSelectionModel::Select);
+    QCOMPARE(bar->removeSelected(), 1);
+    QVERIFY(page.save());
+    QVERIFY(!bar->undoButton()->isEnabled());  // saved: the removal is the new start
+    const auto saved = dataset::read_metadata(meta.toStdString());
+    QCOMPARE(int(saved.rows.size()), 3);
+    QCOMPARE(QString::fromStdString(saved.rows[0].text), QString("a green clip"));
+    QCOMPARE(int(dataset::read_metadata((meta + ".bak").toStdString()).rows.size()), 2);
+    QVERIFY(QFileInfo::exists(tmp_.filePath("clips/a.mp4")));  // the file itself stays
+
+    // Export: each caption beside its clip.
+    page.model()->setCaption(0, "a green clip, edited");
+    QCOMPARE(bar->exportCaptions(), 3);
+    QFile side(tmp_.filePath("clips/more/b.txt"));
+    QVERIFY(side.open(QIODevice::ReadOnly));
+    QCOMPARE(side.readAll(), QByteArray("a green clip, edited\n"));
+  }
+
+  void cancelledImportWritesNothing() {
+    const QString many = tmp_.filePath("many");
+    QDir().mkpath(many);
+    for (int i = 0; i < 40; ++i) writeClip(many + QStringLiteral("/c%1.mp4").arg(i, 2, 10, QChar('0')), i % 5, 5);
+    DatasetPage page;
+    QSignalSpy done(page.edits(), &DatasetEditBar::importFinished);
+    QVERIFY(page.edits()->importFolder(many, many + "/metadata.json"));
+    QVERIFY(page.edits()->cancelButton()->isVisibleTo(page.edits()));
+    page.edits()->cancelImport();
+    QVERIFY(done.wait(60000));
+    QVERIFY2(done.at(0).at(1).toString().contains("cancelled"), qPrintable(done.at(0).at(1).toString()));
+    QVERIFY(!QFileInfo::exists(many + "/metadata.json"));
+    QVERIFY(page.model()->path().isEmpty());
+  }
+};
+
+QTEST_MAIN(TestDatasetEdits)
+#include "test_dataset_edits.moc"
