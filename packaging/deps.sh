@@ -11,7 +11,7 @@ pkgs=(
   qt6-base-dev libqcustomplot-dev
   libyaml-cpp-dev libspdlog-dev libfmt-dev nlohmann-json3-dev
   libavformat-dev libavcodec-dev libswscale-dev libavutil-dev
-  libgloo-dev xvfb xauth
+  libgloo-dev libopencv-video-dev xvfb xauth
   libsentencepiece-dev sentencepiece
   help2man lintian clang-format ccache
   python3

@@ -39,7 +39,8 @@ namespace {
 
 int run_dataset(const std::vector<std::string>& argv) {
   const std::string usage =
-      "usage: wanstudio-engine dataset {import|split|dedupe|export-captions} ... (--help after one for its options)";
+      "usage: wanstudio-engine dataset {import|split|dedupe|score|export-captions} ... (--help after one for its "
+      "options)";
   if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
     std::printf("%s\n", usage.c_str());
     return argv.empty() ? 1 : 0;
@@ -47,10 +48,13 @@ int run_dataset(const std::vector<std::string>& argv) {
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   int (*sub)(const std::vector<std::string>&) = nullptr;
   if (argv[0] == "export-captions") sub = run_dataset_export_captions;
-  if (argv[0] == "import" || argv[0] == "split" || argv[0] == "dedupe") {
+  if (argv[0] == "import" || argv[0] == "split" || argv[0] == "dedupe" || argv[0] == "score") {
     require_video(("dataset " + argv[0]).c_str());
-#ifdef WANSTUDIO_HAVE_VIDEO  // the three decode video; without FFmpeg they are not built
-    sub = argv[0] == "import" ? run_dataset_import : argv[0] == "split" ? run_dataset_split : run_dataset_dedupe;
+#ifdef WANSTUDIO_HAVE_VIDEO  // these decode video; without FFmpeg they are not built
+    sub = argv[0] == "import"   ? run_dataset_import
+          : argv[0] == "split"  ? run_dataset_split
+          : argv[0] == "dedupe" ? run_dataset_dedupe
+                                : run_dataset_score;
 #endif
   }
   if (sub) {
@@ -71,5 +75,5 @@ int run_dataset(const std::vector<std::string>& argv) {
 
 }  // namespace ws::cli
 
-WS_VERB("dataset", "make and curate a metadata.json: import a folder, split scenes, find duplicates",
+WS_VERB("dataset", "make and curate a metadata.json: import a folder, split scenes, find duplicates, score",
         &ws::cli::run_dataset);
