@@ -87,6 +87,15 @@ class DatasetModel : public QAbstractListModel {
   // Each row's caption as a .txt beside its file; -1 with `error`.
   int exportCaptions(QString* error);
 
+  // Captions at scale (dataset_model_captions.cpp), on `rows` (all rows when empty); each returns the
+  // number of captions changed, all undone by Revert until saved.
+  int replaceInCaptions(const QString& find, const QString& replace, const QVector<int>& rows = {},
+                        Qt::CaseSensitivity cs = Qt::CaseSensitive);
+  // "word, caption" on every caption that does not start with the word already.
+  int addTriggerWord(const QString& word, const QVector<int>& rows = {});
+  // The word (with the comma and spaces after it) taken off the front of every caption that starts with it.
+  int removeTriggerWord(const QString& word, const QVector<int>& rows = {});
+
   QImage thumbnail(int row) const;
   // Asks for the thumbnails of `rows` first (those on screen).
   void requestThumbnails(const QVector<int>& rows);

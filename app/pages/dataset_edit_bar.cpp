@@ -11,7 +11,6 @@
 #include <QMessageBox>
 #include <QMimeData>
 #include <QPushButton>
-#include <QSortFilterProxyModel>
 #include <QTimer>
 #include <QtConcurrent>
 
@@ -189,10 +188,7 @@ int DatasetEditBar::addFiles(const QStringList& files) {
 }
 
 int DatasetEditBar::removeSelected() {
-  QVector<int> rows;
-  const auto* proxy = qobject_cast<const QSortFilterProxyModel*>(page_->grid()->model());
-  for (const QModelIndex& i : page_->grid()->selectionModel()->selectedIndexes())
-    rows << (proxy ? proxy->mapToSource(i).row() : i.row());
+  const QVector<int> rows = page_->selectedRows();
   const int n = page_->model()->removeDatasetRows(rows);
   if (n > 0) progress_->setText(tr("removed %n row(s) (unsaved; Undo remove puts them back)", nullptr, n));
   updateButtons();

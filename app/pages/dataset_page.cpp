@@ -2,6 +2,8 @@
 #include "pages/dataset_page.h"
 
 #include <QComboBox>
+
+#include <algorithm>
 #include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
@@ -19,6 +21,7 @@
 
 #include "item_models/dataset_model.h"
 #include "pages/caption_encoder_panel.h"
+#include "pages/caption_tools_bar.h"
 #include "pages/dataset_edit_bar.h"
 
 namespace ws {
@@ -135,6 +138,8 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   dl->addWidget(problems_);
   dl->addWidget(new QLabel(tr("Caption"), details));
   dl->addWidget(caption_, 1);
+  captionTools_ = new CaptionToolsBar(this);
+  dl->addWidget(captionTools_);
 
   auto* split = new QSplitter(this);
   split->addWidget(grid_);
@@ -202,6 +207,13 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
 int DatasetPage::currentRow() const {
   const QModelIndex cur = grid_->currentIndex();
   return cur.isValid() ? proxy_->mapToSource(cur).row() : -1;
+}
+
+QVector<int> DatasetPage::selectedRows() const {
+  QVector<int> rows;
+  for (const QModelIndex& i : grid_->selectionModel()->selectedIndexes()) rows << proxy_->mapToSource(i).row();
+  std::sort(rows.begin(), rows.end());
+  return rows;
 }
 
 void DatasetPage::selectRow(int sourceRow) {

@@ -7,6 +7,7 @@
 // from a folder and adds, removes and exports rows.
 #pragma once
 
+#include <QVector>
 #include <QWidget>
 
 class QLabel;
@@ -22,6 +23,7 @@ class QTimer;
 namespace ws {
 
 class CaptionEncoderPanel;
+class CaptionToolsBar;
 class DatasetEditBar;
 class DatasetModel;
 
@@ -54,11 +56,16 @@ class DatasetPage : public QWidget {
   QComboBox* trainer() const { return trainer_; }
   CaptionEncoderPanel* textEncoder() const { return encoder_; }
   DatasetEditBar* edits() const { return edits_; }
+  CaptionToolsBar* captionTools() const { return captionTools_; }
   // The source row of the grid's current item, -1 without one.
   int currentRow() const;
+  // The source rows of the grid's selection, ascending.
+  QVector<int> selectedRows() const;
   void selectRow(int sourceRow);
 
  public Q_SLOTS:
+  // Shows the current row again (after edits made elsewhere, such as a find and replace).
+  void refreshCurrent() { showRow(currentRow()); }
   void chooseAndOpen();
   bool save();
   void revert();
@@ -86,6 +93,7 @@ class DatasetPage : public QWidget {
   QComboBox* trainer_;
   CaptionEncoderPanel* encoder_ = nullptr;
   DatasetEditBar* edits_ = nullptr;
+  CaptionToolsBar* captionTools_ = nullptr;
   QPlainTextEdit* caption_;
   QLabel* status_;
   QPushButton *save_, *revert_, *check_, *fill_;

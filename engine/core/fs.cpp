@@ -74,6 +74,21 @@ std::string read_json_text(const std::string& path) {
   return text;
 }
 
+int create_temp_beside(const std::string& path, unsigned mode, std::string* tmp) {
+  std::string name = path + ".tmp.XXXXXX";
+  const int fd = ::mkostemp(name.data(), O_CLOEXEC);
+  if (fd < 0) throw Error(path + ": cannot write (" + errno_text(errno) + ")");
+  ::fchmod(fd, static_cast<mode_t>(mode));  // mkostemp makes 0600; the umask must not decide either
+  *tmp = name;
+  return fd;
+}
+
+std::string make_temp_dir(const std::string& parent, const std::string& prefix) {
+  std::string name = join(parent, prefix + "XXXXXX");
+  if (!::mkdtemp(name.data())) throw Error(parent + ": cannot make a scratch folder (" + errno_text(errno) + ")");
+  return name;
+}
+
 void fsync_dir(const std::string& dir) {
   int fd = ::open(dir.empty() ? "." : dir.c_str(), O_RDONLY | O_DIRECTORY);
   if (fd >= 0) {
@@ -87,10 +102,13 @@ namespace {
 // Writes `data` into a temporary file beside `target` with `mode`, fsyncs and renames it over
 // `target`. `shown` is the name errors use.
 void replace_file(const std::string& target, std::string_view data, mode_t mode, const std::string& shown) {
-  std::string tmp = target + ".tmp." + std::to_string(::getpid());
-  int fd = ::open(tmp.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode);
-  if (fd < 0) throw Error(shown + ": cannot write (" + errno_text(errno) + ")");
-  ::fchmod(fd, mode);  // the umask must not widen or narrow what the user had
+  std::string tmp;
+  int fd = -1;
+  try {
+    fd = create_temp_beside(target, mode, &tmp);  // the mode the user had, whatever the umask
+  } catch (const Error&) {
+    throw Error(shown + ": cannot write (" + errno_text(errno) + ")");
+  }
   auto fail = [&](int e, const char* what) {
     ::close(fd);
     ::unlink(tmp.c_str());

@@ -24,6 +24,11 @@ void write_file_atomic(const std::string& path, std::string_view data);
 // Like write_file_atomic, but first keeps the previous version as `path + ".bak"` (itself
 // written atomically, so a failure leaves the older backup whole).
 void write_file_with_backup(const std::string& path, std::string_view data);
+// Creates and opens (O_CREAT|O_EXCL, close-on-exec) a new file `<path>.tmp.<random>` beside `path`
+// with `mode`: never a name another user could guess and plant a link at. Sets *tmp; throws ws::Error.
+int create_temp_beside(const std::string& path, unsigned mode, std::string* tmp);
+// A new private folder `<parent>/<prefix><random>` (mode 0700), made by mkdtemp.
+std::string make_temp_dir(const std::string& parent, const std::string& prefix);
 void fsync_dir(const std::string& dir);
 bool exists(const std::string& path);
 bool is_dir(const std::string& path);

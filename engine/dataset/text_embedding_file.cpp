@@ -28,6 +28,8 @@ std::string encoder_identity(const std::string& encoder_path) {
 }
 
 EmbeddingState embedding_state(const std::string& path, const std::string& encoder) {
+  std::error_code ec;
+  if (!std::filesystem::is_regular_file(path, ec)) return EmbeddingState::Missing;  // never open a FIFO
   std::ifstream f(path, std::ios::binary);
   if (!f) return EmbeddingState::Missing;
   // The safetensors header: an 8-byte little-endian length, then JSON with `__metadata__`.

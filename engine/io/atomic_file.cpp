@@ -13,9 +13,7 @@
 namespace ws::io {
 
 AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  tmp_ = path_ + ".tmp." + std::to_string(::getpid());
-  fd_ = ::open(tmp_.c_str(), O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0644);
-  if (fd_ < 0) throw Error(path_ + ": cannot write (" + std::strerror(errno) + ")");
+  fd_ = fs::create_temp_beside(path_, 0644, &tmp_);
 }
 
 AtomicFile::~AtomicFile() {

@@ -133,7 +133,8 @@ struct VideoWriter::Impl {
     int rot = ((opts.rotation % 360) + 360) % 360;
     if (rot % 90) throw Error(path + ": rotation must be 0, 90, 180 or 270 degrees");
     const int ew = w + w % 2, eh = h + h % 2;
-    tmp = path + ".tmp." + std::to_string(::getpid());
+    // A fresh name nobody could plant a link at; FFmpeg then opens the file made here.
+    ::close(fs::create_temp_beside(path, 0644, &tmp));
     int ret = avformat_alloc_output_context2(&oc, nullptr, opts.container.c_str(), tmp.c_str());
     if (ret < 0 || !oc) fail(path, "cannot create a '" + opts.container + "' writer", ret);
     auto candidates = encoder_candidates(opts.encoder);

@@ -3,9 +3,12 @@
 // thread, its problems listed, the metadata.json written and opened; cancelled, nothing
 // written), files added by the button and by a drop on the grid, rows removed and put back,
 // the removal saved with a backup, captions exported beside the clips.
+#include <QCheckBox>
 #include <QLabel>
+#include <QLineEdit>
 #include <QListView>
 #include <QMimeData>
+#include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QTemporaryDir>
@@ -14,6 +17,7 @@
 #include "core/fs.h"
 #include "dataset/metadata.h"
 #include "item_models/dataset_model.h"
+#include "pages/caption_tools_bar.h"
 #include "pages/dataset_edit_bar.h"
 #include "pages/dataset_page.h"
 #include "video/video_encode.h"
@@ -145,6 +149,48 @@ class TestDatasetEdits : public QObject {
     QFile side(tmp_.filePath("clips/more/b.txt"));
     QVERIFY(side.open(QIODevice::ReadOnly));
     QCOMPARE(side.readAll(), QByteArray("a green clip, edited\n"));
+  }
+
+  // A trigger word on every caption and off again, find and replace on all or on the selection,
+  // and Revert taking it all back.
+  void captionsAtScale() {
+    const QString meta = tmp_.filePath("scale/metadata.json");
+    QDir().mkpath(tmp_.filePath("scale"));
+    std::vector<dataset::MetaRow> rows;
+    for (const char* c : {"a red clip", "A Clip of a dog", "", "ohwx, already tagged"})
+      rows.push_back(dataset::make_row("x.mp4", c, "video", 64, 48));
+    dataset::write_metadata(meta.toStdString(), rows);
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta));
+    CaptionToolsBar* tools = page.captionTools();
+    tools->triggerWord()->setText(" ohwx ");
+    QCOMPARE(tools->addTrigger(), 3);
+    QCOMPARE(captions(page.model()),
+             (QStringList{"ohwx, a red clip", "ohwx, A Clip of a dog", "ohwx", "ohwx, already tagged"}));
+    QCOMPARE(tools->addTrigger(), 0);
+    QVERIFY(tools->result()->text().contains("changed 0 of 4"));
+    QCOMPARE(page.captionEditor()->toPlainText(), QString("ohwx, a red clip"));  // the editor follows
+    QCOMPARE(tools->removeTrigger(), 4);
+    QCOMPARE(captions(page.model()), (QStringList{"a red clip", "A Clip of a dog", "", "already tagged"}));
+
+    tools->findText()->setText("clip");
+    tools->replaceText()->setText("video");
+    QCOMPARE(tools->replaceAll(), 1);  // case matters: "Clip" stays
+    tools->matchCase()->setChecked(false);
+    QCOMPARE(tools->replaceAll(), 1);
+    QCOMPARE(captions(page.model()).mid(0, 2), (QStringList{"a red video", "A video of a dog"}));
+    // Several rows selected: only they change.
+    auto* sel = page.grid()->selectionModel();
+    sel->clearSelection();
+    sel->select(page.grid()->model()->index(1, 0), QItemSelectionModel::Select);
+    sel->select(page.grid()->model()->index(3, 0), QItemSelectionModel::Select);
+    tools->triggerWord()->setText("sks");
+    QCOMPARE(tools->addTrigger(), 2);
+    QCOMPARE(captions(page.model()), (QStringList{"a red video", "sks, A video of a dog", "", "sks, already tagged"}));
+    QVERIFY(page.model()->isModified());
+    page.revert();
+    QCOMPARE(captions(page.model()), (QStringList{"a red clip", "A Clip of a dog", "", "ohwx, already tagged"}));
   }
 
   void cancelledImportWritesNothing() {

@@ -88,6 +88,17 @@ EOF
 # 3. Two real steps: their time and the measured peak. A run this small is mostly the worker's own
 #    runtime, of which the estimate sees only what its process has (about 30-50 MB less), hence
 #    the wider bound here; the 15 % holds where the models' state dominates (5.).
+# The timed steps' scratch folder is new and private (mkdtemp): a link planted at the name it once
+# had ($TMPDIR/wanstudio-estimate-<pid>; exec keeps the pid) does not turn another run's folder into
+# the scratch run, and nothing is left in $TMPDIR afterwards.
+mkdir -p "$tmp/scratch" "$tmp/victim/checkpoint-2"
+echo keep > "$tmp/victim/checkpoint-2/weights"
+TMPDIR="$tmp/scratch" bash -c 'ln -s "$1" "$TMPDIR/wanstudio-estimate-$$"; exec "$2" estimate "${@:3}" --time_steps 1' \
+  _ "$tmp/victim" "$engine" "${up[@]}" >/dev/null 2>"$tmp/planted.err" || fail "estimate beside a planted link: $(cat "$tmp/planted.err")"
+[ "$(cat "$tmp/victim/checkpoint-2/weights")" = keep ] && [ "$(ls "$tmp/victim")" = checkpoint-2 ] \
+  || fail "the planted link's folder was touched"
+[ "$(ls -A "$tmp/scratch" | wc -l)" -eq 1 ] && [ -L "$(echo "$tmp/scratch"/wanstudio-estimate-*)" ] \
+  || fail "scratch left behind, or the planted link gone: $(ls -A "$tmp/scratch")"
 out=$(est "${up[@]}" --time_steps 2) || fail "estimate --time_steps: $(cat "$tmp/est.err")"
 python3 - "$out" <<'EOF' || fail "timed estimate: $out"
 import json, sys

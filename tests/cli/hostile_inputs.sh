@@ -189,4 +189,16 @@ grep -q 'train-upsampler configs only' <<<"$out" || fail "buckets on an experts 
 out=$(run buckets --config_path "$data/../../configs/wan2.2/upsampler_2.2vae.yaml" --train_data_meta "$tmp/data/metadata.json" \
       --video_sample_size 480 --video_sample_n_frames 5 2>&1) || fail "buckets with configs/wan2.2/upsampler_2.2vae.yaml: $out"
 grep -q '"latent_lr"' <<<"$out" || fail "no bucket report from the released model YAML: ${out:0:300}"
+# --- Round 2 (issue 40): no temporary name another user can guess. A link planted where an atomic
+# write once put its temporary file (<file>.tmp.<pid>; exec keeps the pid) is not written through.
+mkdir -p "$tmp/planted"
+echo precious > "$tmp/precious.txt"
+bash -c 'ln -s "$1" "$2/metadata.json.tmp.$$"; exec timeout 120 "$3" demo-data "$2"' _ "$tmp/precious.txt" \
+  "$tmp/planted" "$engine" >/dev/null 2>&1 || fail "demo-data beside a planted link"
+[ "$(cat "$tmp/precious.txt")" = precious ] || fail "the planted link's target was overwritten"
+[ -f "$tmp/planted/metadata.json" ] && [ ! -L "$tmp/planted/metadata.json" ] || fail "metadata.json is not a plain file"
+# A FIFO as estimate's run file: a one-line error, no hang.
+out=$(run estimate --config "$tmp/fifo.yaml" 2>&1); rc=$?
+[ $rc -eq 1 ] || fail "estimate --config FIFO exited $rc: ${out:0:200}"
+grep -q "regular file" <<<"$out" || fail "estimate --config FIFO: ${out:0:200}"
 echo "hostile inputs: ok"

@@ -203,8 +203,8 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
   const ssize_t n = ::readlink("/proc/self/exe", exe, sizeof exe - 1);
   if (n <= 0) throw Error("estimate: cannot find this program to run the timed steps");
   exe[n] = 0;
-  const std::string dir =
-      fs::join(stdfs::temp_directory_path().string(), "wanstudio-estimate-" + std::to_string(::getpid()));
+  // A new private folder (mkdtemp): a predictable name in a shared /tmp could be a link to a run.
+  const std::string dir = fs::make_temp_dir(stdfs::temp_directory_path().string(), "wanstudio-estimate-");
   std::vector<std::string> args{exe, verb};
   args.insert(args.end(), run_args.begin(), run_args.end());
   args.insert(args.end(),
@@ -273,7 +273,8 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
 
 std::string read_job(const std::string& path) {
   try {
-    const YAML::Node y = YAML::LoadFile(path);
+    // read_file refuses a FIFO, folder or device with a one-line error instead of blocking on it.
+    const YAML::Node y = YAML::Load(fs::read_file(path));
     if (y.IsMap() && y["job"] && y["job"].IsScalar()) return y["job"].as<std::string>();
   } catch (const YAML::Exception& e) {
     throw Error(path + ": " + e.what());
