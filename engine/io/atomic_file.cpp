@@ -12,9 +12,7 @@
 
 namespace ws::io {
 
-AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) {
-  fd_ = fs::create_temp_beside(path_, 0644, &tmp_);
-}
+AtomicFile::AtomicFile(std::string path) : path_(std::move(path)) { fd_ = fs::create_temp_beside(path_, 0644, &tmp_); }
 
 AtomicFile::~AtomicFile() {
   if (fd_ >= 0) {
