@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "cli/args.h"
 
+#include <cmath>
 #include <algorithm>
 #include <cstdio>
 #include <sstream>
@@ -141,18 +142,21 @@ int64_t Args::integer(const std::string& name, int64_t def) const {
   }
 }
 
-double Args::real(const std::string& name, double def) const {
-  if (!has(name)) return def;
-  std::string v = str(name);
+double parse_real(const std::string& text, const std::string& option) {
+  double d = 0;
   try {
     size_t used = 0;
-    double d = std::stod(v, &used);
-    if (used != v.size()) throw std::invalid_argument(v);
-    return d;
-  } catch (const std::exception&) {
-    throw UsageError("--" + contract::canonical_option(name) + ": expected a number, got '" + v + "'");
+    d = std::stod(text, &used);
+    if (used != text.size()) throw std::invalid_argument(text);
+  } catch (const std::exception&) {  // std::out_of_range too: 1e999
+    throw UsageError("--" + contract::canonical_option(option) + ": expected a number, got '" + text + "'");
   }
+  if (!std::isfinite(d))
+    throw UsageError("--" + contract::canonical_option(option) + ": expected a finite number, got '" + text + "'");
+  return d;
 }
+
+double Args::real(const std::string& name, double def) const { return has(name) ? parse_real(str(name), name) : def; }
 
 bool Args::boolean(const std::string& name, bool def) const {
   if (!has(name)) return def;

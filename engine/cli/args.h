@@ -53,6 +53,9 @@ class Args {
   const ArgSpec* find(const std::string& name) const;
 };
 
+// A finite number for `option` (NaN and ±inf are refused: no option means them); throws ws::UsageError.
+double parse_real(const std::string& text, const std::string& option);
+
 // Sizes as "WxH", "W*H" or "H,W" -> {H, W}; throws ws::UsageError.
 std::pair<int64_t, int64_t> parse_size(const std::string& text);
 // The contract's boolean words (contract/option_values.h); throws ws::UsageError naming `what`.

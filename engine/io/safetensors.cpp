@@ -212,6 +212,9 @@ void write_safetensors(const std::string& path, const StateDict& tensors,
   f.write(hs.data(), hs.size());
   for (const auto& kv : tensors) {
     auto c = kv.second.detach().to(torch::kCPU).contiguous();
+    // Weights that are NaN or infinite are never published: the old file stays (issue 40).
+    if (c.is_floating_point() && c.numel() > 0 && !torch::isfinite(c).all().item<bool>())
+      throw Error(path + ": tensor '" + kv.first + "' holds NaN or infinite values; not written");
     f.write(c.data_ptr(), static_cast<size_t>(c.numel()) * c.element_size());
   }
   f.commit();

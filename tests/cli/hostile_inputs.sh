@@ -201,4 +201,16 @@ bash -c 'ln -s "$1" "$2/metadata.json.tmp.$$"; exec timeout 120 "$3" demo-data "
 out=$(run estimate --config "$tmp/fifo.yaml" 2>&1); rc=$?
 [ $rc -eq 1 ] || fail "estimate --config FIFO exited $rc: ${out:0:200}"
 grep -q "regular file" <<<"$out" || fail "estimate --config FIFO: ${out:0:200}"
+# Non-finite numbers: refused on the command line before anything loads, and weights that went
+# NaN in training are never written (the run fails naming the tensor; exit 1, not 0).
+out=$(run merge-lora --model "$tmp/none" --lora "$tmp/none.safetensors" --scale nan --out "$tmp/merged" 2>&1); rc=$?
+[ $rc -eq 1 ] && grep -q -- "--scale: expected a finite number" <<<"$out" || fail "merge-lora --scale nan: $rc ${out:0:200}"
+for v in inf -inf nan 1e999; do
+  out=$(run sample --model "$tmp/none" --prompt x --sample_guide_scale "$v" 2>&1); rc=$?
+  [ $rc -eq 1 ] && grep -q -- "--sample_guide_scale: expected a" <<<"$out" || fail "sample --sample_guide_scale $v: $rc ${out:0:200}"
+done
+out=$(run "${TR[@]}" --output_dir "$tmp/nanrun" --max_train_steps 4 --checkpointing_steps 4 --learning_rate 1e30 2>/dev/null); rc=$?
+[ $rc -eq 1 ] || fail "a run whose weights went NaN exited $rc"
+grep -q "holds NaN or infinite values; not written" <<<"$out" || fail "no error event naming the tensor"
+ls -A "$tmp/nanrun" | grep -q checkpoint && fail "a NaN checkpoint was left: $(ls -A "$tmp/nanrun")"
 echo "hostile inputs: ok"

@@ -36,10 +36,11 @@ int run_merge_lora(const std::vector<std::string>& argv) {
     throw Error(out + ": already holds a model (config.json); choose another --out");
   const std::string dtype = a.str("dtype");
   if (!dtype.empty() && dtype != "fp32" && dtype != "bf16") throw UsageError("--dtype must be fp32 or bf16");
+  const double scale = a.real("scale", 1.0);  // NaN and inf refused before any weight is read
   models::WanModel model = models::load_wan_model(a.str("model"));
   const models::WanLora lora = models::WanLora::load(a.str("lora"));
   try {
-    lora.merge_into(*model, a.real("scale", 1.0));
+    lora.merge_into(*model, scale);
   } catch (const Error& e) {
     throw Error(a.str("lora") + ": " + e.what());
   }
@@ -50,7 +51,7 @@ int run_merge_lora(const std::vector<std::string>& argv) {
   cfg["_class_name"] = "WanModel";
   io::write_model_dir(out, cfg, sd);
   ws::log::info("merged {} adapters (rank {}, alpha {}) at scale {} into {}", lora.entries().size(), lora.rank(),
-                lora.alpha(), a.real("scale", 1.0), out);
+                lora.alpha(), scale, out);
   return 0;
 }
 

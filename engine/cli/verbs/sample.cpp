@@ -116,8 +116,8 @@ Experts load_experts(const Args& a) {
   if (a.has("lora_scale")) {
     const auto v = a.strs("lora_scale");
     if (v.empty() || v.size() > 2) throw UsageError("--lora_scale takes one multiplier, or two: HIGH LOW");
-    scale_high = std::stod(v[0]);
-    scale_low = std::stod(v.back());
+    scale_high = parse_real(v[0], "lora_scale");
+    scale_low = parse_real(v.back(), "lora_scale");
   }
   if (!single.empty()) {
     if (!lora_high.empty())
@@ -175,8 +175,8 @@ train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c
   if (a.has("sample_guide_scale")) {
     auto g = a.strs("sample_guide_scale");
     if (g.empty() || g.size() > 2) throw UsageError("--sample_guide_scale takes one scale, or two: LOW HIGH");
-    s.sampler.guide_low = std::stod(g[0]);
-    s.sampler.guide_high = std::stod(g.back());
+    s.sampler.guide_low = parse_real(g[0], "sample_guide_scale");
+    s.sampler.guide_high = parse_real(g.back(), "sample_guide_scale");
   }
   if (a.has("boundary_ratio")) s.sampler.boundary = a.real("boundary_ratio", 0.875);
   if (!two) s.sampler.boundary.reset();
@@ -284,6 +284,11 @@ int run_sample(const std::vector<std::string>& argv) {
   if (a.has("prompt") == a.has("prompt_embedding"))
     throw UsageError("give --prompt or --prompt_embedding (one of them)");
   if (a.has("threads")) at::set_num_threads(static_cast<int>(a.integer("threads", 1)));
+
+  // Numbers are checked before any weight is read: NaN, inf or text is a usage error at once.
+  for (const char* k : {"sample_shift", "boundary_ratio"}) a.real(k, 0.0);
+  for (const char* k : {"sample_guide_scale", "lora_scale"})
+    for (const auto& v : a.strs(k)) parse_real(v, k);
 
   runtime::install_cancel_handlers();
   auto& events = runtime::EventStream::global();
