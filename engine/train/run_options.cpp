@@ -23,6 +23,7 @@ RunOptions parse_run_options(const io::Config& cfg) {
   if (has(cfg, "keep_best")) o.keep_best = cfg.boolean("keep_best");
   o.resume_from_checkpoint = cfg.opt_str("resume_from_checkpoint");
   o.overwrite_output_dir = cfg.boolean("overwrite_output_dir");
+  if (has(cfg, "max_nonfinite_steps")) o.max_nonfinite_steps = cfg.integer("max_nonfinite_steps");
   if (has(cfg, "mixed_precision")) {
     o.bf16 = cfg.str("mixed_precision") == "bf16";
     o.bf16_asked = o.bf16 && !cfg.is_default("mixed_precision");

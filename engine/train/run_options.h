@@ -28,6 +28,7 @@ struct RunOptions {
   bool keep_best = false;                             // keep the best validation/eval checkpoint beside the last N
   std::optional<std::string> resume_from_checkpoint;  // "latest" or a folder
   bool overwrite_output_dir = false;
+  int64_t max_nonfinite_steps = 10;  // updates skipped in a row for non-finite gradients before the run stops
   // Device wishes: the value, and whether the user set it (GPU-oriented defaults stay silent on a CPU).
   bool bf16 = false, bf16_asked = false;
   bool low_vram = false, low_vram_asked = false;

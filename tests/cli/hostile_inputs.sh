@@ -209,8 +209,13 @@ for v in inf -inf nan 1e999; do
   out=$(run sample --model "$tmp/none" --prompt x --sample_guide_scale "$v" 2>&1); rc=$?
   [ $rc -eq 1 ] && grep -q -- "--sample_guide_scale: expected a" <<<"$out" || fail "sample --sample_guide_scale $v: $rc ${out:0:200}"
 done
-out=$(run "${TR[@]}" --output_dir "$tmp/nanrun" --max_train_steps 4 --checkpointing_steps 4 --learning_rate 1e30 2>/dev/null); rc=$?
+# A run that diverges skips each update with NaN/inf gradients (a warning event naming the step and
+# the expert) and stops after max_nonfinite_steps of them in a row: exit 1, an error event, no
+# checkpoint of NaN weights.
+out=$(run "${TR[@]}" --output_dir "$tmp/nanrun" --max_train_steps 6 --checkpointing_steps 6 --learning_rate 1e30 \
+      --max_nonfinite_steps 3 2>/dev/null); rc=$?
 [ $rc -eq 1 ] || fail "a run whose weights went NaN exited $rc"
-grep -q "holds NaN or infinite values; not written" <<<"$out" || fail "no error event naming the tensor"
+[ "$(grep -c '"level":"warning".*the update is skipped' <<<"$out")" -eq 3 ] || fail "not three skip warnings: ${out:0:400}"
+grep -q '3 updates in a row with non-finite gradients.*"type":"error"' <<<"$out" || fail "no error event for the stop"
 ls -A "$tmp/nanrun" | grep -q checkpoint && fail "a NaN checkpoint was left: $(ls -A "$tmp/nanrun")"
 echo "hostile inputs: ok"

@@ -81,6 +81,27 @@ class TestSafetensors : public QObject {
   }
 
  private Q_SLOTS:
+  // NaN or inf in any floating tensor: nothing is published, the old file stays, the tensor is named.
+  void nonFiniteIsNeverWritten() {
+    const std::string path = p("finite.safetensors");
+    ws::io::write_safetensors(path, {{"a", torch::ones({3})}});
+    const auto before = ws::test::read_bytes(path);
+    for (float bad : {std::nanf(""), INFINITY, -INFINITY}) {
+      StateDict sd{{"a", torch::ones({3})}, {"b.weight", torch::tensor({1.0f, bad})}};
+      const QString err = ws::test::error_of([&] { ws::io::write_safetensors(path, sd); });
+      QVERIFY2(err.contains("'b.weight'") && err.contains("NaN or infinite"), qPrintable(err));
+      QCOMPARE(ws::test::read_bytes(path), before);
+    }
+    // bf16 is checked too; integers cannot hold NaN and pass.
+    const QString err = ws::test::error_of([&] {
+      ws::io::write_safetensors(path, {{"h", torch::full({2}, INFINITY).to(torch::kBFloat16)}});
+    });
+    QVERIFY(err.contains("'h'"));
+    ws::io::write_safetensors(p("ints.safetensors"), {{"i", torch::arange(4)}});
+    QVERIFY(std::filesystem::directory_iterator(std::filesystem::path(path).parent_path()) !=
+            std::filesystem::directory_iterator());
+  }
+
   void roundTripEveryDtype() {
     StateDict sd = every_dtype();
     ws::io::write_safetensors(p("all.safetensors"), sd, {{"k", "v"}});

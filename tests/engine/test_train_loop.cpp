@@ -17,9 +17,11 @@
 #include "models/train_conv3d.h"
 #include "cli/parity/parity_upsampler.h"
 #include "test_paths.h"
+#include "test_util.h"
 #include "train/adamw.h"
 #include "train/ema.h"
 #include "train/grad_clip.h"
+#include "train/nonfinite_guard.h"
 #include "train/latent_cache.h"
 #include "train/lr_schedule.h"
 #include "train/upsampler/upsampler_update.h"
@@ -51,6 +53,47 @@ models::LatentUpsamplerConfig tiny_config() {
 class TestTrainLoop : public QObject {
   Q_OBJECT
  private Q_SLOTS:
+  // Skips are counted in a row, a finite update starts the count over, the limit stops the run.
+  void nonFiniteGuard() {
+    ws::train::NonFiniteGuard g(3);
+    QVERIFY(g.admit(1.5, 0.1, 1, "upsampler"));
+    QVERIFY(!g.admit(std::nan(""), 0.1, 2, "upsampler"));
+    QVERIFY(!g.admit(INFINITY, INFINITY, 2, "upsampler"));
+    QCOMPARE(g.skipped_in_a_row(), int64_t(2));
+    QVERIFY(g.admit(0.5, 0.1, 2, "upsampler"));
+    QCOMPARE(g.skipped_in_a_row(), int64_t(0));
+    QVERIFY(!g.admit(NAN, 0, 3, "high_noise"));
+    QVERIFY(!g.admit(NAN, 0, 3, "high_noise"));
+    const QString err = ws::test::error_of([&] { g.admit(NAN, 0, 3, "high_noise"); });
+    QVERIFY2(err.contains("3 updates in a row") && err.contains("high_noise"), qPrintable(err));
+    QCOMPARE(g.skipped_total(), int64_t(5));
+  }
+
+  // The updater applies nothing when its gradients are not finite, and does not count the step.
+  void updaterSkipsNonFiniteGradients() {
+    models::LatentUpsampler model(tiny_config());
+    train::UpsamplerUpdateOptions o;
+    o.learning_rate = 1e-3;
+    o.schedule.name = "constant";
+    o.schedule.training_steps = 10;
+    train::UpsamplerUpdater up(model, o);
+    // A bias is never packed: read it straight from the model.
+    auto bias = [&] { return model->named_parameters()["final_conv.bias"].detach().clone(); };
+    const auto before = bias();
+    const auto z = torch::randn({1, 48, 1, 2, 2});
+    std::optional<train::UpdateRecord> rec;
+    up.micro_step(z, torch::full({1, 48, 1, 3, 3}, NAN), &rec);
+    QVERIFY(rec && rec->skipped);
+    QCOMPARE(up.global_step(), int64_t(0));
+    QVERIFY(torch::equal(bias(), before));
+    const auto m = up.optimizer().exp_avg("final_conv.bias");
+    QVERIFY(!m.defined() || m.abs().sum().item<double>() == 0.0);  // no moment moved
+    up.micro_step(z, torch::zeros({1, 48, 1, 3, 3}), &rec);
+    QVERIFY(rec && !rec->skipped);
+    QCOMPARE(up.global_step(), int64_t(1));
+    QVERIFY(!torch::equal(bias(), before));
+  }
+
   void initTestCase() { torch::manual_seed(0); }
 
   void adamw_weight_decay_is_decoupled() {

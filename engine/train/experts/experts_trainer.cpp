@@ -156,6 +156,16 @@ void Trainer::log_scalars(io::TfEventsWriter& tb, const StepReport& r, const Ste
 }
 
 std::optional<StepReport> Trainer::train_step() {
+  // An update skipped for non-finite gradients is tried again on the next batch (the guard stops
+  // the run after max_nonfinite_steps of them in a row).
+  for (;;) {
+    bool skipped = false;
+    auto r = attempt_step(&skipped);
+    if (!skipped) return r;
+  }
+}
+
+std::optional<StepReport> Trainer::attempt_step(bool* skipped) {
   if (!start_rendered_) {  // the baseline, before the first update of a fresh run
     start_rendered_ = true;
     if (setup_.validation.at_start && global_step() == 0) render_videos(0);
@@ -223,6 +233,12 @@ std::optional<StepReport> Trainer::train_step() {
     }
     clip = e.finish_gradients();
     max_abs = e.last_max_abs_gradient();
+    if (!guard_.admit(clip.grad_norm, loss, gs + 1, high ? "high_noise" : "low_noise")) {
+      e.release_gradients();  // nothing applied, the step not counted
+      last_cursor_ = batch.plan.cursor;
+      *skipped = true;
+      return std::nullopt;
+    }
     // The schedule counts this expert's updates, or every update of the run.
     e.update(setup_.schedule_on_expert_steps ? std::nullopt : std::optional<int64_t>(gs));
     e.release_gradients();  // the idle expert keeps no gradient buffers

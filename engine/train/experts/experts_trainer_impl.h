@@ -28,6 +28,7 @@
 #include "runtime/events.h"
 #include "runtime/logging.h"
 #include "runtime/run_dir.h"
+#include "train/nonfinite_guard.h"
 #include "train/experts/expert_conditioning.h"
 #include "train/experts/expert_latents.h"
 #include "train/experts/experts_eval.h"
@@ -73,6 +74,8 @@ class Trainer final : public TrainerHooks {
   int64_t max_steps() const override { return max_steps_; }
   json started_fields() const override;
   std::optional<StepReport> train_step() override;
+  // One try at an update; *skipped when its gradients were not finite.
+  std::optional<StepReport> attempt_step(bool* skipped);
   void checkpoint(bool final_save) override;
   void validate(int64_t step) override;
   void complete() override;
@@ -118,6 +121,7 @@ class Trainer final : public TrainerHooks {
   int64_t last_eval_step_ = -1;
   data::LoaderCursor last_cursor_;
   int64_t epoch_ = 0, resume_step_ = 0, max_steps_ = 0, num_epochs_ = 0;
+  NonFiniteGuard guard_{setup_.run.max_nonfinite_steps};  // updates with NaN/inf gradients are skipped
   std::string options_sha_;
   // Last, so it is joined before anything it uses goes away.
   Ahead<Prepared> ahead_;

@@ -65,6 +65,9 @@ io::OptionSchema upsampler_option_schema() {
   s.integer("max_train_steps", nullptr, "total optimizer steps")
       .min("max_train_steps", 1)
       .max("max_train_steps", 1000000000);
+  s.integer("max_nonfinite_steps", 10, "updates skipped in a row for NaN/inf gradients before the run stops")
+      .min("max_nonfinite_steps", 1)
+      .max("max_nonfinite_steps", 1000000);
   s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step")
       .min("gradient_accumulation_steps", 1)
       .max("gradient_accumulation_steps", 1024);

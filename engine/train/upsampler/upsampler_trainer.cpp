@@ -274,6 +274,7 @@ std::optional<StepReport> Trainer::train_step() {
     micro_ = (micro_ + 1) % A;
     if (!rec) continue;
     last_cursor_ = batch.plan.cursor;
+    if (rec->skipped && !guard_.admit(rec->clip.grad_norm, rec->loss, rec->global_step + 1, "upsampler")) continue;
     if (auto* dp = run_->data_parallel()) rec->loss = dp->mean(rec->loss);  // the loss of the whole global batch
     return report(*rec, batch, samples);
   }

@@ -27,6 +27,7 @@
 #include "runtime/events.h"
 #include "runtime/logging.h"
 #include "runtime/run_dir.h"
+#include "train/nonfinite_guard.h"
 #include "train/encode_ahead.h"
 #include "train/latent_cache.h"
 #include "train/resume_checks.h"
@@ -87,6 +88,7 @@ class Trainer final : public TrainerHooks {
       latent_inv_std_;              // the VAE's docs/design/wan22-vae.md §9 normalisation, for the pixel-loss decode
   data::LoaderCursor last_cursor_;  // of the last batch used by a completed update
   int64_t epoch_ = 0;
+  NonFiniteGuard guard_{setup_.run.max_nonfinite_steps};  // updates with NaN/inf gradients are skipped
   int64_t resume_step_ = 0;
   int64_t max_steps_ = 0, num_epochs_ = 0, steps_per_epoch_ = 1;
   int64_t micro_ = 0;      // micro-batch index within the optimizer step

@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/upsampler/upsampler_update.h"
 
+#include <cmath>
 #include <sstream>
 
 #include "core/error.h"
@@ -144,6 +145,14 @@ UpdateRecord UpsamplerUpdater::update() {
   auto params = trainable_params();
   if (opts_.reduce_gradients) opts_.reduce_gradients(params);
   r.clip = clip_gradients(params, opts_.clip, global_step_);
+  if (!std::isfinite(r.clip.grad_norm)) {  // never step on NaN or inf; the step is not counted
+    optimizer_->zero_grad();
+    r.skipped = true;
+    r.global_step = global_step_;
+    r.loss = train_loss_;
+    train_loss_ = 0;
+    return r;
+  }
   const double f = opts_.schedule.factor(global_step_);
   r.lr = opts_.learning_rate * f;
   optimizer_->step({opts_.learning_rate * f, opts_.learning_rate / 2.0 * f});

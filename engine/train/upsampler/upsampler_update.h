@@ -48,6 +48,7 @@ struct UpdateRecord {
   double lr = 0;            // of the main group, as used by this update
   ClipResult clip;
   double ema_decay = 0;
+  bool skipped = false;  // the gradients were not finite: nothing was applied (train/nonfinite_guard.h)
 };
 
 class UpsamplerUpdater {
