@@ -17,6 +17,7 @@
 #include "core/fs.h"
 #include "item_models/dataset_model.h"
 #include "pages/dataset_page.h"
+#include "pages/duplicates_dialog.h"
 
 namespace ws {
 
@@ -42,6 +43,8 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
       button(tr("Remove"), tr("Remove the selected rows from the dataset (the files stay; Undo puts them back)"), this);
   undo_ = button(tr("Undo remove"), tr("Put the last removed rows back"), this);
   export_ = button(tr("Export captions"), tr("Write each caption as a .txt beside its file, for other trainers"), this);
+  dupes_ = button(tr("Find duplicates…"),
+                  tr("Clips that are copies of each other (re-encoded, rescaled), side by side to keep one"), this);
   cancel_ = button(tr("Cancel import"), tr("Stop the import; nothing is written"), this);
   cancel_->hide();
   progress_ = new QLabel(this);
@@ -49,8 +52,8 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
   auto* row = new QHBoxLayout(this);
   row->setContentsMargins(0, 0, 0, 0);
   for (QWidget* w : {static_cast<QWidget*>(new_), static_cast<QWidget*>(add_), static_cast<QWidget*>(remove_),
-                     static_cast<QWidget*>(undo_), static_cast<QWidget*>(export_), static_cast<QWidget*>(cancel_),
-                     static_cast<QWidget*>(progress_)})
+                     static_cast<QWidget*>(undo_), static_cast<QWidget*>(export_), static_cast<QWidget*>(dupes_),
+                     static_cast<QWidget*>(cancel_), static_cast<QWidget*>(progress_)})
     row->addWidget(w);
   row->addStretch(1);
 
@@ -60,6 +63,7 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
   connect(undo_, &QPushButton::clicked, this, &DatasetEditBar::undoRemove);
   connect(export_, &QPushButton::clicked, this, &DatasetEditBar::exportCaptions);
   connect(cancel_, &QPushButton::clicked, this, &DatasetEditBar::cancelImport);
+  connect(dupes_, &QPushButton::clicked, this, &DatasetEditBar::findDuplicates);
   connect(&watcher_, &QFutureWatcher<ImportOutcome>::finished, this, &DatasetEditBar::importDone);
   DatasetModel* model = page_->model();
   connect(model, &DatasetModel::modelReset, this, &DatasetEditBar::updateButtons);
@@ -96,6 +100,7 @@ void DatasetEditBar::updateButtons() {
   remove_->setEnabled(open && page_->grid()->selectionModel()->hasSelection());
   undo_->setEnabled(m->canUndoRemove());
   export_->setEnabled(open && m->rowCount() > 0);
+  dupes_->setEnabled(open && m->rowCount() > 1);
   cancel_->setVisible(importing());
 }
 
@@ -205,6 +210,14 @@ int DatasetEditBar::exportCaptions() {
   const int n = page_->model()->exportCaptions(&error);
   progress_->setText(n < 0 ? error : tr("wrote %n caption file(s) beside the clips", nullptr, n));
   return n;
+}
+
+DuplicatesDialog* DatasetEditBar::findDuplicates() {
+  auto* d = findChild<DuplicatesDialog*>();
+  if (!d) d = new DuplicatesDialog(page_->model(), this);
+  d->show();
+  d->start();
+  return d;
 }
 
 bool DatasetEditBar::eventFilter(QObject* watched, QEvent* event) {

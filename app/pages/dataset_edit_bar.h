@@ -21,6 +21,7 @@ class QPushButton;
 namespace ws {
 
 class DatasetPage;
+class DuplicatesDialog;
 
 class DatasetEditBar : public QWidget {
   Q_OBJECT
@@ -41,6 +42,7 @@ class DatasetEditBar : public QWidget {
   QPushButton* removeButton() const { return remove_; }
   QPushButton* undoButton() const { return undo_; }
   QPushButton* exportButton() const { return export_; }
+  QPushButton* duplicatesButton() const { return dupes_; }
   QPushButton* cancelButton() const { return cancel_; }
 
  public Q_SLOTS:
@@ -50,6 +52,8 @@ class DatasetEditBar : public QWidget {
   int removeSelected();
   void undoRemove();
   int exportCaptions();
+  // Opens the duplicates dialog and starts its search (returned for tests; owned by the bar).
+  DuplicatesDialog* findDuplicates();
 
  Q_SIGNALS:
   void importFinished(int rows, const QString& error);
@@ -62,7 +66,7 @@ class DatasetEditBar : public QWidget {
   void importDone();
 
   DatasetPage* page_;
-  QPushButton *new_, *add_, *remove_, *undo_, *export_, *cancel_;
+  QPushButton *new_, *add_, *remove_, *undo_, *export_, *dupes_, *cancel_;
   QLabel* progress_;
   QString importPath_;
   QStringList problems_;

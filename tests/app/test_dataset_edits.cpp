@@ -3,6 +3,8 @@
 // thread, its problems listed, the metadata.json written and opened; cancelled, nothing
 // written), files added by the button and by a drop on the grid, rows removed and put back,
 // the removal saved with a backup, captions exported beside the clips.
+#include <cmath>
+
 #include <QCheckBox>
 #include <QLabel>
 #include <QLineEdit>
@@ -11,6 +13,7 @@
 #include <QPlainTextEdit>
 #include <QPushButton>
 #include <QSignalSpy>
+#include <QTableWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -20,22 +23,26 @@
 #include "pages/caption_tools_bar.h"
 #include "pages/dataset_edit_bar.h"
 #include "pages/dataset_page.h"
+#include "pages/duplicates_dialog.h"
 #include "video/video_encode.h"
 
 using namespace ws;
 
 namespace {
 
-// A clip of `frames` frames in one colour that drifts, so every file differs.
+// A clip of `frames` frames whose pattern (and so its perceptual hash) depends on `seed`.
 void writeClip(const QString& path, int seed, int frames = 9) {
   std::vector<video::RgbFrame> v;
   for (int i = 0; i < frames; ++i) {
     video::RgbFrame f(64, 48);
-    for (size_t p = 0; p < f.data.size(); p += 3) {
-      f.data[p] = uint8_t(40 * seed + i);
-      f.data[p + 1] = uint8_t(200 - 30 * seed);
-      f.data[p + 2] = uint8_t((p / 3) % 64 * 4);
-    }
+    for (int y = 0; y < 48; ++y)
+      for (int x = 0; x < 64; ++x) {
+        const double s = 128 + 100 * std::sin((x + i) * (seed + 1) / 9.0) * std::cos(y * (5 - seed % 5) / 7.0);
+        uint8_t* px = f.pixel(x, y);
+        px[0] = uint8_t(s);
+        px[1] = uint8_t(255 - s);
+        px[2] = uint8_t(40 * seed);
+      }
     v.push_back(std::move(f));
   }
   video::write_video(path.toStdString(), v);
@@ -191,6 +198,34 @@ class TestDatasetEdits : public QObject {
     QVERIFY(page.model()->isModified());
     page.revert();
     QCOMPARE(captions(page.model()), (QStringList{"a red clip", "A Clip of a dog", "", "ohwx, already tagged"}));
+  }
+
+  // A byte copy of a clip is found, a different clip is not; removing one side is an undoable removal.
+  void duplicates() {
+    const QString dir = tmp_.filePath("dupes");
+    QDir().mkpath(dir);
+    writeClip(dir + "/x.mp4", 1);
+    QVERIFY(QFile::copy(dir + "/x.mp4", dir + "/x_copy.mp4"));
+    writeClip(dir + "/y.mp4", 3);
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QSignalSpy imported(page.edits(), &DatasetEditBar::importFinished);
+    QVERIFY(page.edits()->importFolder(dir, dir + "/metadata.json"));
+    QVERIFY(imported.wait(60000));
+    QCOMPARE(page.model()->rowCount(), 3);
+    QVERIFY(page.edits()->duplicatesButton()->isEnabled());
+    DuplicatesDialog* d = page.edits()->findDuplicates();
+    QSignalSpy found(d, &DuplicatesDialog::searchFinished);
+    QVERIFY(found.wait(60000));
+    QCOMPARE(d->pairCount(), 1);
+    QCOMPARE(d->table()->item(0, 1)->text(), QString("x.mp4"));
+    QCOMPARE(d->table()->item(0, 2)->text(), QString("x_copy.mp4"));
+    QVERIFY(d->removeSide(0, 1));
+    QCOMPARE(captions(page.model()).size(), 2);
+    QCOMPARE(page.model()->index(1).data(DatasetModel::FileRole).toString(), QString("y.mp4"));
+    QVERIFY(d->table()->item(0, 2)->text().contains("removed"));
+    QVERIFY(!d->removeSide(0, 1));  // gone already
+    QVERIFY(page.model()->canUndoRemove());
   }
 
   void cancelledImportWritesNothing() {
