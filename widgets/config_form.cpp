@@ -15,6 +15,7 @@ namespace ws {
 
 ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   filter_ = new QLineEdit(this);
+  filter_->setAccessibleName(tr("Filter options"));
   filter_->setPlaceholderText(tr("Filter options…"));
   filter_->setClearButtonEnabled(true);
   connect(filter_, &QLineEdit::textChanged, this, &ConfigForm::setFilter);

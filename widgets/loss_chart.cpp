@@ -66,6 +66,7 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
   });
 
   slider_ = new QSlider(Qt::Horizontal, this);
+  slider_->setAccessibleName(tr("Loss smoothing"));
   slider_->setRange(0, 990);  // beta in [0, 0.99]
   slider_->setValue(int(beta_ * 1000));
   slider_->setToolTip(tr("EMA smoothing of the loss (bias-corrected, as in TensorBoard)"));

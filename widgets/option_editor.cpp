@@ -84,11 +84,16 @@ OptionEditor::OptionEditor(const OptionSpec& spec, QWidget* parent) : QWidget(pa
     input_ = line_;
   }
   input_->setToolTip(tooltipFor(spec));
+  // What a screen reader speaks: the option's name (the form's label beside it is not its buddy),
+  // and its help as the description.
+  input_->setAccessibleName(spec.name);
+  input_->setAccessibleDescription(spec.help);
   row->addWidget(input_, 1);
   if (spec.type == QLatin1String("path")) {
     auto* button = new QToolButton(this);
     button->setText(QStringLiteral("…"));
     button->setToolTip(wantsFolder(spec) ? tr("Choose a folder") : tr("Choose a file"));
+    button->setAccessibleName(button->toolTip() + QStringLiteral(" (") + spec.name + QLatin1Char(')'));
     connect(button, &QToolButton::clicked, this, &OptionEditor::browse);
     row->addWidget(button);
     browse_ = button;

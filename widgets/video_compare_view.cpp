@@ -46,6 +46,7 @@ VideoCompareView::VideoCompareView(QWidget* parent) : QWidget(parent) {
     auto* b = new QToolButton(this);
     b->setIcon(style()->standardIcon(icon));
     b->setToolTip(tip);
+    b->setAccessibleName(tip);
     b->setAutoRaise(true);
     return b;
   };
@@ -58,6 +59,7 @@ VideoCompareView::VideoCompareView(QWidget* parent) : QWidget(parent) {
   connect(play_, &QToolButton::clicked, clock_, &PlaybackClock::togglePlay);
   connect(fit, &QToolButton::clicked, transform_, &ViewTransform::reset);
   slider_ = new QSlider(Qt::Horizontal, this);
+  slider_->setAccessibleName(tr("Frame"));
   slider_->setRange(0, 0);
   connect(slider_, &QSlider::valueChanged, clock_, &PlaybackClock::seek);
   connect(slider_, &QSlider::sliderPressed, clock_, &PlaybackClock::pause);
@@ -67,11 +69,14 @@ VideoCompareView::VideoCompareView(QWidget* parent) : QWidget(parent) {
   loop_->setChecked(clock_->loop());
   connect(loop_, &QCheckBox::toggled, clock_, &PlaybackClock::setLoop);
   modeCombo_ = new QComboBox(this);
+  modeCombo_->setAccessibleName(tr("Compare mode"));
   modeCombo_->addItem(tr("Side by side"));
   modeCombo_->addItem(tr("Split wipe"));
   connect(modeCombo_, &QComboBox::activated, this, [this](int i) { setMode(i == 0 ? Mode::SideBySide : Mode::Wipe); });
   wipeLeft_ = new QComboBox(this);
   wipeRight_ = new QComboBox(this);
+  wipeLeft_->setAccessibleName(tr("Left side"));
+  wipeRight_->setAccessibleName(tr("Right side"));
   wipeLeft_->setToolTip(tr("Left of the divider"));
   wipeRight_->setToolTip(tr("Right of the divider"));
   auto pairChanged = [this] { setWipePair(wipeLeft_->currentIndex(), wipeRight_->currentIndex()); };

@@ -64,10 +64,13 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   setWindowTitle(tr("New Run"));
 
   jobCombo_ = new QComboBox(this);
+  jobCombo_->setAccessibleName(tr("Job"));
   presetCombo_ = new QComboBox(this);
+  presetCombo_->setAccessibleName(tr("Preset"));
   presetCombo_->setToolTip(presetsDir.isEmpty() ? tr("No configs/ folder found (see wanstudio --configs)")
                                                 : tr("Run YAMLs under %1").arg(presetsDir));
   runName_ = new QLineEdit(this);
+  runName_->setAccessibleName(tr("Run name"));
   runFolder_ = new QLabel(this);
   runFolder_->setObjectName(QStringLiteral("hint"));
   runFolder_->setTextInteractionFlags(Qt::TextSelectableByMouse);
@@ -83,6 +86,7 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   head->addRow(QString(), runFolder_);
   // Data parallel on this machine (wanstudio-engine launch): P ranks, each every P-th batch.
   processes_ = new QSpinBox(this);
+  processes_->setAccessibleName(tr("Processes"));
   processes_->setRange(1, 64);
   processes_->setValue(1);
   processes_->setToolTip(
@@ -92,6 +96,7 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
 
   form_ = new ConfigForm(this);
   yamlEdit_ = new QPlainTextEdit(this);
+  yamlEdit_->setAccessibleName(tr("Run YAML"));
   yamlEdit_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));
   yamlEdit_->setLineWrapMode(QPlainTextEdit::NoWrap);
   yamlStatus_ = new QLabel(this);

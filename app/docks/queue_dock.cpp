@@ -22,6 +22,7 @@ QueueDock::QueueDock(RunQueueModel* model, QWidget* parent) : QDockWidget(tr("Qu
   setObjectName(QStringLiteral("queueDock"));
   auto* body = new QWidget(this);
   view_ = new QTableView(body);
+  view_->setAccessibleName(tr("Queue"));
   view_->setModel(model_);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::SingleSelection);

@@ -31,6 +31,7 @@ RunsDock::RunsDock(RunsModel* model, QWidget* parent) : QDockWidget(tr("Runs"), 
   connect(refresh, &QPushButton::clicked, model_, &RunsModel::refresh);
 
   view_ = new QTableView(body);
+  view_->setAccessibleName(tr("Runs"));
   view_->setModel(proxy_);
   view_->setSelectionBehavior(QAbstractItemView::SelectRows);
   view_->setSelectionMode(QAbstractItemView::SingleSelection);

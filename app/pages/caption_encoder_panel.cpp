@@ -57,6 +57,7 @@ CaptionEncoderPanel::CaptionEncoderPanel(QWidget* parent) : QWidget(parent) {
 QLineEdit* CaptionEncoderPanel::pathField(const QString& placeholder, const QString& tip, bool folder) {
   auto* e = new QLineEdit(this);
   e->setPlaceholderText(placeholder);
+  e->setAccessibleName(placeholder);
   e->setToolTip(tip);
   auto* browse = e->addAction(style()->standardIcon(QStyle::SP_DirOpenIcon), QLineEdit::TrailingPosition);
   connect(browse, &QAction::triggered, this, [this, e, folder, placeholder] {

@@ -49,10 +49,12 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
     auto* box = new QGroupBox(tr("%1").arg(QLatin1String(kSideNames[i])), this);
     auto* form = new QFormLayout(box);
     s.run = new QComboBox(box);
+    s.run->setAccessibleName(tr("%1 run").arg(QLatin1String(kSideNames[i])));
     s.run->setObjectName(QStringLiteral("compareRun%1").arg(QLatin1String(kSideNames[i])));
     s.run->setSizeAdjustPolicy(QComboBox::AdjustToMinimumContentsLengthWithIcon);
     s.run->setMinimumContentsLength(24);
     s.checkpoint = new QComboBox(box);
+    s.checkpoint->setAccessibleName(tr("%1 checkpoint").arg(QLatin1String(kSideNames[i])));
     s.checkpoint->setObjectName(QStringLiteral("compareCheckpoint%1").arg(QLatin1String(kSideNames[i])));
     s.progress = new QProgressBar(box);
     s.progress->setRange(0, 1000);
@@ -74,9 +76,11 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   // The input: a prompt for experts, a video for upsamplers.
   inputs_ = new QStackedWidget(this);
   prompt_ = new QLineEdit(this);
+  prompt_->setAccessibleName(tr("Prompt"));
   prompt_->setObjectName(QStringLiteral("comparePrompt"));
   prompt_->setPlaceholderText(tr("the prompt both checkpoints render"));
   video_ = new QLineEdit(this);
+  video_->setAccessibleName(tr("Video"));
   video_->setObjectName(QStringLiteral("compareVideo"));
   video_->setPlaceholderText(tr("the clip both checkpoints upsample"));
   auto* browse = new QToolButton(this);
@@ -109,6 +113,7 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
     b->setSingleStep(step);
     b->setValue(value);
     b->setObjectName(QLatin1String(name));
+    b->setAccessibleName(QString::fromLatin1(name).mid(7));  // "compareWidth" -> "Width"
     return b;
   };
   width_ = spin(16, 4096, 256, 16, "compareWidth");

@@ -36,6 +36,7 @@ ConfigView::ConfigView(QWidget* parent) : QWidget(parent) {
   source_ = new QLabel(this);
   source_->setObjectName(QStringLiteral("hint"));
   tree_ = new QTreeWidget(this);
+  tree_->setAccessibleName(tr("Run configuration"));
   tree_->setColumnCount(2);
   tree_->setHeaderLabels({tr("Option"), tr("Value")});
   tree_->setRootIsDecorated(false);

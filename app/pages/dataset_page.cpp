@@ -65,6 +65,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   fill_ = new QPushButton(tr("Fill sizes"), this);
   fill_->setToolTip(tr("Write the checked width and height into the rows"));
   filter_ = new QLineEdit(this);
+  filter_->setAccessibleName(tr("Filter rows"));
   filter_->setPlaceholderText(tr("Filter captions and files (! = rows with problems)"));
   filter_->setClearButtonEnabled(true);
   auto* bar = new QHBoxLayout;
@@ -75,19 +76,23 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
 
   // Which size and frames each row trains at, for the run being prepared.
   sampleSize_ = new QSpinBox(this);
+  sampleSize_->setAccessibleName(tr("Train at size"));
   sampleSize_->setRange(32, 4096);
   sampleSize_->setValue(512);
   sampleSize_->setToolTip(QStringLiteral("video_sample_size"));
   frames_ = new QSpinBox(this);
+  frames_->setAccessibleName(tr("Frames"));
   frames_->setRange(1, 1001);
   frames_->setSingleStep(4);
   frames_->setValue(81);
   frames_->setToolTip(QStringLiteral("video_sample_n_frames"));
   stride_ = new QSpinBox(this);
+  stride_->setAccessibleName(tr("Stride"));
   stride_->setRange(1, 1000);
   stride_->setValue(2);
   stride_->setToolTip(QStringLiteral("video_sample_stride"));
   trainer_ = new QComboBox(this);
+  trainer_->setAccessibleName(tr("Trainer"));
   trainer_->addItem(tr("latent upsampler (48 px buckets)"), 1.5);
   trainer_->addItem(tr("Wan experts (32 px buckets)"), 2.0);
   auto* shape = new QHBoxLayout;
@@ -101,6 +106,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   shape->addStretch(1);
 
   grid_ = new QListView(this);
+  grid_->setAccessibleName(tr("Dataset rows"));
   grid_->setModel(proxy_);
   grid_->setViewMode(QListView::IconMode);
   grid_->setIconSize(QSize(160, 160));
@@ -128,6 +134,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   training_->setWordWrap(true);
   training_->setObjectName(QStringLiteral("trainingShape"));
   caption_ = new QPlainTextEdit(this);
+  caption_->setAccessibleName(tr("Caption"));
   caption_->setPlaceholderText(tr("Caption"));
   caption_->setEnabled(false);
   auto* details = new QWidget(this);

@@ -21,6 +21,7 @@ EventLogView::EventLogView(RunEvents* events, QWidget* parent) : QWidget(parent)
   filter_->setSourceModel(model_);
 
   level_ = new QComboBox(this);
+  level_->setAccessibleName(tr("Lowest level shown"));
   level_->addItem(tr("Errors"), int(LogLevel::Error));
   level_->addItem(tr("Warnings and errors"), int(LogLevel::Warning));
   level_->addItem(tr("Info"), int(LogLevel::Info));
@@ -31,11 +32,13 @@ EventLogView::EventLogView(RunEvents* events, QWidget* parent) : QWidget(parent)
           [this] { filter_->setMinimumLevel(LogLevel(level_->currentData().toInt())); });
 
   search_ = new QLineEdit(this);
+  search_->setAccessibleName(tr("Search events"));
   search_->setPlaceholderText(tr("Search events"));
   search_->setClearButtonEnabled(true);
   connect(search_, &QLineEdit::textChanged, filter_, &QSortFilterProxyModel::setFilterFixedString);
 
   view_ = new QListView(this);
+  view_->setAccessibleName(tr("Events"));
   view_->setModel(filter_);
   view_->setUniformItemSizes(true);  // 100k rows stay fast
   view_->setSelectionMode(QAbstractItemView::ExtendedSelection);

@@ -13,6 +13,7 @@ namespace ws {
 
 ExpertValidationView::ExpertValidationView(RunEvents* events, QWidget* parent) : ValidationPage(events, parent) {
   grid_ = new QTableWidget(this);
+  grid_->setAccessibleName(tr("Validation videos by step and prompt"));
   grid_->setObjectName(QStringLiteral("expertValidationGrid"));
   grid_->setSelectionMode(QAbstractItemView::ExtendedSelection);
   grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);

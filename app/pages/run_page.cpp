@@ -121,6 +121,7 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   lastLinesTitle_ = new QLabel(tr("Last lines of the worker's log:"), content);
   lastLinesTitle_->setObjectName(QStringLiteral("hint"));
   lastLines_ = new QPlainTextEdit(content);
+  lastLines_->setAccessibleName(tr("Last lines of the worker's output"));
   lastLines_->setObjectName(QStringLiteral("lastLines"));
   lastLines_->setReadOnly(true);
   lastLines_->setLineWrapMode(QPlainTextEdit::NoWrap);
@@ -134,6 +135,7 @@ RunPage::RunPage(JobManager* jobs, QWidget* parent) : QWidget(parent), jobs_(job
   log_ = new EventLogView(events_, tabs_);
   config_ = new ConfigView(tabs_);
   workerOutput_ = new QPlainTextEdit(tabs_);
+  workerOutput_->setAccessibleName(tr("Worker output"));
   workerOutput_->setReadOnly(true);
   workerOutput_->setMaximumBlockCount(5000);
   workerOutput_->setFont(QFontDatabase::systemFont(QFontDatabase::FixedFont));

@@ -21,6 +21,7 @@ QString db(double v) { return std::isfinite(v) ? QStringLiteral("%1 dB").arg(v, 
 
 ValidationView::ValidationView(RunEvents* events, QWidget* parent) : ValidationPage(events, parent) {
   list_ = new QTreeWidget(this);
+  list_->setAccessibleName(tr("Validation videos"));
   list_->setObjectName(QStringLiteral("validationList"));
   list_->setColumnCount(6);
   list_->setHeaderLabels({tr("Step"), tr("Index"), tr("PSNR"), tr("PSNR low-res"), tr("Ceiling"), tr("Latent MSE")});
