@@ -78,12 +78,24 @@ bool is_null_word(ValueType type, std::string_view t) {
 }
 
 bool check_number(const ValueRule& r, double v, std::string& err) {
-  if (r.min && v < *r.min) err = "must be at least " + fmt_num(*r.min) + ", got " + fmt_num(v);
-  else if (r.max && v > *r.max) err = "must be at most " + fmt_num(*r.max) + ", got " + fmt_num(v);
+  // Both bounds known: say the whole range, so one message tells what to type instead.
+  const std::string range = r.min && r.max ? " (allowed: " + fmt_num(*r.min) + " to " + fmt_num(*r.max) + ")" : "";
+  if (r.min && v < *r.min) err = "must be at least " + fmt_num(*r.min) + ", got " + fmt_num(v) + range;
+  else if (r.max && v > *r.max) err = "must be at most " + fmt_num(*r.max) + ", got " + fmt_num(v) + range;
   else if (r.multiple_of > 0 && v == std::floor(v) && (static_cast<int64_t>(v) - r.remainder) % r.multiple_of != 0)
     err = "must be " + shape_text(r) + ", got " + fmt_num(v);
   else return true;
   return false;
+}
+
+std::string allowed_value(const ValueRule& r) {
+  std::string s = expected_value(r);
+  if (r.type != ValueType::Int && r.type != ValueType::Float) return s;
+  if (r.min && r.max) s += " from " + fmt_num(*r.min) + " to " + fmt_num(*r.max);
+  else if (r.min) s += " of at least " + fmt_num(*r.min);
+  else if (r.max) s += " of at most " + fmt_num(*r.max);
+  if (r.multiple_of > 0) s += ", " + shape_text(r);
+  return s;
 }
 
 std::string expected_value(const ValueRule& r) {
@@ -110,13 +122,13 @@ std::optional<json> parse_value(const ValueRule& r, const std::string& text, std
       const size_t start = !text.empty() && (text[0] == '+' || text[0] == '-') ? 1 : 0;
       const bool ok = text.size() > start && text.find_first_not_of("0123456789", start) == std::string::npos;
       if (!ok) {
-        err = "expected an integer" + got;
+        err = "expected " + allowed_value(r) + got;
         return std::nullopt;
       }
       errno = 0;
       const long long v = std::strtoll(text.c_str(), nullptr, 10);
       if (errno == ERANGE) {
-        err = "integer out of range" + got;
+        err = "expected " + allowed_value(r) + got;
         return std::nullopt;
       }
       if (!check_number(r, static_cast<double>(v), err)) return std::nullopt;
@@ -128,7 +140,7 @@ std::optional<json> parse_value(const ValueRule& r, const std::string& text, std
       char* end = nullptr;
       const double v = ok ? std::strtod(text.c_str(), &end) : 0;
       if (!ok || end != text.c_str() + text.size() || !std::isfinite(v)) {
-        err = "expected a number" + got;
+        err = "expected " + allowed_value(r) + got;
         return std::nullopt;
       }
       if (!check_number(r, v, err)) return std::nullopt;

@@ -45,6 +45,8 @@ std::optional<json> parse_value(const ValueRule& rule, const std::string& text, 
 bool check_number(const ValueRule& rule, double v, std::string& err);
 // "an integer", "true or false", "one of a, b" — for messages.
 std::string expected_value(const ValueRule& rule);
+// The same with a number's bounds and shape: "an integer from 1 to 4001, 4k+1 (1, 5, 9, ...)".
+std::string allowed_value(const ValueRule& rule);
 // Shortest text that reads back as exactly `v`, always with a dot or exponent so YAML 1.1
 // readers (PyYAML) see a float: 2e-05 -> "2.0e-05", 3 -> "3.0".
 std::string yaml_float(double v);

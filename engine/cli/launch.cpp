@@ -16,6 +16,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "cli/args.h"
 #include "cli/verb.h"
 
 namespace ws::cli {
@@ -55,39 +56,22 @@ std::string self_exe() {
 }  // namespace
 
 int run_launch(const std::vector<std::string>& args) {
-  int nproc = 0, port = 0;
-  size_t i = 0;
-  for (; i < args.size(); ++i) {
-    const std::string& a = args[i];
-    auto value = [&](const char* name) -> int {
-      if (i + 1 >= args.size()) throw UsageError(std::string(name) + " needs a number");
-      char* end = nullptr;
-      const long v = std::strtol(args[++i].c_str(), &end, 10);
-      if (*end || v <= 0 || v > 65535)
-        throw UsageError(std::string(name) + ": expected a positive number, got '" + args[i] + "'");
-      return static_cast<int>(v);
-    };
-    if (a == "--help" || a == "-h") {
-      std::printf(
-          "usage: wanstudio-engine launch --nproc N [--master_port P] VERB [ARGS...]\n"
-          "Runs VERB as N data-parallel ranks on this machine (torchrun's variables, Gloo on the CPU).\n"
-          "stdout carries rank 0's events; every rank logs to stderr; SIGINT/SIGTERM go to all ranks;\n"
-          "the exit status is rank 0's.\n");
-      return 0;
-    }
-    if (a == "--nproc" || a == "--nproc_per_node" || a == "--nproc-per-node") {
-      nproc = value("--nproc");
-    } else if (a == "--master_port") {
-      port = value("--master_port");
-    } else {
-      break;
-    }
-  }
+  Args a("launch", "launch --nproc N [--master_port P] VERB [ARGS...]",
+         "Runs VERB as N data-parallel ranks on this machine (torchrun's variables, Gloo on the CPU).\n"
+         "stdout carries rank 0's events; every rank logs to stderr; SIGINT/SIGTERM go to all ranks;\n"
+         "the exit status is rank 0's.");
+  a.value("nproc", "N", "ranks to start (required)", int_range(1, 1024))
+      .value("nproc_per_node", "N", "the same as --nproc (torchrun's name)", int_range(1, 1024))
+      .value("master_port", "P", "rendezvous port (default: a free one)", int_range(1, 65535))
+      .forward_from_first_positional();
+  if (!a.parse(args)) return 0;
+  const int nproc = static_cast<int>(a.integer(a.has("nproc") ? "nproc" : "nproc_per_node", 0));
+  int port = static_cast<int>(a.integer("master_port", 0));
   if (nproc < 1) throw UsageError("launch needs --nproc N");
-  if (i >= args.size()) throw UsageError("launch needs a verb to run, e.g. train-experts --config RUN.yaml");
-  const std::string verb = args[i];
+  if (a.rest().empty()) throw UsageError("launch needs a verb to run, e.g. train-experts --config RUN.yaml");
+  const std::string verb = a.rest().front();
   if (verb == "launch" || !find_verb(verb)) throw UsageError("launch: unknown verb '" + verb + "'");
-  const std::vector<std::string> rest(args.begin() + static_cast<long>(i) + 1, args.end());
+  const std::vector<std::string> rest(a.rest().begin() + 1, a.rest().end());
   if (port == 0) port = free_port();
   const std::string exe = self_exe();
 

@@ -9,6 +9,7 @@
 #include <vector>
 
 #include "core/error.h"
+#include "core/interrupt.h"
 #include "io/printable.h"
 #include "cli/build_info.h"
 #include "cli/verb.h"
@@ -49,6 +50,13 @@ int main(int argc, char** argv) {
   auto line = [](const std::string& m) { return ws::io::printable(m, 4096); };
   try {
     return verb->fn(args);
+  } catch (const ws::Interrupted&) {
+    // A verb that stops inside its computations (runtime::stop_inside_computations) was cancelled.
+    std::fprintf(stderr, "%s: cancelled\n", argv[1]);
+    return 130;
+  } catch (const ws::UsageErrors& e) {
+    for (size_t i = 0; i + 1 < e.lines().size(); ++i) std::fprintf(stderr, "error: %s\n", line(e.lines()[i]).c_str());
+    std::fprintf(stderr, "error: %s (see wanstudio-engine %s --help)\n", line(e.lines().back()).c_str(), argv[1]);
   } catch (const ws::UsageError& e) {
     std::fprintf(stderr, "error: %s (see wanstudio-engine %s --help)\n", line(e.what()).c_str(), argv[1]);
   } catch (const ws::Error& e) {

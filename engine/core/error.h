@@ -4,6 +4,8 @@
 #pragma once
 #include <stdexcept>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ws {
 
@@ -16,6 +18,17 @@ class Error : public std::runtime_error {
 class UsageError : public Error {
  public:
   explicit UsageError(const std::string& msg) : Error(msg) {}
+};
+
+// Several usage problems found in one pass (every option with a bad value): what() is the first,
+// lines() all of them, each printed as an error line of its own.
+class UsageErrors : public UsageError {
+ public:
+  explicit UsageErrors(std::vector<std::string> lines) : UsageError(lines.at(0)), lines_(std::move(lines)) {}
+  const std::vector<std::string>& lines() const { return lines_; }
+
+ private:
+  std::vector<std::string> lines_;
 };
 
 }  // namespace ws

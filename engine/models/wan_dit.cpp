@@ -4,6 +4,7 @@
 #include <cmath>
 #include <sstream>
 
+#include "core/interrupt.h"
 #include "core/error.h"
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit_ops.h"
@@ -292,6 +293,7 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   auto h = tokens;
   int64_t i = 0;
   for (auto& m : *blocks) {
+    interruption_point();  // a stop asked for mid-forward ends within one block
     h = run_block(*m->as<WanBlockImpl>(), h, e0, c, angles);
     if (inter) (*inter)["inter.block_" + std::to_string(i)] = h;
     ++i;

@@ -6,6 +6,8 @@
 #include <cstdlib>
 #include <cstring>
 
+#include "core/interrupt.h"
+
 namespace ws::models {
 
 torch::Tensor wan_sinusoidal_embedding(const torch::Tensor& t, int64_t freq_dim) {
@@ -124,6 +126,7 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
   if (step >= Lq) return torch::matmul(torch::softmax(torch::matmul(q, kt) * scale, -1), v);
   auto out = torch::empty({q.size(0), Lq, v.size(2)}, q.options());
   for (int64_t s = 0; s < Lq; s += step) {
+    interruption_point();  // one chunk of a huge attention can take long; a stop need not wait
     const int64_t e = std::min(Lq, s + step);
     out.slice(1, s, e).copy_(torch::matmul(torch::softmax(torch::matmul(q.slice(1, s, e), kt) * scale, -1), v));
   }

@@ -7,6 +7,7 @@
 
 #include <string>
 
+#include "core/interrupt.h"
 #include "core/error.h"
 
 namespace ws::models::vae {
@@ -62,7 +63,10 @@ Encoder3dImpl::Encoder3dImpl(const WanVaeConfig& cfg, const InitOptions& io) {
 torch::Tensor Encoder3dImpl::forward(const torch::Tensor& input) {
   auto x = conv1_->forward(input);
   if (flat_) x = flat_->forward(x);
-  for (auto& s : stages_) x = s->forward(x);
+  for (auto& s : stages_) {
+    interruption_point();  // a stop asked for mid-encode ends within one stage
+    x = s->forward(x);
+  }
   x = mid2_->forward(attn_->forward(mid1_->forward(x)));
   return head_conv_->forward_norm_silu(x, head_norm_->gamma);
 }
@@ -100,7 +104,10 @@ torch::Tensor Decoder3dImpl::forward(const torch::Tensor& input, bool first_chun
   auto x = conv1_->forward(input);
   x = mid2_->forward(attn_->forward(mid1_->forward(x)));
   if (flat_) x = flat_->forward(x);
-  for (auto& s : stages_) x = s->forward(x, first_chunk);
+  for (auto& s : stages_) {
+    interruption_point();
+    x = s->forward(x, first_chunk);
+  }
   return head_conv_->forward_norm_silu(x, head_norm_->gamma);
 }
 

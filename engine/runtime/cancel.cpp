@@ -9,6 +9,8 @@
 #include <string>
 #include <thread>
 
+#include "core/interrupt.h"
+
 namespace ws::runtime {
 namespace {
 std::atomic<int> g_cancel{0};
@@ -43,6 +45,7 @@ void install_cancel_handlers(bool watch_stdin) {
 }
 
 bool cancel_requested() { return g_cancel.load() > 0; }
+void stop_inside_computations() { set_interrupt_check(&cancel_requested); }
 void request_cancel() {
   if (g_cancel.load() == 0) g_cancel.store(1);
 }

@@ -10,6 +10,10 @@ namespace ws::runtime {
 // Installs the signal handlers, ignores SIGPIPE and starts the stdin watcher (once).
 void install_cancel_handlers(bool watch_stdin = true);
 bool cancel_requested();
+// Also stop inside a long computation (ws::interruption_point, core/interrupt.h) once a cancel is
+// asked for: for verbs whose work is one long pass with nothing to save halfway (sample, the VAE
+// verbs), so that a stop takes effect within seconds. Training keeps the step-end contract.
+void stop_inside_computations();
 void request_cancel();
 // Tests and verbs that run several jobs in one process start clean.
 void reset_cancel();

@@ -4,6 +4,8 @@
 #include <unistd.h>
 
 #include <algorithm>
+#include <cmath>
+#include <cstdlib>
 #include <fstream>
 
 #include <torch/torch.h>
@@ -137,6 +139,43 @@ double vae_call_bytes(int64_t base_dim, int64_t h, int64_t w, int64_t patch) {
   // base_dim-channel tensors (input, norm, conv output, residual and oneDNN's blocked copies).
   const double full = static_cast<double>(base_dim) * 4 * static_cast<double>((h / patch) * (w / patch)) * 4;
   return 8 * full;
+}
+
+double dit_inference_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, int elem_bytes) {
+  const double D = static_cast<double>(c.dim), F = static_cast<double>(c.ffn_dim), Lq = static_cast<double>(tokens);
+  const double T = static_cast<double>(text_tokens);
+  // Residual stream, modulated copy, q, k, v, attention output, o projection (~8·dim per token)
+  // and the FFN's hidden layer twice; ti2v's per-token modulation (6·dim).
+  const double block = Lq * (8 * D + 2 * F + (c.model_type == "ti2v" ? 6 * D : 0)) * elem_bytes;
+  // wan_attention's chunk: at most 2^25 scores, and their softmax beside them.
+  const double scores = 2.0 * static_cast<double>(int64_t{1} << 25) * elem_bytes;
+  const double text =
+      T * (2 * D * static_cast<double>(c.num_layers) + 2 * static_cast<double>(c.text_dim)) * elem_bytes;
+  return block + std::min(scores, 2 * Lq * (Lq + T) * static_cast<double>(c.num_heads) * elem_bytes) + text;
+}
+
+double host_memory_bytes() {
+  double bytes = static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
+  auto lower = [&](double limit) {
+    if (limit > 0 && (bytes <= 0 || limit < bytes)) bytes = limit;
+  };
+  // cgroup v2 ("max" when unlimited), then v1 (a huge number when unlimited).
+  for (const char* f : {"/sys/fs/cgroup/memory.max", "/sys/fs/cgroup/memory/memory.limit_in_bytes"}) {
+    std::ifstream in(f);
+    double v = 0;
+    if (in >> v) lower(v);
+  }
+  if (const char* env = std::getenv("WANSTUDIO_MEMORY_LIMIT")) {
+    char* end = nullptr;
+    double v = std::strtod(env, &end);
+    const std::string unit = end ? end : "";
+    if (unit == "K" || unit == "k") v *= 1024;
+    else if (unit == "M" || unit == "m") v *= 1024.0 * 1024;
+    else if (unit == "G" || unit == "g") v *= 1024.0 * 1024 * 1024;
+    else if (!unit.empty()) v = 0;  // not a size: ignored rather than guessed
+    if (std::isfinite(v)) lower(v);
+  }
+  return bytes;
 }
 
 double runtime_bytes() {

@@ -63,6 +63,17 @@ double upsampler_conv_backward_bytes(const models::LatentUpsamplerConfig& c, int
 // few live tensors (docs/design/estimate.md §3), in fp32.
 double vae_call_bytes(int64_t base_dim, int64_t h, int64_t w, int64_t patch);
 
+// The peak of one denoising forward without autograd at `tokens` (after patchify): one block at
+// a time holds the residual stream and its modulated copy, q/k/v and the attention output, the
+// FFN's hidden layer before and after GELU, and one chunk of attention scores (wan_dit_ops.cpp
+// bounds it); the text context's k/v for every block besides.
+double dit_inference_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, int elem_bytes = 4);
+
+// The memory a host process may use: the physical memory, or less where a cgroup (a container,
+// a systemd slice) limits it, or less again where WANSTUDIO_MEMORY_LIMIT (bytes, K/M/G suffixes)
+// says so: a budget on a shared server. 0 when unknown.
+double host_memory_bytes();
+
 // This process's resident memory now: LibTorch, the allocator and the code, which every run
 // pays before it loads anything.
 double runtime_bytes();

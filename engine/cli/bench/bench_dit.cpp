@@ -80,18 +80,20 @@ int bench_dit_train(const std::vector<std::string>& argv) {
          "Fresh WanModel weights (seed 0), random latents and text; times whole optimizer steps of\n"
          "train::ExpertStep. Last line: JSON with ms_per_step_median, peak_rss_mb, params.");
   a.value("config", "C", "WanModel config (.yaml or config.json)")
-      .value("tokens", "N", "latent tokens per sample (default 1024)")
-      .value("batch", "B", "samples per step (default 1)")
-      .value("steps", "S", "timed steps (default 3)")
-      .value("warmup", "W", "untimed steps first (default 1)")
-      .value("threads", "K", "CPU threads (default: all cores)")
-      .value("layers", "L", "override num_layers (time a released width with fewer blocks)")
-      .value("text_tokens", "T", "rows of the text context (default text_len)")
+      .value("tokens", "N", "latent tokens per sample (default 1024)", int_range(1, 1000000))
+      .value("batch", "B", "samples per step (default 1)", int_range(1, 1024))
+      .value("steps", "S", "timed steps (default 3)", int_range(1, 100000))
+      .value("warmup", "W", "untimed steps first (default 1)", int_range(0, 100000))
+      .value("threads", "K", "CPU threads (default: all cores)", int_range(1, 1024))
+      .value("layers", "L", "override num_layers (time a released width with fewer blocks)", int_range(1, 1000))
+      .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
       .flag("gradient_checkpointing", "recompute each block in backward")
       .flag("fp8", "block Linears read fp8 e4m3 copies of their weights (re-quantised after each update)")
       .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)")
-      .value("lora_rank", "R", "train LoRA adapters of rank R on every block Linear, the base frozen in bf16")
-      .value("zero_ranks", "P", "full fine-tuning: report the memory per rank with ZeRO-2 over P ranks (default 1)")
+      .value("lora_rank", "R", "train LoRA adapters of rank R on every block Linear, the base frozen in bf16",
+             int_range(0, 4096))
+      .value("zero_ranks", "P", "full fine-tuning: report the memory per rank with ZeRO-2 over P ranks (default 1)",
+             int_range(1, 65536))
       .value("weight_dtype", "D",
              "full fine-tuning: fp32 (default) or bf16 block Linears trained through fp32 masters");
   if (!a.parse(argv)) return 0;

@@ -20,14 +20,14 @@ int bench_loader(const std::vector<std::string>& argv) {
          "Times ClipLoader::next() over the dataset (bucket collate as in training, 1.5x).");
   a.value("meta", "M.json", "metadata.json of the dataset (required)")
       .value("data_dir", "DIR", "folder file_path values are relative to (default: the metadata's folder)")
-      .value("size", "S", "video_sample_size (default 640)")
-      .value("frames", "N", "video_sample_n_frames (default 81)")
-      .value("stride", "K", "video_sample_stride (default 2)")
-      .value("batch", "B", "clips per batch (default 1)")
-      .value("workers", "N", "decode threads (default 2; 0 = decode on the consumer's thread)")
-      .value("batches", "C", "timed batches (default 20)")
-      .value("warmup", "W", "untimed batches first (default 2)")
-      .value("threads", "K", "LibTorch threads of the consumer (default: all cores)")
+      .value("size", "S", "video_sample_size (default 640)", int_range(48, 4096))
+      .value("frames", "N", "video_sample_n_frames (default 81)", frames_upto(1025))
+      .value("stride", "K", "video_sample_stride (default 2)", int_range(1, 1000))
+      .value("batch", "B", "clips per batch (default 1)", int_range(1, 1024))
+      .value("workers", "N", "decode threads (default 2; 0 = decode on the consumer's thread)", int_range(0, 64))
+      .value("batches", "C", "timed batches (default 20)", int_range(1, 100000))
+      .value("warmup", "W", "untimed batches first (default 2)", int_range(0, 100000))
+      .value("threads", "K", "LibTorch threads of the consumer (default: all cores)", int_range(1, 1024))
       .flag("degradation", "apply the degradation ops (1-4 per clip)");
   if (!a.parse(argv)) return 0;
   if (!a.has("meta")) throw UsageError("--meta is required");

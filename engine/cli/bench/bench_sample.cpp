@@ -20,13 +20,13 @@ int bench_sample_step(const std::vector<std::string>& argv) {
          "Fresh WanModel weights (seed 0); times denoising steps (2 forward passes + the solver) on\n"
          "random noise and text. Last line: JSON with ms_per_step_median, peak_rss_mb, params.");
   a.value("config", "C", "WanModel config (.yaml or config.json)")
-      .value("tokens", "N", "latent tokens (default 1024)")
-      .value("steps", "S", "denoising steps per timed run (default 4)")
-      .value("reps", "R", "timed runs (default 3)")
-      .value("threads", "K", "CPU threads (default: all cores)")
-      .value("layers", "L", "override num_layers")
-      .value("text_tokens", "T", "rows of the text context (default text_len)")
-      .value("sample_solver", "S", "unipc (default) or dpm++");
+      .value("tokens", "N", "latent tokens (default 1024)", int_range(1, 1000000))
+      .value("steps", "S", "denoising steps per timed run (default 4)", int_range(1, 1000))
+      .value("reps", "R", "timed runs (default 3)", int_range(1, 100000))
+      .value("threads", "K", "CPU threads (default: all cores)", int_range(1, 1024))
+      .value("layers", "L", "override num_layers", int_range(1, 1000))
+      .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
+      .value("sample_solver", "S", "unipc (default) or dpm++", one_of({"unipc", "dpm++"}));
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench sample-step needs --config");
   models::WanConfig cfg = models::load_wan_config(a.str("config"));

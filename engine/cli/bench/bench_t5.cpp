@@ -20,13 +20,13 @@ int bench_t5_encode(const std::vector<std::string>& argv) {
          "Seeded random UMT5 weights, random ids; times encoder forwards of B captions of N tokens.\n"
          "Last line: JSON with ms_per_batch_median, tokens_per_s, peak_rss_mb, params.");
   a.value("config", "C", "UMT5 sizes (.yaml/.json: vocab, dim, dim_attn, dim_ffn, num_heads, num_layers, num_buckets)")
-      .value("tokens", "N", "tokens per caption, EOS included (default 128)")
-      .value("batch", "B", "captions per forward (default 1)")
-      .value("steps", "S", "timed forwards (default 3)")
-      .value("warmup", "W", "untimed forwards first (default 1)")
-      .value("threads", "K", "CPU threads (default: all cores)")
-      .value("layers", "L", "override num_layers")
-      .value("vocab", "V", "override vocab (the embedding table's rows)")
+      .value("tokens", "N", "tokens per caption, EOS included (default 128)", int_range(1, 4096))
+      .value("batch", "B", "captions per forward (default 1)", int_range(1, 1024))
+      .value("steps", "S", "timed forwards (default 3)", int_range(1, 100000))
+      .value("warmup", "W", "untimed forwards first (default 1)", int_range(0, 100000))
+      .value("threads", "K", "CPU threads (default: all cores)", int_range(1, 1024))
+      .value("layers", "L", "override num_layers", int_range(1, 1000))
+      .value("vocab", "V", "override vocab (the embedding table's rows)", int_range(1, 10000000))
       .value("weights", "fp32|bf16", "dtype the weights are held in (default bf16, as released)")
       .flag("bf16", "compute in bf16 (Wan's dtype) instead of fp32");
   if (!a.parse(argv)) return 0;

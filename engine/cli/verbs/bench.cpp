@@ -3,6 +3,7 @@
 // WS_BENCH_KIND (run/bench.h); each kind parses its own options.
 #include "core/error.h"
 #include "cli/bench/bench.h"
+#include "cli/args.h"
 #include "cli/verb.h"
 
 #include <cstdio>
@@ -24,6 +25,12 @@ int run_bench(const std::vector<std::string>& argv) {
         "`wanstudio-engine bench KIND --help` lists a kind's options.\n\nkinds:\n");
     for (const auto& k : ws::cli::bench_kinds()) std::printf("  %-18s %s\n", k.name.c_str(), k.summary.c_str());
     return argv.empty() ? 1 : 0;
+  }
+  if (argv[0] == "--print-schema") {
+    std::vector<std::string> names;
+    for (const auto& k : ws::cli::bench_kinds()) names.push_back(k.name);
+    ws::cli::print_subverbs_schema("bench", names);
+    return 0;
   }
   const auto* kind = ws::cli::find_bench_kind(argv[0]);
   if (!kind) throw ws::UsageError("bench: unknown kind '" + argv[0] + "' (known: " + kind_list() + ")");

@@ -13,6 +13,7 @@
 #include "runtime/allocator.h"
 
 namespace {
+using namespace ws::cli;  // the option rules (int_range, ...)
 
 using ws::models::WanVae;
 
@@ -29,16 +30,17 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
       "bench " + kind + " [--vae-type T] [--dim D --dec-dim E] [--frames T] [--size H,W] [--reps R] [--threads K]",
       "Times a Wan VAE on one random clip; random weights (seed 0) unless --weights.");
   a.value("vae_type", "TYPE", "wan2.2 (default) or wan2.1; with --weights: auto, from the file");
-  a.value("dim", "D", "encoder base width (default 160 for wan2.2, 96 for wan2.1: the released)");
-  a.value("dec_dim", "E", "decoder base width (wan2.2 only; default 256, released)");
+  a.value("dim", "D", "encoder base width (default 160 for wan2.2, 96 for wan2.1: the released)", int_range(1, 4096));
+  a.value("dec_dim", "E", "decoder base width (wan2.2 only; default 256, released)", int_range(1, 4096));
   a.value("weights", "FILE", "real weights instead of random ones");
-  a.value("frames", "T", "pixel frames, 1 + 4k (default 5)");
+  a.value("frames", "T", "pixel frames, 1 + 4k (default 5)", frames_upto(1025));
   a.value("size", "H,W", "pixel size, multiples of 16 (wan2.1: 8) (default 128,128)");
-  a.value("reps", "R", "timed repetitions (default 3)");
-  a.value("warmup", "N", "untimed repetitions first (default 1)");
-  a.value("threads", "K", "CPU threads (default 2)");
-  a.value("seed", "S", "weights seed (default 0)");
-  a.value("decode_chunk", "N", "latent frames per decoder chunk (default 1, the reference; 0 = all)");
+  a.value("reps", "R", "timed repetitions (default 3)", int_range(1, 100000));
+  a.value("warmup", "N", "untimed repetitions first (default 1)", int_range(0, 100000));
+  a.value("threads", "K", "CPU threads (default 2)", int_range(1, 1024));
+  a.value("seed", "S", "weights seed (default 0)", int_range(0, 9007199254740991.0));
+  a.value("decode_chunk", "N", "latent frames per decoder chunk (default 1, the reference; 0 = all)",
+          int_range(0, 1024));
   a.flag("tiled", "tiled decode (32x32 latent tiles)");
   a.flag("no_pack", "keep conv weights dense (oneDNN reorders them on every call)");
   a.flag("bf16", "bf16 weights and activations (on a GPU; the VAE runs on the first GPU when there is one)");

@@ -45,6 +45,10 @@ int run_dataset(const std::vector<std::string>& argv) {
     std::printf("%s\n", usage.c_str());
     return argv.empty() ? 1 : 0;
   }
+  if (argv[0] == "--print-schema") {
+    print_subverbs_schema("dataset", {"import", "split", "dedupe", "score", "export-captions"});
+    return 0;
+  }
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   int (*sub)(const std::vector<std::string>&) = nullptr;
   if (argv[0] == "export-captions") sub = run_dataset_export_captions;

@@ -26,8 +26,8 @@ int run_dataset_dedupe(const std::vector<std::string>& argv) {
             "similar first; --json prints only a JSON list of {\"a\", \"b\", \"similarity\"} (file_path\n"
             "values). A row whose file cannot be read is reported on stderr and skipped.");
   args.positional("METADATA.json", "the dataset");
-  args.value("threshold", "X", "smallest similarity reported as a copy (default 0.85)");
-  args.value("samples", "N", "frames hashed per clip (default 8)");
+  args.value("threshold", "X", "smallest similarity reported as a copy (default 0.85)", real_range(0, 1));
+  args.value("samples", "N", "frames hashed per clip (default 8)", int_range(1, 64));
   args.value("train_data_dir", "DIR", "folder file_path is relative to (default: the metadata.json's folder)");
   args.flag("json", "print only the JSON list");
   if (!args.parse(argv)) return 0;

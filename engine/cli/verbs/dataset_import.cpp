@@ -24,7 +24,8 @@ int run_dataset_import(const std::vector<std::string>& argv) {
             "Exit 0 when the metadata.json was written.");
   args.positional("DIR", "the folder of clips");
   args.value("output", "METADATA.json", "where to write (file_path values are relative to its folder)");
-  args.value("min_frames", "N", "leave out videos with fewer frames (e.g. the run's video_sample_n_frames)");
+  args.value("min_frames", "N", "leave out videos with fewer frames (e.g. the run's video_sample_n_frames)",
+             int_range(0, 1000000));
   args.flag("quick", "trust the containers' frame counts instead of reading every packet");
   if (!args.parse(argv)) return 0;
   require_video("dataset import");

@@ -22,7 +22,7 @@ int run_dataset_score(const std::vector<std::string>& argv) {
             "the previous one kept as .bak. A row whose file cannot be read is reported on stderr\n"
             "and left as it was; the exit is 1 when any was.");
   args.positional("METADATA.json", "the dataset");
-  args.value("sampling_fps", "F", "frames per second compared (default 2)");
+  args.value("sampling_fps", "F", "frames per second compared (default 2)", real_range(0.01, 240));
   args.value("train_data_dir", "DIR", "folder file_path is relative to (default: the metadata.json's folder)");
   if (!args.parse(argv)) return 0;
   if (!dataset::clip_scores_built())

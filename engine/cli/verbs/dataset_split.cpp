@@ -16,14 +16,6 @@ namespace ws::cli {
 
 namespace {
 
-// A non-negative finite number (NaN and inf are refused by name).
-double non_negative(const Args& args, const std::string& name, double def) {
-  const double v = args.real(name, def);
-  if (!std::isfinite(v) || v < 0)
-    throw UsageError("--" + name + " must be a finite number >= 0, got " + args.str(name));
-  return v;
-}
-
 std::vector<int64_t> parse_cuts(const std::string& text) {
   std::vector<int64_t> cuts;
   std::stringstream ss(text);
@@ -55,27 +47,25 @@ int run_dataset_split(const std::vector<std::string>& argv) {
             "instead of detected ones (the studio's edited timeline). Clips are re-encoded (H.264).");
   args.positional("VIDEO", "the recording to split");
   args.value("output_dir", "DIR", "folder for the clips and metadata.json");
-  args.value("threshold", "X", "cut when the frame change is at least this (default 27)");
-  args.value("min_scene_frames", "N", "shortest scene in frames (default 15)");
-  args.value("min_seconds", "S", "drop scenes or pieces shorter than this (default 0: keep all)");
-  args.value("max_seconds", "S", "cut scenes longer than this into pieces (default 0: no maximum)");
+  args.value("threshold", "X", "cut when the frame change is at least this (default 27)", real_range(0.01, 255));
+  args.value("min_scene_frames", "N", "shortest scene in frames (default 15)", int_range(1, 1000000));
+  args.value("min_seconds", "S", "drop scenes or pieces shorter than this (default 0: keep all)", real_range(0, 86400));
+  args.value("max_seconds", "S", "cut scenes longer than this into pieces (default 0: no maximum)",
+             real_range(0, 86400));
   args.value("cuts", "F,F,...", "use these cuts (first frame of each new scene) instead of detecting");
-  args.value("crf", "N", "H.264 quality of the clips (default 18)");
+  args.value("crf", "N", "H.264 quality of the clips (default 18)", int_range(0, 51));
   args.flag("dry_run", "print the cuts and scenes only; write nothing");
   args.flag("json", "print the result as one JSON object");
   if (!args.parse(argv)) return 0;
   require_video("dataset split");
   dataset::SplitOptions opts;
-  opts.scene.threshold = non_negative(args, "threshold", 27.0);
-  if (!(opts.scene.threshold > 0)) throw UsageError("--threshold must be > 0");
+  opts.scene.threshold = args.real("threshold", 27.0);
   opts.scene.min_scene_frames = args.integer("min_scene_frames", 15);
-  if (opts.scene.min_scene_frames < 1) throw UsageError("--min_scene_frames must be >= 1");
-  opts.min_seconds = non_negative(args, "min_seconds", 0.0);
-  opts.max_seconds = non_negative(args, "max_seconds", 0.0);
+  opts.min_seconds = args.real("min_seconds", 0.0);
+  opts.max_seconds = args.real("max_seconds", 0.0);
   if (opts.max_seconds > 0 && opts.min_seconds > opts.max_seconds)
     throw UsageError("--min_seconds is larger than --max_seconds: no piece could be kept");
   opts.crf = static_cast<int>(args.integer("crf", 18));
-  if (opts.crf < 0 || opts.crf > 51) throw UsageError("--crf must be 0..51");
   if (args.has("cuts")) {
     opts.cuts = parse_cuts(args.str("cuts"));
     opts.use_cuts = true;

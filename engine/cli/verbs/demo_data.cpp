@@ -10,6 +10,7 @@
 #include "cli/verb.h"
 
 namespace {
+using namespace ws::cli;  // the option rules (int_range, ...)
 
 int run_demo_data(const std::vector<std::string>& argv) {
   ws::cli::Args args("demo-data", "demo-data OUT_DIR [--seed N]",
@@ -19,7 +20,7 @@ int run_demo_data(const std::vector<std::string>& argv) {
                      "OUT_DIR/metadata.json with captions and width/height. The same seed gives the same\n"
                      "dataset. An existing metadata.json is kept as metadata.json.bak.");
   args.positional("OUT_DIR", "folder to write (created if missing)");
-  args.value("seed", "N", "seed for the generated content (default 0)");
+  args.value("seed", "N", "seed for the generated content (default 0)", int_range(0, 9007199254740991.0));
   if (!args.parse(argv)) return 0;
   if (!ws::dataset::video_support_built())
     throw ws::Error(

@@ -33,14 +33,15 @@ int run_encode_latents(const std::vector<std::string>& argv) {
   a.value("vae", "WEIGHTS", "VAE weights: Wan2.1_VAE.pth (A14B experts), Wan2.2_VAE.pth, or .safetensors (required)");
   a.value("vae_type", "TYPE", "auto (default), wan2.1 or wan2.2; must match the weights");
   a.value("out", "DIR", "output folder (required)");
-  a.value("seed", "N", "the training run's seed: it draws each row's frame window (default 42)");
-  a.value("video_sample_size", "S", "bucket edge, as train-experts (default 512)");
-  a.value("video_sample_n_frames", "N", "frames per clip, 4k+1 (default 81)");
-  a.value("video_sample_stride", "S", "frame stride (default 2)");
+  a.value("seed", "N", "the training run's seed: it draws each row's frame window (default 42)",
+          int_range(0, 9007199254740991.0));
+  a.value("video_sample_size", "S", "bucket edge, as train-experts (default 512)", int_range(48, 4096));
+  a.value("video_sample_n_frames", "N", "frames per clip, 4k+1 (default 81)", frames_upto(1025));
+  a.value("video_sample_stride", "S", "frame stride (default 2)", int_range(1, 1000));
   a.flag("no_bucket", "one square size for every row (train-experts' enable_bucket false)");
   a.flag("from_start", "every clip from frame 0 instead of the row's drawn window");
   a.flag("i2v", "also write `y` (mask + first-frame latent) for i2v experts");
-  a.value("threads", "N", "CPU threads (default: all cores)");
+  a.value("threads", "N", "CPU threads (default: all cores)", int_range(0, 1024));
   a.value("device", "DEV", "cpu (default) or cuda[:N] in CUDA builds");
   a.flag("bf16", "bf16 VAE compute (CUDA builds)");
   if (!a.parse(argv)) return 0;
@@ -67,6 +68,7 @@ int run_encode_latents(const std::vector<std::string>& argv) {
   vae_cli_threads(a.integer("threads", 0));
 
   runtime::install_cancel_handlers();
+  runtime::stop_inside_computations();
   auto& events = runtime::EventStream::global();
   runtime::Heartbeat heartbeat;  // alive while a 508 MB VAE loads or a long clip encodes
   runtime::ProgressReporter progress("encode-latents");

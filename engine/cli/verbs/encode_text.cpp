@@ -38,7 +38,7 @@ int run_encode_text(const std::vector<std::string>& argv) {
           "models_t5_umt5-xxl-enc-bf16.pth, a .safetensors, or a transformers folder (required)");
   a.value("tokenizer_path", "PATH", "spiece.model, or the google/umt5-xxl folder holding it (required)");
   a.value("negative_prompt", "TEXT", "also encoded (default: Wan's sample_neg_prompt; \"\" for none)");
-  a.value("text_len", "N", "tokens per caption, EOS included (default 512)");
+  a.value("text_len", "N", "tokens per caption, EOS included (default 512)", int_range(1, 4096));
   a.value("dtype", "fp32|bf16", "compute and storage precision (default fp32; Wan runs bf16)");
   if (!a.parse(argv)) return 0;
   for (const char* k : {"text_embeddings_dir", "text_encoder_path", "tokenizer_path"})

@@ -20,6 +20,7 @@
 #include <iostream>
 #include <nlohmann/json.hpp>
 
+#include "cli/args.h"
 #include "cli/verb.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -53,10 +54,6 @@ constexpr const char* kUsage =
     "precision, low_vram's idle expert in host memory, a usual CUDA context), against\n"
     "--device_memory. Flags after the config override it, as for the training verbs. Last stdout\n"
     "line: JSON.\n";
-
-double machine_bytes() {
-  return static_cast<double>(::sysconf(_SC_PHYS_PAGES)) * static_cast<double>(::sysconf(_SC_PAGESIZE));
-}
 
 std::string gib(double b) {
   char buf[32];
@@ -303,42 +300,20 @@ std::vector<std::string> resolve_and_estimate(const io::OptionSchema& schema, co
 }
 
 int run_estimate(const std::vector<std::string>& argv) {
-  std::vector<std::string> run_args;
-  int64_t ranks = 1, steps = 0;
-  double device_memory_gib = 0;
-  std::string config, device = "cpu";
-  for (size_t i = 0; i < argv.size(); ++i) {
-    const std::string& a = argv[i];
-    auto value = [&](const std::string& name) -> std::string {
-      if (i + 1 >= argv.size()) throw UsageError(name + " needs a value");
-      return argv[++i];
-    };
-    auto number = [&](const std::string& name, int64_t lo) {
-      const std::string v = value(name);
-      char* end = nullptr;
-      const long long n = std::strtoll(v.c_str(), &end, 10);
-      if (v.empty() || *end || n < lo || n > 1000000)
-        throw UsageError(name + ": expected a whole number ≥ " + std::to_string(lo) + ", not " + v);
-      return static_cast<int64_t>(n);
-    };
-    if (a == "--help" || a == "-h") {
-      std::fputs(kUsage, stdout);
-      return 0;
-    }
-    if (a == "--nproc") {
-      ranks = number(a, 1);
-    } else if (a == "--time_steps") {
-      steps = number(a, 1);
-    } else if (a == "--device") {
-      device = value(a);
-      if (device != "cpu" && device != "cuda") throw UsageError("--device is cpu or cuda, not " + device);
-    } else if (a == "--device_memory") {
-      device_memory_gib = static_cast<double>(number(a, 1));
-    } else {
-      if (a == "--config" && i + 1 < argv.size()) config = argv[i + 1];
-      run_args.push_back(a);
-    }
-  }
+  // The usage text says it all; the declared options carry their ranges (--help lists them).
+  Args a("estimate", std::string(kUsage).substr(24), "");
+  a.value("config", "RUN.yaml", "the run (required); flags after it override it, as for the training verbs")
+      .value("nproc", "P", "data-parallel ranks (ZeRO-2 shards over them)", int_range(1, 65536))
+      .value("time_steps", "N", "also train N real steps in a scratch folder and time them", int_range(1, 1000))
+      .value("device", "cpu|cuda", "estimate this machine's memory (cpu) or a GPU's", one_of({"cpu", "cuda"}))
+      .value("device_memory", "GIB", "the GPU's memory in GiB (with --device cuda)", real_range(1, 65536))
+      .forward_unknown_options();
+  if (!a.parse(argv)) return 0;
+  const int64_t ranks = a.integer("nproc", 1), steps = a.integer("time_steps", 0);
+  const double device_memory_gib = a.real("device_memory", 0);
+  const std::string config = a.str("config"), device = a.str("device", "cpu");
+  std::vector<std::string> run_args = a.rest();
+  if (!config.empty()) run_args.insert(run_args.begin(), {"--config", config});
   if (config.empty()) throw UsageError("estimate needs --config RUN.yaml (see --help)");
   const std::string job = read_job(config);
   Target target;
@@ -368,7 +343,7 @@ int run_estimate(const std::vector<std::string>& argv) {
 
   const double training = e.parts.total(), text = e.text_phase.total(), peak = std::max(training, text);
   // A GPU's memory: --device_memory, or unknown (nothing to compare with) on a CPU build.
-  const double machine = target.gpu ? device_memory_gib * 1024 * 1024 * 1024 : machine_bytes();
+  const double machine = target.gpu ? device_memory_gib * 1024 * 1024 * 1024 : train::host_memory_bytes();
   std::fprintf(stderr, "%-24s %12s  %s\n", "part", "memory", "how");
   for (const auto& p : e.parts.parts)
     std::fprintf(stderr, "%-24s %12s  %s\n", p.name.c_str(), gib(p.bytes).c_str(), p.note.c_str());

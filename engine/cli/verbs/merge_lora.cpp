@@ -25,7 +25,7 @@ int run_merge_lora(const std::vector<std::string>& argv) {
       "model", "DIR",
       "the expert: a model folder (config.json + weights), e.g. RUN/checkpoint-N/high_noise_transformer (required)");
   a.value("lora", "FILE", "the adapter (required)");
-  a.value("scale", "M", "multiplier (default 1)");
+  a.value("scale", "M", "multiplier (default 1)", real_range(-100, 100));
   a.value("dtype", "fp32|bf16", "dtype of the written weights (default: the model's)");
   a.value("out", "DIR", "the merged model folder (required; refused if it holds a model)");
   if (!a.parse(argv)) return 0;

@@ -11,6 +11,7 @@
 #include "cli/verb.h"
 
 namespace {
+using namespace ws::cli;  // the option rules (int_range, ...)
 
 std::string kind_list() {
   std::string s;
@@ -28,7 +29,7 @@ int run_parity(const std::vector<std::string>& argv) {
   ws::cli::Args args("parity", "parity KIND DIR", description);
   args.positional("kind", "model kind (" + kind_list() + ")");
   args.positional("dir", "fixture folder");
-  args.value("threads", "N", "CPU threads (default: LibTorch's)");
+  args.value("threads", "N", "CPU threads (default: LibTorch's)", int_range(1, 1024));
   if (!args.parse(argv)) return 0;
   const auto* kind = ws::cli::find_parity_kind(args.pos(0));
   if (!kind) throw ws::UsageError("parity: unknown kind '" + args.pos(0) + "' (known: " + kind_list() + ")");

@@ -16,7 +16,9 @@
 #include "cli/verb.h"
 #include "contract/events.h"
 #include "core/error.h"
+#include "core/format.h"
 #include "core/fs.h"
+#include "core/interrupt.h"
 #include "core/log.h"
 #include "core/sha256.h"
 #include "data/clip_tensor.h"
@@ -26,11 +28,13 @@
 #include "models/dit_conditioning.h"
 #include "models/wan_dit.h"
 #include "models/wan_lora.h"
+#include "models/wan_vae.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/progress.h"
 #include "text/prompts.h"
 #include "train/experts/sample_render.h"
+#include "train/memory_estimate.h"
 #include "train/experts/text_embeddings.h"
 #include "train/experts/text_encoding.h"
 
@@ -151,6 +155,31 @@ Experts load_experts(const Args& a) {
   return e;
 }
 
+// Stops with the figures, before the sampler allocates anything, when the render would need more
+// memory than this host offers (--force goes on anyway): absurd sizes end with a clear error, not
+// with the allocator's failure or the kernel's OOM killer.
+void refuse_what_cannot_fit(const train::SampleSettings& s, const std::vector<int64_t>& shape,
+                            const models::WanConfig& c, const models::WanVae* vae) {
+  const int64_t tokens = shape[1] * (shape[2] / c.patch_size[1]) * (shape[3] / c.patch_size[2]);
+  const double weights = train::runtime_bytes();  // the experts (and VAE) are loaded by now
+  const double dit = train::dit_inference_bytes(c, tokens, c.text_len);
+  const double latents = 8.0 * static_cast<double>(shape[0] * shape[1] * shape[2] * shape[3]) * 4;
+  double decode = 0;
+  if (vae) {
+    const auto& vc = vae->config();
+    decode = train::vae_call_bytes(vc.wan21() ? vc.dim : vc.dec_dim, s.height, s.width, vc.wan21() ? 1 : 2) +
+             2.0 * 3 * static_cast<double>(s.frames * s.height * s.width) * 4;  // the clip, float and bytes
+  }
+  const double need = weights + std::max(dit + latents, decode + latents), have = train::host_memory_bytes();
+  if (have <= 0 || need <= have) return;
+  auto gib = [](double b) { return ws::format("{:.1f} GiB", b / (1024.0 * 1024 * 1024)); };
+  throw Error(ws::format(
+      "{}x{}x{} frames needs about {} ({} loaded, {} per denoising step at {} tokens{}); this machine offers {}: "
+      "choose a smaller --size or --frame_num (or --force to try anyway)",
+      s.width, s.height, s.frames, gib(need), gib(weights), gib(dit + latents), tokens,
+      vae ? ", " + gib(decode) + " to decode" : std::string(), gib(have)));
+}
+
 // The preset the experts imply (docs/design/sampling.md §12.1) unless --task names one.
 train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c, bool two) {
   std::string task = a.str("task");
@@ -253,7 +282,7 @@ int run_sample(const std::vector<std::string>& argv) {
   a.value("model", "P", "a single model folder (TI2V-5B, 1.3B)");
   a.value("lora_high", "FILE", "LoRA for the high-noise expert (musubi-tuner/ComfyUI or PEFT keys)");
   a.value("lora_low", "FILE", "LoRA for the low-noise expert (or the single model)");
-  a.list("lora_scale", "M", "adapter multipliers: one for both, or HIGH LOW (default 1)");
+  a.list("lora_scale", "M", "adapter multipliers: one for both, or HIGH LOW (default 1)", real_range(-100, 100));
   a.value("task", "NAME", "preset: t2v-A14B, i2v-A14B or ti2v-5B (default: from the experts)");
   a.value("config_path", "YAML", "VideoX-Fun model YAML: its boundary and scheduler shift");
   a.value("prompt", "TEXT", "the prompt");
@@ -265,21 +294,23 @@ int run_sample(const std::vector<std::string>& argv) {
   a.value("tokenizer_path", "PATH", "the UMT5 tokenizer (with --text_encoder_path)");
   a.value("image", "FILE", "i2v / ti2v: an image (needs --vae_path), or a .safetensors with image_latent");
   a.value("size", "WxH", "video size (width x height)");
-  a.value("frame_num", "N", "frames, 4k+1");
-  a.value("sample_solver", "unipc|dpm++", "solver");
-  a.value("sample_steps", "N", "denoising steps");
-  a.value("sample_shift", "S", "noise schedule shift");
-  a.list("sample_guide_scale", "G", "guidance: one scale, or LOW HIGH (the low- and the high-noise expert's)");
-  a.value("boundary_ratio", "B", "switch to the low-noise expert below t = 1000·B");
-  a.value("base_seed", "S", "noise seed (default: a random one, recorded)");
-  a.value("seed", "S", "the same as --base_seed");
+  a.value("frame_num", "N", "frames, 4k+1", frames_upto(4001));
+  a.value("sample_solver", "unipc|dpm++", "solver", one_of({"unipc", "dpm++"}));
+  a.value("sample_steps", "N", "denoising steps", int_range(1, 1000));
+  a.value("sample_shift", "S", "noise schedule shift", real_range(0.01, 100));
+  a.list("sample_guide_scale", "G", "guidance: one scale, or LOW HIGH (the low- and the high-noise expert's)",
+         real_range(0, 100));
+  a.value("boundary_ratio", "B", "switch to the low-noise expert below t = 1000·B", real_range(0, 1));
+  a.value("base_seed", "S", "noise seed (default: a random one, recorded)", int_range(-1, 9007199254740991.0));
+  a.value("seed", "S", "the same as --base_seed", int_range(-1, 9007199254740991.0));
   a.value("vae_path", "FILE", "the VAE for the MP4 (its latent channels must be the experts')");
-  a.value("vae_type", "TYPE", "auto (default), wan2.1 or wan2.2");
+  a.value("vae_type", "TYPE", "auto (default), wan2.1 or wan2.2", one_of({"auto", "wan2.1", "wan2.2"}));
   a.value("save_file", "OUT.mp4",
           "output name (default sample_<seed>.mp4); OUT.latents.safetensors and OUT.json beside it");
-  a.value("fps", "N", "frame rate of the MP4 (default: the preset's)");
+  a.value("fps", "N", "frame rate of the MP4 (default: the preset's)", int_range(1, 240));
   a.flag("preview", "the cheap preset: 12 steps, 256x256, 17 frames");
-  a.value("threads", "N", "CPU threads (default: all cores)");
+  a.flag("force", "render even when the estimate says the memory will not suffice");
+  a.value("threads", "N", "CPU threads (default: all cores)", int_range(1, 1024));
   if (!a.parse(argv)) return 0;
   if (a.has("prompt") == a.has("prompt_embedding"))
     throw UsageError("give --prompt or --prompt_embedding (one of them)");
@@ -291,6 +322,7 @@ int run_sample(const std::vector<std::string>& argv) {
     for (const auto& v : a.strs(k)) parse_real(v, k);
 
   runtime::install_cancel_handlers();
+  runtime::stop_inside_computations();  // a render is one long pass: Cancel ends it within a block
   auto& events = runtime::EventStream::global();
   runtime::Heartbeat heartbeat;
   try {
@@ -318,6 +350,7 @@ int run_sample(const std::vector<std::string>& argv) {
         throw Error(a.str("vae_path") + ": the VAE has " + std::to_string(vae->z_dim()) +
                     " latent channels, the experts " + std::to_string(cfg.out_dim));
     }
+    if (!a.boolean("force")) refuse_what_cannot_fit(s, shape, cfg, vae.get());
     json record = s.to_json();
     record["experts"] = ex.record;
     train::SampleConditioning cond;
@@ -375,6 +408,9 @@ int run_sample(const std::vector<std::string>& argv) {
     events.emit(contract::SampleEvent{0, f.latents, f.video, f.sidecar, seconds});
     events.finished("completed", s.sampler.steps);
     return 0;
+  } catch (const Interrupted&) {
+    events.finished("cancelled", 0);  // nothing was written: the files appear only complete
+    return 130;
   } catch (const std::exception& e) {
     events.error(e.what());
     events.finished("failed", 0);

@@ -35,17 +35,18 @@ int run_upsample(const std::vector<std::string>& argv) {
   a.value("vae", "WEIGHTS", "the Wan2.2 VAE (required)");
   a.value("video", "FILE", "the clip (required)");
   a.value("out", "DIR", "where sample/ goes (required)");
-  a.value("video_sample_size", "S", "square edge, as the run's (default 640)");
-  a.value("video_sample_n_frames", "N", "frames, 4k+1, as the run's (default 81)");
-  a.value("step", "N", "the step in the file names (default: the checkpoint's, else 0)");
-  a.value("index", "I", "the index in the file names (default 0)");
-  a.value("fps", "F", "frame rate of the MP4s (default 24)");
-  a.value("threads", "N", "CPU threads (default: all cores)");
+  a.value("video_sample_size", "S", "square edge, as the run's (default 640)", int_range(48, 4096));
+  a.value("video_sample_n_frames", "N", "frames, 4k+1, as the run's (default 81)", frames_upto(1025));
+  a.value("step", "N", "the step in the file names (default: the checkpoint's, else 0)", int_range(0, 1000000000));
+  a.value("index", "I", "the index in the file names (default 0)", int_range(0, 1000000));
+  a.value("fps", "F", "frame rate of the MP4s (default 24)", real_range(1, 240));
+  a.value("threads", "N", "CPU threads (default: all cores)", int_range(0, 1024));
   if (!a.parse(argv)) return 0;
   for (const char* k : {"checkpoint", "vae", "video", "out"})
     if (!a.has(k)) throw UsageError(std::string("--") + k + " is required");
   vae_cli_threads(a.integer("threads", 0));
   runtime::install_cancel_handlers();
+  runtime::stop_inside_computations();
   auto& events = runtime::EventStream::global();
   try {
     std::string model_dir = a.str("checkpoint");

@@ -16,6 +16,7 @@
 #include "video/video_decode.h"
 #include "video/video_encode.h"
 #endif
+#include "runtime/cancel.h"
 #include "models/vae_latent_file.h"
 #include "models/wan_vae.h"
 #include "cli/args.h"
@@ -25,6 +26,7 @@
 #include "runtime/allocator.h"
 
 namespace {
+using namespace ws::cli;  // the option rules (int_range, ...)
 
 using ws::models::WanVae;
 
@@ -32,7 +34,7 @@ void add_model_options(ws::cli::Args& a) {
   a.value("vae", "WEIGHTS", "VAE weights (.safetensors or .pth; Wan2.2_VAE.pth or Wan2.1_VAE.pth)");
   a.value("vae_type", "TYPE", "auto (default: from the weights), wan2.1 or wan2.2; must match the weights");
   a.value("config", "YAML", "model YAML with the VAE widths (default: the weights' metadata, else released)");
-  a.value("threads", "N", "CPU threads (default: all cores)");
+  a.value("threads", "N", "CPU threads (default: all cores)", int_range(0, 1024));
   a.value("device", "DEV", "cpu (default) or cuda[:N] in CUDA builds");
   a.flag("bf16", "bf16 compute (CUDA builds; fp32 elsewhere, with a warning)");
   a.flag("low_vram", "keep weights on the CPU between calls (CUDA builds)");
@@ -43,6 +45,9 @@ void add_model_options(ws::cli::Args& a) {
 ws::models::WanVaeConfig vae_config(const ws::cli::Args& a, nlohmann::json* keys) {
   if (!a.has("vae")) throw ws::UsageError("--vae WEIGHTS is required");
   ws::cli::vae_cli_threads(a.integer("threads", 0));
+  // SIGINT/SIGTERM end an encode or decode within one stage; the output is written only at the end.
+  ws::runtime::install_cancel_handlers(false);
+  ws::runtime::stop_inside_computations();
   *keys = a.has("config") ? ws::models::read_vae_config_yaml(a.str("config")) : nlohmann::json::object();
   if (a.has("vae_type")) {
     const std::string t = a.str("vae_type");
@@ -103,8 +108,9 @@ int run_encode(const std::vector<std::string>& argv) {
   a.value("size", "WxH",
           "--video: resize to cover and center crop to width x height (or H,W; default: the file's, floored to the "
           "VAE's factor)");
-  a.value("frames", "N", "--video: frames to take, 4k+1 (default: as many as the file has, floored to 4k+1)");
-  a.value("stride", "S", "--video: frame stride (default 1)");
+  a.value("frames", "N", "--video: frames to take, 4k+1 (default: as many as the file has, floored to 4k+1)",
+          frames_upto(4001));
+  a.value("stride", "S", "--video: frame stride (default 1)", int_range(1, 1000));
   a.value("out", "Z.safetensors", "output latents");
   if (!a.parse(argv)) return 0;
   if ((!a.has("input") && !a.has("video")) || !a.has("out"))
@@ -137,7 +143,7 @@ int run_decode(const std::vector<std::string>& argv) {
   a.value("input", "Z.safetensors", "input latents");
   a.value("latents", "Z.safetensors", "the same as --input");
   a.value("out", "X.safetensors|X.mp4", "output video tensor, or an MP4 when the name ends in .mp4");
-  a.value("fps", "F", "frame rate of an MP4 output (default 16)");
+  a.value("fps", "F", "frame rate of an MP4 output (default 16)", real_range(1, 240));
   a.flag("tiled", "decode in 32x32 latent tiles (overlap 8): less memory, not exact");
   a.flag("no_clamp", "keep values outside [-1, 1]");
   if (!a.parse(argv)) return 0;
@@ -180,6 +186,10 @@ int run_vae(const std::vector<std::string>& argv) {
         "  encode   video tensor (.safetensors) -> normalised latents\n"
         "  decode   latents -> video tensor\n\n`wanstudio-engine vae encode --help` for options.\n");
     return argv.empty() ? 1 : 0;
+  }
+  if (argv[0] == "--print-schema") {
+    ws::cli::print_subverbs_schema("vae", {"encode", "decode"});
+    return 0;
   }
   std::vector<std::string> rest(argv.begin() + 1, argv.end());
   if (argv[0] == "encode") return run_encode(rest);

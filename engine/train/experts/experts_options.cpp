@@ -60,16 +60,20 @@ io::OptionSchema experts_option_schema() {
 
   s.group("Routing");
   s.real("boundary_ratio", nullptr,
-         "high expert for t ≥ round(ratio·1000) (default: the model YAML's boundary, else 0.875)");
+         "high expert for t ≥ round(ratio·1000) (default: the model YAML's boundary, else 0.875)")
+      .min("boundary_ratio", 0)
+      .max("boundary_ratio", 1);
   s.choice("routing_mode", {"uniform", "shift_consistent"}, "uniform",
            "uniform t (Mode A) or shifted t routed on the shifted value (Mode B)");
-  s.real("shift", nullptr, "Mode B shift (default: the model YAML's scheduler_kwargs.shift, else 12.0)");
+  s.real("shift", nullptr, "Mode B shift (default: the model YAML's scheduler_kwargs.shift, else 12.0)")
+      .min("shift", 0)
+      .max("shift", 100);
   s.choice("timestep_weighting", {"none", "bsmntw"}, "none", "loss weight per timestep (bsmntw: the 1000-entry table)");
 
   s.group("Training");
   s.path("output_dir", "output_dir_wan_experts", "run folder (checkpoints, logs, events)");
   s.string("logging_dir", "logs", "TensorBoard folder inside output_dir");
-  s.integer("seed", 42, "seed of every random stream");
+  s.integer("seed", 42, "seed of every random stream").min("seed", 0).max("seed", 9007199254740991.0);
   s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)")
       .min("num_train_epochs", 1)
       .max("num_train_epochs", 1000000);
@@ -106,11 +110,13 @@ io::OptionSchema experts_option_schema() {
   s.choice("report_to", {"tensorboard", "none"}, "tensorboard", "scalar logging");
 
   s.group("Optimizer");
-  s.real("learning_rate", 2e-5, "peak learning rate of both experts").min("learning_rate", 0);
+  s.real("learning_rate", 2e-5, "peak learning rate of both experts").min("learning_rate", 0).max("learning_rate", 10);
   s.real("learning_rate_high", nullptr, "high-noise expert's learning rate (default learning_rate)")
-      .min("learning_rate_high", 0);
+      .min("learning_rate_high", 0)
+      .max("learning_rate_high", 10);
   s.real("learning_rate_low", nullptr, "low-noise expert's learning rate (default learning_rate)")
-      .min("learning_rate_low", 0);
+      .min("learning_rate_low", 0)
+      .max("learning_rate_low", 10);
   s.choice("lr_scheduler", lr_schedule_names(), "constant_with_warmup", "learning-rate schedule (per expert)");
   s.integer("lr_warmup_steps", 100, "warmup steps").min("lr_warmup_steps", 0).max("lr_warmup_steps", 1000000000);
   s.integer("lr_warmup_steps_high", nullptr, "high expert's warmup (default lr_warmup_steps)")
@@ -122,11 +128,17 @@ io::OptionSchema experts_option_schema() {
   s.choice("lr_schedule_basis", {"expert_steps", "global_steps"}, "expert_steps", "what the schedule counts");
   s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
   s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
-  s.real("adam_weight_decay", 3e-2, "decoupled weight decay").min("adam_weight_decay", 0);
-  s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0);
-  s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)");
-  s.real("abnormal_norm_clip_start", 1000, "expert step after which abnormal gradient norms are damped");
-  s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm");
+  s.real("adam_weight_decay", 3e-2, "decoupled weight decay").min("adam_weight_decay", 0).max("adam_weight_decay", 10);
+  s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
+  s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)")
+      .min("max_grad_norm", -1)
+      .max("max_grad_norm", 1e6);
+  s.real("abnormal_norm_clip_start", 1000, "expert step after which abnormal gradient norms are damped")
+      .min("abnormal_norm_clip_start", 0)
+      .max("abnormal_norm_clip_start", 1e9);
+  s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm")
+      .min("initial_grad_norm_ratio", 0)
+      .max("initial_grad_norm_ratio", 1e6);
 
   s.group("LoRA");
   s.boolean("lora", false, "train LoRA adapters on both experts; the base weights stay frozen");
@@ -138,9 +150,14 @@ io::OptionSchema experts_option_schema() {
       .min("lora_rank_low", 1)
       .max("lora_rank_low", 4096);
   s.real("lora_alpha", nullptr, "alpha; the adapter is scaled by alpha/r (default: the rank, scale 1)")
-      .min("lora_alpha", 0);
-  s.real("lora_alpha_high", nullptr, "high-noise expert's alpha (default lora_alpha)").min("lora_alpha_high", 0);
-  s.real("lora_alpha_low", nullptr, "low-noise expert's alpha (default lora_alpha)").min("lora_alpha_low", 0);
+      .min("lora_alpha", 0)
+      .max("lora_alpha", 1e6);
+  s.real("lora_alpha_high", nullptr, "high-noise expert's alpha (default lora_alpha)")
+      .min("lora_alpha_high", 0)
+      .max("lora_alpha_high", 1e6);
+  s.real("lora_alpha_low", nullptr, "low-noise expert's alpha (default lora_alpha)")
+      .min("lora_alpha_low", 0)
+      .max("lora_alpha_low", 1e6);
   s.real("lora_dropout", 0.0, "dropout on the rank-r activations while training")
       .min("lora_dropout", 0)
       .max("lora_dropout", 0.99);
@@ -158,11 +175,15 @@ io::OptionSchema experts_option_schema() {
   s.path("eval_data_meta", nullptr, "metadata.json of the fixed eval set (none: no eval)");
   s.integer("eval_steps", 500, "eval every N global steps").min("eval_steps", 1).max("eval_steps", 1000000000);
   s.list("eval_timesteps", OptType::Int, json::array({125, 250, 375, 500, 625, 750, 875, 900, 937, 975}),
-         "row j gets eval_timesteps[j mod len]");
+         "row j gets eval_timesteps[j mod len]")
+      .min("eval_timesteps", 0)
+      .max("eval_timesteps", 1000);
   s.integer("eval_max_samples_per_t", 60, "rows kept per timestep")
       .min("eval_max_samples_per_t", 1)
       .max("eval_max_samples_per_t", 1000000);
-  s.integer("eval_seed", nullptr, "seed of the eval noise (default seed)");
+  s.integer("eval_seed", nullptr, "seed of the eval noise (default seed)")
+      .min("eval_seed", 0)
+      .max("eval_seed", 9007199254740991.0);
 
   s.group("Validation");
   s.list("validation_prompts", OptType::String, json::array(),
@@ -177,15 +198,23 @@ io::OptionSchema experts_option_schema() {
            "preview: 12 steps, 256x256, 17 frames; full: the preset's");
   s.string("validation_size", nullptr, "video size WxH (default: the mode's)");
   s.integer("validation_frames", nullptr, "frames, 4k+1 (default: the mode's)")
-      .shape("validation_frames", contract::frames_rule());
+      .shape("validation_frames", contract::frames_rule())
+      .min("validation_frames", 1)
+      .max("validation_frames", 4001);
   s.integer("validation_sample_steps", nullptr, "denoising steps (default: the mode's)")
       .min("validation_sample_steps", 1)
       .max("validation_sample_steps", 1000);
   s.choice("validation_sample_solver", {"unipc", "dpm++"}, "unipc", "solver");
-  s.real("validation_sample_shift", nullptr, "schedule shift (default: the model YAML's, else the preset's)");
+  s.real("validation_sample_shift", nullptr, "schedule shift (default: the model YAML's, else the preset's)")
+      .min("validation_sample_shift", 0)
+      .max("validation_sample_shift", 100);
   s.list("validation_guide_scale", OptType::Float, json::array(),
-         "guidance: one scale, or low and high (default: the preset's)");
-  s.integer("validation_seed", nullptr, "prompt i renders from noise seed validation_seed + i (default seed)");
+         "guidance: one scale, or low and high (default: the preset's)")
+      .min("validation_guide_scale", 0)
+      .max("validation_guide_scale", 100);
+  s.integer("validation_seed", nullptr, "prompt i renders from noise seed validation_seed + i (default seed)")
+      .min("validation_seed", 0)
+      .max("validation_seed", 9007199254740991.0);
   return s;
 }
 

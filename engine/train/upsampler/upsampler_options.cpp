@@ -46,19 +46,23 @@ io::OptionSchema upsampler_option_schema() {
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
   s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
   s.boolean("enable_degradation", false, "degrade the low-res input (blur, resize, noise, JPEG)");
-  s.list("degradation_ops_range", OptType::Int, json::array({1, 4}), "min and max number of degradation ops");
+  s.list("degradation_ops_range", OptType::Int, json::array({1, 4}), "min and max number of degradation ops")
+      .min("degradation_ops_range", 0)
+      .max("degradation_ops_range", 16);
   s.boolean("cache_latents", false, "cache VAE latents of each clip (needs degradation off)");
   s.path("latent_cache_dir", nullptr, "latent cache folder (default <output_dir>/latent_cache)");
   s.boolean("overlap_vae_encode", true,
             "take and encode the next batch while the model trains on this one (off with enable_pixel_loss)");
-  s.integer("max_train_samples", nullptr, "accepted for compatibility; no effect");
-  s.integer("video_repeat", 0, "accepted for compatibility; no effect");
+  s.integer("max_train_samples", nullptr, "accepted for compatibility; no effect")
+      .min("max_train_samples", 0)
+      .max("max_train_samples", 1e12);
+  s.integer("video_repeat", 0, "accepted for compatibility; no effect").min("video_repeat", 0).max("video_repeat", 1e6);
   s.boolean("random_ratio_crop", false, "accepted for compatibility; no effect");
 
   s.group("Training");
   s.path("output_dir", "output_dir_wan_upsampler", "run folder (checkpoints, samples, logs, events)");
   s.string("logging_dir", "logs", "TensorBoard folder inside output_dir");
-  s.integer("seed", 42, "seed of every random stream");
+  s.integer("seed", 42, "seed of every random stream").min("seed", 0).max("seed", 9007199254740991.0);
   s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)")
       .min("num_train_epochs", 1)
       .max("num_train_epochs", 1000000);
@@ -93,17 +97,23 @@ io::OptionSchema upsampler_option_schema() {
   s.choice("report_to", {"tensorboard", "none"}, "tensorboard", "scalar logging");
 
   s.group("Optimizer");
-  s.real("learning_rate", 2e-5, "peak learning rate").min("learning_rate", 0);
+  s.real("learning_rate", 2e-5, "peak learning rate").min("learning_rate", 0).max("learning_rate", 10);
   s.boolean("scale_lr", false, "lr ×= accumulation · batch · processes");
   s.choice("lr_scheduler", lr_schedule_names(), "constant_with_warmup", "learning-rate schedule");
   s.integer("lr_warmup_steps", 100, "warmup steps").min("lr_warmup_steps", 0).max("lr_warmup_steps", 1000000000);
   s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
   s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
-  s.real("adam_weight_decay", 3e-2, "decoupled weight decay").min("adam_weight_decay", 0);
-  s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0);
-  s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)");
-  s.real("abnormal_norm_clip_start", 1000, "step after which abnormal gradient norms are damped");
-  s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm");
+  s.real("adam_weight_decay", 3e-2, "decoupled weight decay").min("adam_weight_decay", 0).max("adam_weight_decay", 10);
+  s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
+  s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)")
+      .min("max_grad_norm", -1)
+      .max("max_grad_norm", 1e6);
+  s.real("abnormal_norm_clip_start", 1000, "step after which abnormal gradient norms are damped")
+      .min("abnormal_norm_clip_start", 0)
+      .max("abnormal_norm_clip_start", 1e9);
+  s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm")
+      .min("initial_grad_norm_ratio", 0)
+      .max("initial_grad_norm_ratio", 1e6);
   s.boolean("use_8bit_adam", false, "not supported (true is an error)");
   s.boolean("use_came", false, "not supported (true is an error)");
 
@@ -113,12 +123,18 @@ io::OptionSchema upsampler_option_schema() {
   s.integer("noise_num_inference_steps", 50, "size of the scheduler σ pool")
       .min("noise_num_inference_steps", 1)
       .max("noise_num_inference_steps", 10000);
-  s.real("noise_shift", nullptr, "scheduler shift (default: the model YAML's, else 5.0)");
-  s.list("noise_step_range", OptType::Int, nullptr, "slice [a, b) of the σ pool");
-  s.real("noise_sigma_max", 0.25, "uniform mode: largest σ");
-  s.real("noise_sigma_min", 0.0, "uniform mode: smallest σ");
+  s.real("noise_shift", nullptr, "scheduler shift (default: the model YAML's, else 5.0)")
+      .min("noise_shift", 0)
+      .max("noise_shift", 100);
+  s.list("noise_step_range", OptType::Int, nullptr, "slice [a, b) of the σ pool")
+      .min("noise_step_range", 0)
+      .max("noise_step_range", 1000000);
+  s.real("noise_sigma_max", 0.25, "uniform mode: largest σ").min("noise_sigma_max", 0).max("noise_sigma_max", 1);
+  s.real("noise_sigma_min", 0.0, "uniform mode: smallest σ").min("noise_sigma_min", 0).max("noise_sigma_min", 1);
   s.boolean("enable_pixel_loss", false, "loss on decoded pixels instead of latents");
-  s.real("pixel_loss_weight", 1.0, "weight of the pixel loss");
+  s.real("pixel_loss_weight", 1.0, "weight of the pixel loss")
+      .min("pixel_loss_weight", 0)
+      .max("pixel_loss_weight", 1e6);
 
   s.group("Validation");
   s.list("validation_paths", OptType::Path, json::array(), "videos upsampled at validation");
@@ -140,7 +156,9 @@ io::OptionSchema upsampler_option_schema() {
   s.boolean("report_model_info", false, "no effect");
   s.boolean("multi_stream", false, "no effect");
   s.boolean("save_state", false, "no effect (state is always saved)");
-  s.integer("local_rank", nullptr, "no effect (LOCAL_RANK from the environment wins)");
+  s.integer("local_rank", nullptr, "no effect (LOCAL_RANK from the environment wins)")
+      .min("local_rank", -1)
+      .max("local_rank", 65535);
   return s;
 }
 

@@ -40,7 +40,9 @@ io::OptionSchema vae_option_schema() {
   s.group("Training");
   s.path("output_dir", "output_dir_wan_vae", "run folder (checkpoints, logs, events)");
   s.path("save_path", nullptr, "where the final weights go (default <output_dir>/vae.safetensors)");
-  s.integer("seed", 42, "seed of every random stream (initialisation, clips, noise)");
+  s.integer("seed", 42, "seed of every random stream (initialisation, clips, noise)")
+      .min("seed", 0)
+      .max("seed", 9007199254740991.0);
   s.integer("max_train_steps", 1000, "total optimizer steps")
       .min("max_train_steps", 1)
       .max("max_train_steps", 1000000000);
@@ -53,17 +55,19 @@ io::OptionSchema vae_option_schema() {
   s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
   s.boolean("overwrite_output_dir", false,
             "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
-  s.real("kl_weight", 1e-6, "weight of the KL term").min("kl_weight", 0);
+  s.real("kl_weight", 1e-6, "weight of the KL term").min("kl_weight", 0).max("kl_weight", 1e6);
 
   s.group("Optimizer");
-  s.real("learning_rate", 5e-4, "peak learning rate").min("learning_rate", 0);
+  s.real("learning_rate", 5e-4, "peak learning rate").min("learning_rate", 0).max("learning_rate", 10);
   s.choice("lr_scheduler", lr_schedule_names(), "constant_with_warmup", "learning-rate schedule");
   s.integer("lr_warmup_steps", 20, "warmup steps").min("lr_warmup_steps", 0).max("lr_warmup_steps", 1000000000);
   s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
   s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
-  s.real("adam_weight_decay", 1e-2, "decoupled weight decay").min("adam_weight_decay", 0);
-  s.real("adam_epsilon", 1e-8, "AdamW epsilon").min("adam_epsilon", 0);
-  s.real("max_grad_norm", 1.0, "clip the global gradient norm (≤ 0: no clipping)");
+  s.real("adam_weight_decay", 1e-2, "decoupled weight decay").min("adam_weight_decay", 0).max("adam_weight_decay", 10);
+  s.real("adam_epsilon", 1e-8, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
+  s.real("max_grad_norm", 1.0, "clip the global gradient norm (≤ 0: no clipping)")
+      .min("max_grad_norm", -1)
+      .max("max_grad_norm", 1e6);
   return s;
 }
 

@@ -3,7 +3,7 @@
 # Hostile and careless inputs through the real worker: each one gets a clear one-line error (or
 # a refusal) instead of a crash, a hang, a write outside its folder or lost data. Every check
 # here failed on the worker before it was fixed (issue 13's reproductions).
-source "$(dirname "$0")/lib/common.sh"
+source "$(dirname "$0")/../cli/lib/common.sh"
 command -v python3 >/dev/null || fail "python3 is needed (packaging/deps.sh installs it)"
 # A hang must fail the test, not stall it: every call gets a bound.
 run() { timeout 120 "$engine" "$@"; }
