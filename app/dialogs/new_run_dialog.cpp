@@ -33,6 +33,7 @@
 #include "config/run_yaml_codec.h"
 #include "option_editor.h"
 #include "runfolder/run_paths.h"
+#include "runfolder/regular_file.h"
 
 namespace ws {
 namespace {
@@ -44,10 +45,7 @@ const QString kComment = QStringLiteral(
 
 QString readText(const QString& path, QString* error) {
   QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) {
-    *error = QStringLiteral("%1: %2").arg(path, f.errorString());
-    return {};
-  }
+  if (!openRegularFile(f, QIODevice::ReadOnly, error)) return {};
   return QString::fromUtf8(f.readAll());
 }
 

@@ -12,6 +12,7 @@
 
 #include "jobs/job_manager.h"
 #include "runfolder/run_paths.h"
+#include "runfolder/regular_file.h"
 
 namespace ws {
 namespace {
@@ -72,7 +73,7 @@ void RunsModel::setRefreshInterval(int ms) {
 
 void RunsModel::readNew(Entry& e) {
   QFile f(eventsPath(e.dir));
-  if (!f.open(QIODevice::ReadOnly)) {
+  if (!openRegularFile(f, QIODevice::ReadOnly)) {
     if (e.offset > 0) {
       e.events->clear();
       e.offset = 0;

@@ -6,6 +6,8 @@
 #include <QFile>
 #include <QFileInfo>
 
+#include "runfolder/regular_file.h"
+
 namespace ws {
 
 EventsFileTail::EventsFileTail(QObject* parent) : QObject(parent) {
@@ -59,7 +61,7 @@ void EventsFileTail::poll() {
   inode_ = inode;
   if (qint64(st.st_size) == offset_) return;
   QFile f(path_);
-  if (!f.open(QIODevice::ReadOnly) || !f.seek(offset_)) return;
+  if (!openRegularFile(f, QIODevice::ReadOnly) || !f.seek(offset_)) return;
   const QByteArray bytes = f.readAll();
   if (bytes.isEmpty()) return;
   offset_ += bytes.size();

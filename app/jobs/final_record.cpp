@@ -9,13 +9,14 @@
 
 #include "contract/events.h"
 #include "runfolder/run_paths.h"
+#include "runfolder/regular_file.h"
 
 namespace ws {
 
 bool appendSupervisorRecord(const QString& runDir, const JobResult& result) {
   if (runDir.isEmpty() || result.sawFinished) return false;
   QFile f(runFile(runDir, contract::kEventsFile));
-  if (!f.exists() || !f.open(QIODevice::ReadWrite)) return false;
+  if (!f.exists() || !openRegularFile(f, QIODevice::ReadWrite)) return false;
   QByteArray out;
   // A worker killed mid-write leaves a torn line: end it so our lines start clean.
   if (f.size() > 0 && f.seek(f.size() - 1) && f.read(1) != "\n") out += '\n';

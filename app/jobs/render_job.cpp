@@ -10,6 +10,7 @@
 
 #include "contract/events.h"
 #include "jobs/worker_job.h"
+#include "runfolder/regular_file.h"
 
 namespace ws {
 namespace {
@@ -30,7 +31,7 @@ QString RenderJob::resultDir() const { return QDir(cacheDir_).filePath(key_); }
 
 bool RenderJob::lookup(const QString& dir, RenderResult* out) {
   QFile f(QDir(dir).filePath(QLatin1String(kResultFile)));
-  if (!f.open(QIODevice::ReadOnly)) return false;
+  if (!openRegularFile(f, QIODevice::ReadOnly)) return false;
   const QJsonDocument doc = QJsonDocument::fromJson(f.readAll());
   if (!doc.isObject()) return false;
   RenderResult r = RenderResult::fromJson(doc.object(), dir);
@@ -62,6 +63,7 @@ void RenderJob::start() {
   worker_ = new WorkerJob(this);
   if (!program_.isEmpty()) worker_->setProgram(program_);
   worker_->setHeartbeatTimeout(0);  // the render verbs send no heartbeats
+  worker_->setCancelGrace(15'000);  // they stop within one DiT block or VAE stage of a cancel
   worker_->setArguments(request_.arguments(partial_, QDir(cacheDir_).filePath(QStringLiteral("text_embeddings"))));
   connect(worker_, &WorkerJob::eventReceived, this, &RenderJob::onEvent);
   connect(worker_, &WorkerJob::ended, this, &RenderJob::onEnded);

@@ -17,6 +17,7 @@
 #include "jobs/worker_job.h"
 #include "runfolder/run_event.h"
 #include "runfolder/run_paths.h"
+#include "runfolder/regular_file.h"
 
 namespace ws {
 namespace {
@@ -41,7 +42,7 @@ QueueEntry::State stateFromName(const QString& s) {
 // Whether the run in `runDir` said `started` at or after `sinceMs` (its events.jsonl).
 bool startedSince(const QString& runDir, qint64 sinceMs) {
   QFile f(runFile(runDir, contract::kEventsFile));
-  if (!f.open(QIODevice::ReadOnly)) return false;
+  if (!openRegularFile(f, QIODevice::ReadOnly)) return false;
   while (!f.atEnd()) {
     const auto ev = parseEventLine(f.readLine());
     if (ev && ev->type == QLatin1String("started") && ev->time * 1000.0 >= double(sinceMs) - 1000.0) return true;
@@ -79,7 +80,8 @@ bool RunQueue::open(const QString& workspace, QString* error) {
   QFile f(filePath());
   if (!workspace_.isEmpty() && f.exists()) {
     QJsonParseError pe{};
-    const QJsonDocument doc = f.open(QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe) : QJsonDocument();
+    const QJsonDocument doc =
+        openRegularFile(f, QIODevice::ReadOnly) ? QJsonDocument::fromJson(f.readAll(), &pe) : QJsonDocument();
     f.close();
     if (!doc.isObject()) {
       // Keep the unreadable file for the user; the queue starts empty.

@@ -40,6 +40,8 @@ QString lastErrorLine(const QStringList& stderrTail) {
 WorkerJob::WorkerJob(QObject* parent) : QObject(parent), program_(engineExecutable()) {
   watchdog_.setSingleShot(true);
   connect(&watchdog_, &QTimer::timeout, this, &WorkerJob::onWatchdog);
+  cancelGrace_.setSingleShot(true);
+  connect(&cancelGrace_, &QTimer::timeout, this, &WorkerJob::onCancelGraceOver);
 }
 
 WorkerJob::~WorkerJob() {
@@ -57,6 +59,7 @@ void WorkerJob::setWorkingDirectory(const QString& dir) { workingDir_ = dir; }
 void WorkerJob::setRunDirectory(const QString& dir) { runDir_ = dir; }
 void WorkerJob::setHeartbeatTimeout(int ms) { heartbeatMs_ = qMax(0, ms); }
 void WorkerJob::setStderrLineLimit(int lines) { stderrLimit_ = qMax(1, lines); }
+void WorkerJob::setCancelGrace(int ms) { cancelGraceMs_ = qMax(0, ms); }
 
 void WorkerJob::start() {
   if (phase_ != Phase::NotStarted) return;
@@ -83,8 +86,17 @@ void WorkerJob::start() {
 void WorkerJob::cancel() {
   if (phase_ != Phase::Running || cancelRequested_) return;
   cancelRequested_ = true;
+  if (cancelGraceMs_ > 0) cancelGrace_.start(cancelGraceMs_);
   if (process_->state() == QProcess::Running && process_->write("cancel\n") == 7) return;
   signalGroup(SIGTERM);
+}
+
+void WorkerJob::onCancelGraceOver() {
+  if (phase_ != Phase::Running) return;
+  graceKilled_ = true;
+  keepStderr(QStringLiteral("wanstudio: the worker did not stop within %1 s of Cancel; killing it")
+                 .arg(seconds(cancelGraceMs_)));
+  signalGroup(SIGKILL);
 }
 
 bool WorkerJob::requestSave() {
@@ -218,6 +230,12 @@ void WorkerJob::onFinished(int exitCode, QProcess::ExitStatus status) {
   } else if (watchdogFired_) {
     r.state = RunState::Failed;
     r.reason = QStringLiteral("no heartbeat for %1 s").arg(seconds(heartbeatMs_));
+  } else if (graceKilled_) {
+    r.state = RunState::Cancelled;
+    r.reason = QStringLiteral(
+                   "the worker did not stop within %1 s of Cancel and was killed; its last complete "
+                   "checkpoint stays valid")
+                   .arg(seconds(cancelGraceMs_));
   } else if (killRequested_) {
     // Killed on request (second Ctrl-C, Kill button): the last complete checkpoint stays valid.
     r.state = RunState::Cancelled;
@@ -244,6 +262,7 @@ void WorkerJob::onFinished(int exitCode, QProcess::ExitStatus status) {
 
 void WorkerJob::finish(JobResult result) {
   watchdog_.stop();
+  cancelGrace_.stop();
   phase_ = Phase::Ended;
   result_ = std::move(result);
   Q_EMIT ended(result_);

@@ -21,6 +21,8 @@ class WorkerJob : public QObject {
   enum class Phase { NotStarted, Running, Ended };
 
   static constexpr int kDefaultHeartbeatTimeoutMs = 60'000;
+  // How long a cancelled worker may take to finish its step and checkpoint before it is killed.
+  static constexpr int kDefaultCancelGraceMs = 120'000;
 
   explicit WorkerJob(QObject* parent = nullptr);
   ~WorkerJob() override;
@@ -31,16 +33,19 @@ class WorkerJob : public QObject {
   void setRunDirectory(const QString& dir);  // the run folder it writes, when known
   void setHeartbeatTimeout(int ms);          // 0 switches the watchdog off
   void setStderrLineLimit(int lines);
+  void setCancelGrace(int ms);  // 0: never escalate a cancel to a kill
 
   QString program() const { return program_; }
   QStringList arguments() const { return arguments_; }
   QString runDirectory() const { return runDir_; }
   int heartbeatTimeout() const { return heartbeatMs_; }
+  int cancelGrace() const { return cancelGraceMs_; }
 
   void start();
   // Asks the worker to stop after the current step: one `cancel` line on stdin (SIGTERM to
   // its group when stdin is gone). Repeating it does nothing: a second signal would make
-  // the worker exit at once, which is kill()'s job.
+  // the worker exit at once, which is kill()'s job. A worker still running cancelGrace() later
+  // is killed, and its result says so.
   void cancel();
   // Asks a training worker for a checkpoint after the current step, without stopping: one
   // `save` line on stdin. False when the worker cannot be asked (not running, stdin gone).
@@ -68,6 +73,7 @@ class WorkerJob : public QObject {
   void onFinished(int exitCode, QProcess::ExitStatus status);
   void onError(QProcess::ProcessError error);
   void onWatchdog();
+  void onCancelGraceOver();
   void handleStdoutLine(QByteArrayView line);
   void handleEvent(const RunEvent& ev);
   void keepStderr(const QString& line);
@@ -76,12 +82,14 @@ class WorkerJob : public QObject {
 
   QProcess* process_ = nullptr;
   QTimer watchdog_;
+  QTimer cancelGrace_;
   QString program_;
   QStringList arguments_;
   QString workingDir_;
   QString runDir_;
   int heartbeatMs_ = kDefaultHeartbeatTimeoutMs;
   int stderrLimit_ = 200;
+  int cancelGraceMs_ = kDefaultCancelGraceMs;
 
   Phase phase_ = Phase::NotStarted;
   qint64 pid_ = 0;
@@ -96,6 +104,7 @@ class WorkerJob : public QObject {
   bool cancelRequested_ = false;
   bool killRequested_ = false;
   bool watchdogFired_ = false;
+  bool graceKilled_ = false;  // killed because a cancel was not honoured in time
   JobResult result_;
 };
 

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runfolder/log_tail.h"
+#include "runfolder/regular_file.h"
 
 #include <QFile>
 
@@ -7,7 +8,7 @@ namespace ws {
 
 QStringList lastLines(const QString& path, int count, qint64 maxBytes) {
   QFile f(path);
-  if (count <= 0 || !f.open(QIODevice::ReadOnly)) return {};
+  if (count <= 0 || !openRegularFile(f, QIODevice::ReadOnly)) return {};
   const qint64 start = std::max<qint64>(0, f.size() - maxBytes);
   if (!f.seek(start)) return {};
   QByteArray bytes = f.readAll();

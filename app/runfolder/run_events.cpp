@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "runfolder/run_events.h"
+#include "runfolder/regular_file.h"
 
 #include <QFile>
 
@@ -105,10 +106,7 @@ void RunEvents::appendEvent(const RunEvent& ev) {
 bool RunEvents::loadFile(const QString& path, QString* error) {
   clear();
   QFile f(path);
-  if (!f.open(QIODevice::ReadOnly)) {
-    if (error) *error = QStringLiteral("%1: %2").arg(path, f.errorString());
-    return false;
-  }
+  if (!openRegularFile(f, QIODevice::ReadOnly, error)) return false;
   appendData(f.readAll());
   finishData();
   return true;

@@ -52,8 +52,10 @@ std::vector<TrainRow> usable_rows(const dataset::Metadata& meta, int64_t stride,
       reason = r.problems.front();
     } else if (row.type != "video" && row.type != "image") {
       reason = "type '" + row.type + "' is neither video nor image";
-    } else if (!row.is_image() && r.frames / stride < 1) {
-      reason = "too short: " + std::to_string(r.frames) + " frames < stride " + std::to_string(stride);
+    } else if (const int64_t n = row.trim ? row.trim->second - row.trim->first : r.frames;
+               !row.is_image() && n / stride < 1) {
+      reason = "too short: " + std::to_string(n) + (row.trim ? " trimmed" : "") + " frames < stride " +
+               std::to_string(stride);
     }
     if (!reason.empty()) {
       if (dropped) dropped->push_back({r.index, r.file, reason});
@@ -64,6 +66,10 @@ std::vector<TrainRow> usable_rows(const dataset::Metadata& meta, int64_t stride,
     t.path = r.file;
     t.image = row.is_image();
     t.frames = t.image ? 1 : r.frames;
+    if (row.trim && !t.image) {  // row_check refused a trim past the file
+      t.first_frame = row.trim->first;
+      t.frames = row.trim->second - row.trim->first;
+    }
     t.width = r.width;
     t.height = r.height;
     out.push_back(std::move(t));
@@ -263,6 +269,7 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
           start = rng.uniform_int(0, cp.max_start);
         }
         idx = dataset::clip_indices(cp, start);
+        for (auto& i : idx) i += tr.first_frame;
       }
       // docs/design/upsampler-training.md §4.2 step 3: the first clip's size picks the batch's bucket.
       dataset::BucketSize size = sized ? b.size

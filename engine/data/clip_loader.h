@@ -28,7 +28,8 @@ struct TrainRow {
   size_t meta_index = 0;
   std::string path;  // resolved file
   bool image = false;
-  int64_t frames = 1;             // decodable frames (1 for images)
+  int64_t frames = 1;             // frames training may use (1 for images): the trim's length if any
+  int64_t first_frame = 0;        // the trim's in point: frame indices are offset by it
   int64_t width = 0, height = 0;  // displayed size
   // A row with its own latents (`latent_path`, docs/design/dual-expert-training.md §9) trains from that
   // file without decoding: `latents` [C, F, h, w] and, for i2v, `y`.

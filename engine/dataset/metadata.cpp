@@ -72,6 +72,12 @@ MetaRow parse_row(const ojson& obj) {
   bool has_w = obj.contains("width") && !obj["width"].is_null(),
        has_h = obj.contains("height") && !obj["height"].is_null();
   if (has_w != has_h) row.problems.push_back(has_w ? "`width` without `height`" : "`height` without `width`");
+  if (auto tr = obj.find("trim"); tr != obj.end() && !tr->is_null()) {
+    const bool ok = tr->is_array() && tr->size() == 2 && (*tr)[0].is_number_integer() && (*tr)[1].is_number_integer() &&
+                    (*tr)[0].get<int64_t>() >= 0 && (*tr)[0].get<int64_t>() < (*tr)[1].get<int64_t>();
+    if (ok) row.trim = std::make_pair((*tr)[0].get<int64_t>(), (*tr)[1].get<int64_t>());
+    else row.problems.push_back("`trim` must be [first, end) frame numbers with 0 <= first < end, got " + tr->dump());
+  }
   return row;
 }
 
@@ -127,6 +133,8 @@ std::string metadata_to_json(const std::vector<MetaRow>& rows) {
     if (type_ok) obj["type"] = row.type;  // written out: VideoX-Fun's sampler reads a missing type as "image"
     if (row.width) obj["width"] = *row.width;
     if (row.height) obj["height"] = *row.height;
+    if (row.trim) obj["trim"] = {row.trim->first, row.trim->second};
+    else if (obj.contains("trim") && obj["trim"].is_array()) obj.erase("trim");  // cleared in the studio
     doc.push_back(std::move(obj));
   }
   return doc.dump(4, ' ', false, nlohmann::json::error_handler_t::replace) + "\n";

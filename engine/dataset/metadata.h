@@ -8,6 +8,7 @@
 
 #include <cstdint>
 #include <optional>
+#include <utility>
 #include <string>
 #include <vector>
 
@@ -18,6 +19,10 @@ struct MetaRow {
   std::string text;
   std::string type = "video";  // a missing type means "video" (docs/design/upsampler-training.md §3.1 [D])
   std::optional<int64_t> width, height;
+  // In and out points: the frames [first, end) of this row's own file that training uses (the
+  // `trim` key; the file itself is never cut). A clip cut by `dataset split` records where it came
+  // from in `frame_range`, which is provenance, not a trim.
+  std::optional<std::pair<int64_t, int64_t>> trim;
   nlohmann::ordered_json raw;         // the object as read
   std::vector<std::string> problems;  // wrong or missing fields ("`width` must be ...")
 

@@ -39,6 +39,10 @@ RowReport check_row(const Metadata& meta, size_t index, const CheckOptions& opti
     return r;
   }
   if (r.frames < 1) r.problems.push_back("no frames");
+  if (row.trim && row.is_image()) r.problems.push_back("`trim` on a picture");
+  else if (row.trim && r.frames > 0 && row.trim->second > r.frames)
+    r.problems.push_back("`trim` [" + std::to_string(row.trim->first) + ", " + std::to_string(row.trim->second) +
+                         ") is past the file's " + std::to_string(r.frames) + " frames");
   if (row.width && row.height && (*row.width != r.width || *row.height != r.height))
     r.problems.push_back("metadata says " + std::to_string(*row.width) + "x" + std::to_string(*row.height) +
                          ", the file is " + std::to_string(r.width) + "x" + std::to_string(r.height) +

@@ -5,6 +5,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <sys/stat.h>
+
 #include <cmath>
 
 #include "jobs/events_file_tail.h"
@@ -279,6 +281,21 @@ class TestRunEvents : public QObject {
         formatEvent(*parseEventLine("{\"type\":\"best\",\"time\":1,\"step\":30,\"path\":\"checkpoint-30\",\"metric\":"
                                     "\"val_psnr\",\"value\":20.1256}"));
     QCOMPARE(best, QStringLiteral("best so far: checkpoint-30 (val_psnr 20.13)"));
+  }
+
+  // A FIFO planted as events.jsonl (or a log) is refused at once: opening it for reading would
+  // block the GUI thread until somebody writes to it.
+  void specialFilesAreRefusedWithoutBlocking() {
+    QTemporaryDir dir;
+    const QString fifo = dir.filePath(QStringLiteral("events.jsonl"));
+    QCOMPARE(::mkfifo(QFile::encodeName(fifo).constData(), 0600), 0);
+    RunEvents events;
+    QString error;
+    QVERIFY(!events.loadFile(fifo, &error));
+    QVERIFY2(error.contains(QStringLiteral("not a regular file")), qPrintable(error));
+    QVERIFY(lastLines(fifo, 10).isEmpty());
+    QVERIFY(!events.loadFile(dir.path(), &error));  // a folder
+    QVERIFY2(error.contains(QStringLiteral("not a regular file")), qPrintable(error));
   }
 
   void loadFileAndMissingFile() {

@@ -248,6 +248,37 @@ exit 7)")
     QTRY_VERIFY(!processAlive(child));
   }
 
+  // A worker that ignores Cancel (stuck in one long computation) is killed after the grace
+  // period, and the result says so; with no grace it is left alone.
+  void cancelEscalatesToKillAfterTheGrace() {
+    const QString body = QStringLiteral("trap '' TERM INT; started 3; step 1; while :; do sleep 0.2; done");
+    auto* job = new WorkerJob(this);
+    job->setProgram(fake::writeScript(dir_.path(), QStringLiteral("stuck.sh"), body));
+    job->setCancelGrace(1'000);
+    QSignalSpy events(job, &WorkerJob::eventReceived);
+    QSignalSpy ended(job, &WorkerJob::ended);
+    job->start();
+    QTRY_VERIFY_WITH_TIMEOUT(events.size() >= 2, 10'000);
+    job->cancel();
+    QVERIFY(ended.wait(10'000));
+    QCOMPARE(job->result().state, RunState::Cancelled);
+    QVERIFY2(job->result().reason.contains(QStringLiteral("did not stop within 1 s of Cancel")),
+             qPrintable(job->result().reason));
+
+    auto* patient = new WorkerJob(this);
+    patient->setProgram(fake::writeScript(dir_.path(), QStringLiteral("stuck2.sh"), body));
+    patient->setCancelGrace(0);
+    QSignalSpy events2(patient, &WorkerJob::eventReceived);
+    QSignalSpy ended2(patient, &WorkerJob::ended);
+    patient->start();
+    QTRY_VERIFY_WITH_TIMEOUT(events2.size() >= 2, 10'000);
+    patient->cancel();
+    QVERIFY(!ended2.wait(2'000));  // no grace: Cancel alone never kills
+    QVERIFY(patient->isRunning());
+    patient->kill();
+    QVERIFY(ended2.wait(10'000));
+  }
+
   void missingProgramFailsToStart() {
     auto* job = new WorkerJob(this);
     job->setProgram(dir_.filePath(QStringLiteral("no-such-worker")));

@@ -66,6 +66,23 @@ assert pairs[0]["similarity"] == 1.0, pairs
 PY
 rc=0; "$W" dataset dedupe "$T/dup.json" --threshold 2 > /dev/null 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "--threshold 2 exit $rc, expected 1"
+# trim: in and out points as the row's `trim`, written atomically with a backup, the video untouched;
+# a trim past the file is refused and changes nothing; --clear takes it away.
+cp "$T/dup.json" "$T/trim.json"
+sum=$(sha256sum "$first" | cut -d' ' -f1)
+"$W" dataset trim "$T/trim.json" --row 0 --in 2 --out 9 > /dev/null 2> "$T/trim.err" || fail "trim: $(cat "$T/trim.err")"
+python3 -c 'import json,sys; r=json.load(open(sys.argv[1]))[0]; assert r["trim"] == [2, 9], r' "$T/trim.json" \
+  || fail "no trim [2, 9] in row 0"
+cmp -s "$T/trim.json.bak" "$T/dup.json" || fail "the previous metadata.json was not kept as .bak"
+[ "$(sha256sum "$first" | cut -d' ' -f1)" = "$sum" ] || fail "trim modified a video"
+cp "$T/trim.json" "$T/trim.before"
+"$W" dataset trim "$T/trim.json" --row 0 --in 0 --out 100000 > /dev/null 2> "$T/trim.err" && fail "a trim past the file accepted"
+grep -q "past the file" "$T/trim.err" || fail "trim past the end: $(cat "$T/trim.err")"
+cmp -s "$T/trim.json" "$T/trim.before" || fail "a refused trim changed the metadata"
+"$W" dataset trim "$T/trim.json" --row 0 --clear > /dev/null 2>&1 || fail "trim --clear"
+python3 -c 'import json,sys; assert "trim" not in json.load(open(sys.argv[1]))[0]' "$T/trim.json" || fail "trim not cleared"
+"$W" dataset trim "$T/trim.json" --row 99 --in 0 --out 5 > /dev/null 2>&1 && fail "a missing row accepted"
+
 rc=0; "$W" dataset bogus > /dev/null 2>&1 || rc=$?
 [ $rc -eq 1 ] || fail "unknown subcommand exit $rc"
 "$W" dataset import "$T/nowhere" --output "$T/x.json" > /dev/null 2> "$T/nowhere.err" && fail "import of a missing folder"

@@ -64,7 +64,7 @@ ls -a "$tmp" | grep -q 'tmp' && fail "temporary files left"
 
 # 4. Bad settings fail before any work.
 out=$("$engine" sample --ckpt_dir "$ck" --prompt x "${text[@]}" --frame_num 10 2>&1) && fail "frame_num 10 accepted"
-grep -q 'frame_num must be 4k+1' <<<"$out" || fail "frame_num message: $out"
+grep -q 'frame_num: must be 4k+1' <<<"$out" || fail "frame_num message: $out"
 out=$("$engine" sample --ckpt_dir "$ck" --prompt x "${text[@]}" --size 80x64 2>&1) && fail "80x64 accepted"
 grep -q 'multiples of 32' <<<"$out" || fail "size message: $out"
 out=$("$engine" sample --ckpt_dir "$ck" --prompt x --size 64x64 2>&1) && fail "a prompt text without embeddings accepted"

@@ -245,6 +245,46 @@ class TestLoader : public QObject {
     QCOMPARE(b.clips[0].degradation.size(), size_t{3});
   }
 
+  // A row's `trim` [first, end) is what training sees: every clip's frames lie inside it, its
+  // length is the trim's, a trim past the file or on a picture is a reason to drop the row, and the
+  // trim survives a write of the metadata (and goes when cleared).
+  void trim_bounds_the_frames_a_row_gives() {
+    if (!video_support_built()) QSKIP("no video support");
+    const std::string dir = tmp_.path().toStdString() + "/trim";
+    ws::fs::make_dirs(dir);
+    const std::string clip = meta_.resolve(meta_.rows[0]);
+    MetaRow trimmed = make_row(clip, "t", "video"), past = make_row(clip, "p", "video");
+    trimmed.trim = std::make_pair(int64_t{6}, int64_t{16});
+    past.trim = std::make_pair(int64_t{0}, int64_t{100000});
+    write_metadata(dir + "/metadata.json", {trimmed, past});
+    Metadata m = read_metadata(dir + "/metadata.json");
+    QVERIFY(m.rows[0].trim && m.rows[0].trim->first == 6 && m.rows[0].trim->second == 16);
+    std::vector<DroppedRow> dropped;
+    auto rows = usable_rows(m, 2, &dropped);
+    QCOMPARE(rows.size(), size_t{1});
+    QCOMPARE(rows[0].frames, int64_t{10});
+    QCOMPARE(rows[0].first_frame, int64_t{6});
+    QCOMPARE(dropped.size(), size_t{1});
+    QVERIFY2(dropped[0].reason.find("past the file") != std::string::npos, dropped[0].reason.c_str());
+    LoaderOptions o;
+    o.sample_size = 64;
+    o.n_frames = 5;
+    o.stride = 2;
+    o.degradation = false;
+    o.workers = 0;
+    ClipLoader loader(rows, o);
+    for (int i = 0; i < 8; ++i) {
+      Batch b = loader.next();
+      for (int64_t f : b.clips.at(0).frames) QVERIFY2(f >= 6 && f < 16, std::to_string(f).c_str());
+    }
+    m.rows[0].trim.reset();
+    write_metadata(dir + "/metadata.json", m.rows);
+    QVERIFY(!read_metadata(dir + "/metadata.json").rows[0].trim);
+    // A malformed trim is a row problem, not a crash.
+    ws::test::write_bytes(dir + "/bad.json", R"([{"file_path": "a.mp4", "trim": [5, 2]}])");
+    QVERIFY(!read_metadata(dir + "/bad.json").rows[0].problems.empty());
+  }
+
   void bad_rows_are_dropped_with_a_reason() {
     if (!video_support_built()) QSKIP("no video support");
     const std::string dir = tmp_.path().toStdString() + "/bad";

@@ -219,7 +219,7 @@ class TestYamlConfig : public QObject {
                     f.cwd());
     const std::string F = yaml;
     EXPECT_ERROR(c, F + ":2: unknown key 'foo'");
-    EXPECT_ERROR(c, F + ":3: key 'max_train_steps': expected an integer, got 'abc'");
+    EXPECT_ERROR(c, F + ":3: key 'max_train_steps': expected an integer of at least 1, got 'abc'");
     EXPECT_ERROR(c, F + ":5: key 'mixed_precision': expected one of no, fp16, bf16, got 'fp32'");
     EXPECT_ERROR(c, F + ":8: key 'degradation_ops_range': item 2: expected an integer, got 'x'");
     EXPECT_ERROR(c, F + ":9: key 'output_dir': expected a path, got a mapping");

@@ -39,23 +39,24 @@ namespace {
 
 int run_dataset(const std::vector<std::string>& argv) {
   const std::string usage =
-      "usage: wanstudio-engine dataset {import|split|dedupe|score|export-captions} ... (--help after one for its "
+      "usage: wanstudio-engine dataset {import|split|dedupe|score|trim|export-captions} ... (--help after one for its "
       "options)";
   if (argv.empty() || argv[0] == "--help" || argv[0] == "-h") {
     std::printf("%s\n", usage.c_str());
     return argv.empty() ? 1 : 0;
   }
   if (argv[0] == "--print-schema") {
-    print_subverbs_schema("dataset", {"import", "split", "dedupe", "score", "export-captions"});
+    print_subverbs_schema("dataset", {"import", "split", "dedupe", "score", "trim", "export-captions"});
     return 0;
   }
   const std::vector<std::string> rest(argv.begin() + 1, argv.end());
   int (*sub)(const std::vector<std::string>&) = nullptr;
   if (argv[0] == "export-captions") sub = run_dataset_export_captions;
-  if (argv[0] == "import" || argv[0] == "split" || argv[0] == "dedupe" || argv[0] == "score") {
+  if (argv[0] == "import" || argv[0] == "split" || argv[0] == "dedupe" || argv[0] == "score" || argv[0] == "trim") {
     require_video(("dataset " + argv[0]).c_str());
 #ifdef WANSTUDIO_HAVE_VIDEO  // these decode video; without FFmpeg they are not built
-    sub = argv[0] == "import"   ? run_dataset_import
+    sub = argv[0] == "trim"     ? run_dataset_trim
+          : argv[0] == "import" ? run_dataset_import
           : argv[0] == "split"  ? run_dataset_split
           : argv[0] == "dedupe" ? run_dataset_dedupe
                                 : run_dataset_score;

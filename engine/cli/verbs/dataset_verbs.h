@@ -11,6 +11,7 @@ int run_dataset_split(const std::vector<std::string>& argv);
 int run_dataset_dedupe(const std::vector<std::string>& argv);
 int run_dataset_score(const std::vector<std::string>& argv);
 int run_dataset_export_captions(const std::vector<std::string>& argv);
+int run_dataset_trim(const std::vector<std::string>& argv);
 
 // Throws ws::Error when this worker was built without FFmpeg.
 void require_video(const char* what);

@@ -132,7 +132,7 @@ io::OptionSchema experts_option_schema() {
   s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
   s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)")
       .min("max_grad_norm", -1)
-      .max("max_grad_norm", 1e6);
+      .max("max_grad_norm", 1e12);
   s.real("abnormal_norm_clip_start", 1000, "expert step after which abnormal gradient norms are damped")
       .min("abnormal_norm_clip_start", 0)
       .max("abnormal_norm_clip_start", 1e9);

@@ -67,7 +67,7 @@ io::OptionSchema vae_option_schema() {
   s.real("adam_epsilon", 1e-8, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
   s.real("max_grad_norm", 1.0, "clip the global gradient norm (≤ 0: no clipping)")
       .min("max_grad_norm", -1)
-      .max("max_grad_norm", 1e6);
+      .max("max_grad_norm", 1e12);
   return s;
 }
 
