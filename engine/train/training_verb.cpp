@@ -5,6 +5,7 @@
 
 #include <algorithm>
 #include <cstdio>
+#include <cstdlib>
 #include <filesystem>
 
 #include <unistd.h>
@@ -15,6 +16,8 @@
 #include "core/log.h"
 #include "dataset/metadata.h"
 #include "parallel/data_parallel.h"
+#include "parallel/dist_env.h"
+#include "train/training_device.h"
 #include "io/printable.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
@@ -92,6 +95,26 @@ void check_data_options(io::Config& cfg, const DataOptions& data) {
               "file not found: " + data.meta + (demo ? "" : " (set demo_data: auto to make the demo dataset)"));
   if (!data.dir.empty() && !fs::is_dir(data.dir)) cfg.error("train_data_dir", "folder not found: " + data.dir);
   if (cfg.is_set("demo_data") && !demo) cfg.error("demo_data", "the only value is 'auto'");
+}
+
+void check_memory_fits(io::Config& cfg,
+                       const std::function<TrainingMemory(int64_t ranks, const MemoryTarget&)>& estimate) {
+  if (cfg.schema().find("force") && cfg.boolean("force")) return;
+  if (training_device(0).is_cuda()) return;
+  const parallel::DistEnv env = parallel::DistEnv::from_environment();
+  // Ranks launched on this machine share its memory (launch, torchrun's LOCAL_WORLD_SIZE).
+  const char* local = std::getenv("LOCAL_WORLD_SIZE");
+  const int64_t here = local ? std::max<int64_t>(1, std::atoll(local)) : env.world;
+  MemoryTarget target;
+  target.runtime = runtime_bytes();
+  TrainingMemory e;
+  try {
+    e = estimate(env.world, target);
+  } catch (const std::exception&) {
+    return;  // a formula that cannot be made is no reason to refuse a run
+  }
+  const std::string problem = training_memory_problem(e, here);
+  if (!problem.empty()) cfg.add_error(problem);
 }
 
 void check_batch_fits(io::Config& cfg, const DataOptions& data) {

@@ -5,12 +5,15 @@
 //
 //   int run_train_x(argv) { return run_training_verb<Trainer>(x_option_schema(), argv, resolve_x_setup); }
 #pragma once
+#include <cstdint>
 #include <exception>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
 
 #include "io/yaml_config.h"
+#include "train/memory_plan.h"
 #include "train/run_options.h"
 #include "train/training_run.h"
 
@@ -35,14 +38,26 @@ void check_batch_fits(io::Config& cfg, const DataOptions& data);
 // One `error` event per problem (also into <output_dir>/events.jsonl when the folder can be made),
 // `finished failed` at step 0; returns the exit code 1.
 int report_config_errors(const io::Config& cfg);
+// Before anything is allocated, on the CPU: the run's memory by formula (`estimate(ranks, target)`,
+// train/memory_plan.h; per rank, times the ranks on this machine) against host_memory_bytes(). A
+// config error with the figures when it does not fit, unless the config's `force` is set; nothing
+// on a GPU (`estimate --device cuda` compares with a card) or when the estimate cannot be made.
+void check_memory_fits(io::Config& cfg,
+                       const std::function<TrainingMemory(int64_t ranks, const MemoryTarget&)>& estimate);
+// The trainers without a memory formula (the demo VAE) pass this.
+struct NoMemoryCheck {
+  template <class Setup>
+  void operator()(io::Config&, const Setup&) const {}
+};
+
 // `error` (first line of a LibTorch message) + `finished failed` at `step`; returns 1.
 int report_run_failure(std::exception_ptr error, int64_t step);
 
 // Trainer: a TrainerHooks constructible from its Setup; Setup has `run` (RunOptions) and
 // `warnings`. Every problem of the config is reported before anything starts; then the shell runs.
-template <class Trainer, class Resolve>
+template <class Trainer, class Resolve, class MemoryCheck = NoMemoryCheck>
 int run_training_verb(const io::OptionSchema& schema, const std::vector<std::string>& argv, Resolve resolve,
-                      const DeviceWishes& device = {}) {
+                      const DeviceWishes& device = {}, MemoryCheck memory_check = {}) {
   if (print_help_if_asked(schema, argv)) return 0;
   io::Config cfg = load_training_config(schema, argv);
   decltype(resolve(cfg)) setup;
@@ -54,6 +69,8 @@ int run_training_verb(const io::OptionSchema& schema, const std::vector<std::str
   } catch (const std::exception&) {
     if (loaded) throw;  // otherwise a consequence of problems already reported
   }
+  if (!cfg.ok()) return report_config_errors(cfg);
+  memory_check(cfg, setup);
   if (!cfg.ok()) return report_config_errors(cfg);
   clear_previous_run(setup.run);
   TrainingRun run(cfg, setup.run, setup.warnings);

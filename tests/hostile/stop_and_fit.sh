@@ -39,7 +39,24 @@ WANSTUDIO_MEMORY_LIMIT=1M timeout 300 "$engine" "${S[@]}" "${small[@]}" --force 
   >/dev/null 2>"$tmp/force.err" || fail "--force did not render: $(tail -2 "$tmp/force.err")"
 [ -s "$tmp/out/a.latents.safetensors" ] || fail "--force wrote no latents"
 
-# 3. One forward at 2048² × 81 frames (86,016 tokens, ~440 attention chunks) takes minutes here;
+# 3. Training checks the same before it allocates (its estimate per rank against the budget); a
+#    refused run writes no run folder, and `force` starts it anyway.
+write_tiny_upsampler "$tmp/up.yaml"
+U=(train-upsampler --config_path "$tmp/up.yaml" --vae_path "$data/vae/vae_dev_weights.safetensors"
+   --train_data_meta "$tmp/data/metadata.json" --video_sample_size 128 --video_sample_n_frames 5
+   --dataloader_num_workers 1 --max_train_steps 1 --checkpointing_steps 100)
+out=$(WANSTUDIO_MEMORY_LIMIT=10M timeout 120 "$engine" "${U[@]}" --output_dir "$tmp/u1" 2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] || fail "a training run over the budget exited $rc"
+grep -q "the run needs about .* GiB .* this machine offers 0.0 GiB" <<<"$out" || fail "training refusal: ${out:0:300}"
+[ ! -e "$tmp/u1" ] || fail "a refused run made its folder"
+WANSTUDIO_MEMORY_LIMIT=10M timeout 300 "$engine" "${U[@]}" --output_dir "$tmp/u2" --force >/dev/null 2>"$tmp/u2.err" \
+  || fail "force did not start the run: $(tail -2 "$tmp/u2.err")"
+[ -d "$tmp/u2/checkpoint-1" ] || fail "the forced run saved no checkpoint"
+out=$(WANSTUDIO_MEMORY_LIMIT=10M timeout 120 "$engine" train-experts --config "$tmp/run/run.yaml" --output_dir "$tmp/e1" \
+      2>&1 >/dev/null); rc=$?
+[ $rc -eq 1 ] && grep -q "the run needs about" <<<"$out" || fail "train-experts over the budget: $rc ${out:0:300}"
+
+# 4. One forward at 2048² × 81 frames (86,016 tokens, ~440 attention chunks) takes minutes here;
 #    SIGTERM once the render has started ends it within seconds, cancelled, with no files.
 "$engine" "${S[@]}" --size 2048*2048 --frame_num 81 --sample_steps 2 --save_file "$tmp/out/long.mp4" \
   >"$tmp/long.out" 2>"$tmp/long.err" &

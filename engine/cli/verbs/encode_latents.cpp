@@ -16,6 +16,7 @@
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/progress.h"
+#include "train/memory_plan.h"
 #include "train/experts/latent_encoding.h"
 
 namespace ws::cli {
@@ -41,6 +42,7 @@ int run_encode_latents(const std::vector<std::string>& argv) {
   a.flag("no_bucket", "one square size for every row (train-experts' enable_bucket false)");
   a.flag("from_start", "every clip from frame 0 instead of the row's drawn window");
   a.flag("i2v", "also write `y` (mask + first-frame latent) for i2v experts");
+  a.flag("force", "encode even when the estimate says the memory will not suffice");
   a.value("threads", "N", "CPU threads (default: all cores)", int_range(0, 1024));
   a.value("device", "DEV", "cpu (default) or cuda[:N] in CUDA builds");
   a.flag("bf16", "bf16 VAE compute (CUDA builds)");
@@ -66,6 +68,19 @@ int run_encode_latents(const std::vector<std::string>& argv) {
   o.vae.device = a.str("device", "cpu");
   o.vae.bf16 = a.boolean("bf16");
   vae_cli_threads(a.integer("threads", 0));
+  if (!a.boolean("force")) {  // before the VAE loads: its weights, one encode and one clip at this size
+    train::MemoryEstimate m;
+    try {
+      train::add_vae_memory(m, o.vae_path, o.vae_config, o.sample_size, o.vae.bf16);
+    } catch (const std::exception&) {  // unreadable weights: the load below says why
+    }
+    train::DataOptions d;
+    d.sample_size = o.sample_size;
+    d.n_frames = o.n_frames;
+    m.add("clip", train::clip_bytes(d), "one decoded clip");
+    train::refuse_unless_fits(
+        m, "encoding " + std::to_string(o.sample_size) + "-pixel clips of " + std::to_string(o.n_frames) + " frames");
+  }
 
   runtime::install_cancel_handlers();
   runtime::stop_inside_computations();

@@ -30,7 +30,9 @@
 #include "io/weights.h"
 #include "train/experts/experts_options.h"
 #include "train/experts/experts_setup.h"
+#include "train/experts/experts_memory.h"
 #include "train/memory_estimate.h"
+#include "train/upsampler/upsampler_memory.h"
 #include "train/training_verb.h"
 #include "train/upsampler/upsampler_options.h"
 #include "train/upsampler/upsampler_setup.h"
@@ -59,138 +61,6 @@ std::string gib(double b) {
   char buf[32];
   std::snprintf(buf, sizeof buf, "%.2f GiB", b / (1024.0 * 1024.0 * 1024.0));
   return buf;
-}
-
-// Parameters in a weights file without reading its data: a safetensors header, else the file's
-// size over the bytes per value the name says (`bf16`, else fp32).
-double weights_parameters(const std::string& path) {
-  if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
-    double n = 0;
-    for (const auto& [k, t] : io::load_weights(path)) n += static_cast<double>(t.numel());
-    return n;
-  }
-  std::error_code ec;
-  const double size = static_cast<double>(stdfs::file_size(path, ec));
-  return path.find("bf16") != std::string::npos ? size / 2 : size / 4;
-}
-
-// The VAE a run loads: its parameters (fp32 on the CPU, bf16 with mixed precision on a GPU)
-// and one encode's working set at the run's pixel size.
-void add_vae(train::MemoryEstimate& m, const std::string& file, const json& vae_config, int64_t size, bool bf16) {
-  const models::WanVaeConfig c = models::WanVae::resolve_config(file, vae_config);
-  const int elem = bf16 ? 2 : 4;
-  m.add("vae weights", static_cast<double>(c.parameter_count()) * elem,
-        std::string(c.wan21() ? "Wan2.1" : "Wan2.2") + " VAE, frozen");
-  m.add("vae activations", train::vae_call_bytes(c.dim, size, size, c.wan21() ? 1 : 2) * elem / 4,
-        "one encode call's widest stage (4 frames at a time)");
-}
-
-// One batch of decoded clips, fp32.
-double clip_bytes(const train::DataOptions& d) {
-  return static_cast<double>(d.batch_size * d.n_frames * d.sample_size * d.sample_size * 3) * 4;
-}
-
-// Where the estimate is for: this machine's memory, or a GPU's (`--device cuda`, from any build).
-struct Target {
-  bool gpu = false;
-  double runtime = 0;  // measured here on the CPU; the CUDA context's usual size on a GPU
-};
-constexpr double kCudaContextBytes = 0.6 * 1024 * 1024 * 1024;  // context, cuBLAS/cuDNN workspaces
-
-struct Estimate {
-  train::MemoryEstimate parts;
-  train::MemoryEstimate host;        // on a GPU with low_vram: what waits in host memory meanwhile
-  train::MemoryEstimate text_phase;  // before training: the text encoder (experts), empty otherwise
-  json shape = json::object();
-};
-
-void add_runtime(train::MemoryEstimate& m, const Target& target) {
-  if (target.gpu)
-    m.add("runtime", kCudaContextBytes, "the CUDA context and library workspaces (a usual size, not measured here)");
-  else
-    m.add("runtime", target.runtime, "LibTorch, its threads and kernels before any model (measured in this process)");
-}
-
-Estimate estimate_upsampler(const train::UpsamplerSetup& s, int64_t ranks, const Target& target) {
-  Estimate e;
-  const auto& c = s.model;
-  const double P = static_cast<double>(c.parameter_count());
-  auto& m = e.parts;
-  add_runtime(m, target);
-  m.add("weights", P * 4, "latent upsampler, fp32");
-  m.add("gradients", P * 4, "fp32");
-  m.add("optimizer", P * 8, "AdamW moments");
-  if (s.use_ema) m.add("ema", P * 4, "EMA shadow weights");
-  const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
-  add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
-  // Latents of the largest bucket: the low-res side is 1/scale of the high-res one.
-  const int64_t t = (s.data.n_frames - 1) / 4 + 1, hr = s.data.sample_size / 16;
-  auto [num, den] = c.use_rational_resampler ? c.ratio() : std::make_pair<int64_t, int64_t>(2, 1);
-  const int64_t lr = std::max<int64_t>(1, hr * den / num);
-  m.add("activations",
-        train::upsampler_activation_bytes(c, s.data.batch_size, t, lr, lr, s.optimizer.gradient_checkpointing),
-        s.optimizer.gradient_checkpointing ? "one micro-batch, ResBlocks recomputed in backward" : "one micro-batch");
-  const double clip = clip_bytes(s.data);
-  if (!target.gpu) {
-    const double conv = train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false, s.winograd_convs);
-    const double copy = train::upsampler_conv_backward_bytes(c, s.data.batch_size, t, lr, false, false);
-    m.add("conv backward", conv,
-          !models::packed_conv_supported() ? "weight-sized copies in each 3-D conv's backward, kept by the allocator"
-          : conv > copy ? "backward-data's copy of one packed kernel at a time, and the Winograd convs' scratch"
-                        : "backward-data's copy of one packed kernel at a time");
-    const int64_t workers = std::max<int64_t>(1, s.data.workers);
-    m.add("data", clip * static_cast<double>(2 * workers + 1),
-          "decoded batches in flight (2 per decode worker, and the current one)");
-  }
-  if (s.overlap_vae_encode)
-    m.add("batch ahead", clip, "the next batch, taken and encoded while this one trains (overlap_vae_encode)");
-  e.shape = {{"latent_low", {t, lr, lr}}, {"latent_high", {t, hr, hr}}, {"parameters", P}, {"ranks", ranks}};
-  return e;
-}
-
-Estimate estimate_experts(const train::ExpertsSetup& s, int64_t ranks, const Target& target) {
-  Estimate e;
-  auto& m = e.parts;
-  add_runtime(m, target);
-  const int64_t zero = s.zero2 ? ranks : 1;
-  // low_vram on a GPU: only the routed expert is on the device; the other waits in host memory.
-  const bool split = target.gpu && s.run.low_vram;
-  for (const auto* ex : {&s.high, &s.low}) {
-    const bool high = ex == &s.high;
-    train::ExpertStateOptions o;
-    o.lora_rank = s.lora.on ? (high ? s.lora.high.rank : s.lora.low.rank) : 0;
-    o.fp8 = s.fp8;
-    o.bf16_weights = s.bf16_weights;
-    o.zero_ranks = zero;
-    train::add_expert_state(split && !high ? e.host : m, high ? "high: " : "low: ", ex->config, o);
-  }
-  const auto& c = s.high.config;
-  const int64_t factor = s.vae_spatial_factor, t = (s.data.n_frames - 1) / 4 + 1;
-  const int64_t side = s.data.sample_size / factor;
-  const int64_t tokens = t * (side / 2) * (side / 2);
-  const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
-  m.add("activations",
-        train::dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
-        std::to_string(tokens) + " tokens per sample" +
-            (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
-  if (!s.all_latent_files && !s.vae_file.empty()) {
-    add_vae(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
-    if (s.overlap_vae_encode)
-      m.add("batch ahead", clip_bytes(s.data),
-            "the next micro-batch, taken and encoded while this one trains (overlap_vae_encode)");
-  }
-  if (s.text_encoder) {
-    auto& p = e.text_phase;
-    add_runtime(p, target);
-    const double n = weights_parameters(s.text_encoder->encoder_path);
-    p.add("text encoder", n * (s.text_encoder->bf16 ? 2 : 4), "UMT5, freed before the experts load");
-  }
-  e.shape = {{"tokens", tokens},
-             {"text_tokens", c.text_len},
-             {"parameters_per_expert", c.parameter_count()},
-             {"ranks", ranks},
-             {"zero_stage", s.zero2 ? 2 : 0}};
-  return e;
 }
 
 // Trains `steps` steps in a child worker and stops it after the last one (SIGKILL: no checkpoint
@@ -316,22 +186,24 @@ int run_estimate(const std::vector<std::string>& argv) {
   if (!config.empty()) run_args.insert(run_args.begin(), {"--config", config});
   if (config.empty()) throw UsageError("estimate needs --config RUN.yaml (see --help)");
   const std::string job = read_job(config);
-  Target target;
+  train::MemoryTarget target;
   target.gpu = device == "cuda";
   target.runtime = train::training_runtime_bytes();  // before this process maps anything of the run
   if (target.gpu && steps > 0)
     throw UsageError("--time_steps times steps on this machine's CPU; leave out --device cuda");
   std::string verb;
-  Estimate e;
+  train::TrainingMemory e;
   std::vector<std::string> problems;
   if (job == "upsampler") {
     verb = "train-upsampler";
-    problems = resolve_and_estimate(train::upsampler_option_schema(), run_args, train::resolve_upsampler_setup,
-                                    [&](const train::UpsamplerSetup& s) { e = estimate_upsampler(s, ranks, target); });
+    problems = resolve_and_estimate(
+        train::upsampler_option_schema(), run_args, train::resolve_upsampler_setup,
+        [&](const train::UpsamplerSetup& s) { e = train::upsampler_training_memory(s, ranks, target); });
   } else if (job == "experts") {
     verb = "train-experts";
-    problems = resolve_and_estimate(train::experts_option_schema(), run_args, train::resolve_experts_setup,
-                                    [&](const train::ExpertsSetup& s) { e = estimate_experts(s, ranks, target); });
+    problems = resolve_and_estimate(
+        train::experts_option_schema(), run_args, train::resolve_experts_setup,
+        [&](const train::ExpertsSetup& s) { e = train::experts_training_memory(s, ranks, target); });
   } else {
     throw Error(config + ": estimate knows the jobs upsampler and experts, not '" + job + "'");
   }

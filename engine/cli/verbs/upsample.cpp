@@ -19,6 +19,7 @@
 #include "models/wan_vae.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
+#include "train/memory_plan.h"
 #include "train/upsampler/upsampler_validation.h"
 
 namespace ws::cli {
@@ -40,6 +41,7 @@ int run_upsample(const std::vector<std::string>& argv) {
   a.value("step", "N", "the step in the file names (default: the checkpoint's, else 0)", int_range(0, 1000000000));
   a.value("index", "I", "the index in the file names (default 0)", int_range(0, 1000000));
   a.value("fps", "F", "frame rate of the MP4s (default 24)", real_range(1, 240));
+  a.flag("force", "run even when the estimate says the memory will not suffice");
   a.value("threads", "N", "CPU threads (default: all cores)", int_range(0, 1024));
   if (!a.parse(argv)) return 0;
   for (const char* k : {"checkpoint", "vae", "video", "out"})
@@ -65,6 +67,19 @@ int run_upsample(const std::vector<std::string>& argv) {
     const int64_t index = a.integer("index", 0);
     if (vs.sample_size < 16) throw UsageError("--video_sample_size must be at least 16");
     if (vs.n_frames < 1) throw UsageError("--video_sample_n_frames must be at least 1");
+    if (!a.boolean("force")) {  // the VAE at this size, and the clip at its three stages (input, low-res, output)
+      train::MemoryEstimate m;
+      try {
+        train::add_vae_memory(m, a.str("vae"), nlohmann::json::object(), vs.sample_size, false);
+      } catch (const std::exception&) {  // unreadable weights: the load below says why
+      }
+      train::DataOptions d;
+      d.sample_size = vs.sample_size;
+      d.n_frames = vs.n_frames;
+      m.add("clips", 3 * train::clip_bytes(d), "the clip, its low-res input and the decode");
+      train::refuse_unless_fits(
+          m, "upsampling at " + std::to_string(vs.sample_size) + " pixels, " + std::to_string(vs.n_frames) + " frames");
+    }
     contract::StartedEvent st;
     st.job = "upsample";
     st.config = {{"checkpoint", a.str("checkpoint")},

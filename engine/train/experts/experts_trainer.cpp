@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "train/experts/experts_memory.h"
 #include "train/experts/experts_trainer.h"
 #include "train/experts/experts_trainer_impl.h"
 
@@ -273,7 +274,11 @@ Prepared Trainer::prepare_batch(bool side_thread) {
 int run_train_experts(const std::vector<std::string>& argv) {
   return run_training_verb<experts::Trainer>(
       experts_option_schema(), argv, [](io::Config& cfg) { return resolve_experts_setup(cfg); },
-      DeviceWishes{true, "both experts stay in CPU memory"});
+      DeviceWishes{true, "both experts stay in CPU memory"},
+      [](io::Config& cfg, const ExpertsSetup& s) {
+        check_memory_fits(cfg,
+                          [&](int64_t ranks, const MemoryTarget& t) { return experts_training_memory(s, ranks, t); });
+      });
 }
 
 }  // namespace ws::train

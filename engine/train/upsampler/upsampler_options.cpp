@@ -83,6 +83,7 @@ io::OptionSchema upsampler_option_schema() {
       .max("checkpoints_total_limit", 1000000);
   s.boolean("keep_best", false, "also keep the checkpoint with the best mean validation PSNR (validation_paths)");
   s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
+  s.boolean("force", false, "start even when the memory estimate says the run will not fit this machine");
   s.boolean("overwrite_output_dir", false,
             "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
   s.boolean("gradient_checkpointing", true, "recompute ResBlock activations in backward");

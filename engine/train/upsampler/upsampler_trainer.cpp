@@ -1,4 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
+#include "train/upsampler/upsampler_memory.h"
 #include "train/upsampler/upsampler_trainer.h"
 #include "train/upsampler/upsampler_trainer_impl.h"
 
@@ -285,7 +286,11 @@ std::optional<StepReport> Trainer::train_step() {
 int run_train_upsampler(const std::vector<std::string>& argv) {
   return run_training_verb<upsampler::Trainer>(
       upsampler_option_schema(), argv, [](io::Config& cfg) { return resolve_upsampler_setup(cfg); },
-      DeviceWishes{true, "the VAE stays on the CPU"});
+      DeviceWishes{true, "the VAE stays on the CPU"},
+      [](io::Config& cfg, const UpsamplerSetup& s) {
+        check_memory_fits(cfg,
+                          [&](int64_t ranks, const MemoryTarget& t) { return upsampler_training_memory(s, ranks, t); });
+      });
 }
 
 }  // namespace ws::train

@@ -1,0 +1,52 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "train/experts/experts_memory.h"
+
+#include <string>
+
+namespace ws::train {
+
+TrainingMemory experts_training_memory(const ExpertsSetup& s, int64_t ranks, const MemoryTarget& target) {
+  TrainingMemory e;
+  auto& m = e.parts;
+  add_runtime_memory(m, target);
+  const int64_t zero = s.zero2 ? ranks : 1;
+  // low_vram on a GPU: only the routed expert is on the device; the other waits in host memory.
+  const bool split = target.gpu && s.run.low_vram;
+  for (const auto* ex : {&s.high, &s.low}) {
+    const bool high = ex == &s.high;
+    ExpertStateOptions o;
+    o.lora_rank = s.lora.on ? (high ? s.lora.high.rank : s.lora.low.rank) : 0;
+    o.fp8 = s.fp8;
+    o.bf16_weights = s.bf16_weights;
+    o.zero_ranks = zero;
+    add_expert_state(split && !high ? e.host : m, high ? "high: " : "low: ", ex->config, o);
+  }
+  const auto& c = s.high.config;
+  const int64_t factor = s.vae_spatial_factor, t = (s.data.n_frames - 1) / 4 + 1;
+  const int64_t side = s.data.sample_size / factor;
+  const int64_t tokens = t * (side / 2) * (side / 2);
+  const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
+  m.add("activations", dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
+        std::to_string(tokens) + " tokens per sample" +
+            (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
+  if (!s.all_latent_files && !s.vae_file.empty()) {
+    add_vae_memory(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
+    if (s.overlap_vae_encode)
+      m.add("batch ahead", clip_bytes(s.data),
+            "the next micro-batch, taken and encoded while this one trains (overlap_vae_encode)");
+  }
+  if (s.text_encoder) {
+    auto& p = e.text_phase;
+    add_runtime_memory(p, target);
+    const double n = weights_parameters(s.text_encoder->encoder_path);
+    p.add("text encoder", n * (s.text_encoder->bf16 ? 2 : 4), "UMT5, freed before the experts load");
+  }
+  e.shape = {{"tokens", tokens},
+             {"text_tokens", c.text_len},
+             {"parameters_per_expert", c.parameter_count()},
+             {"ranks", ranks},
+             {"zero_stage", s.zero2 ? 2 : 0}};
+  return e;
+}
+
+}  // namespace ws::train
