@@ -101,7 +101,12 @@ void check_memory_fits(io::Config& cfg,
                        const std::function<TrainingMemory(int64_t ranks, const MemoryTarget&)>& estimate) {
   if (cfg.schema().find("force") && cfg.boolean("force")) return;
   if (training_device(0).is_cuda()) return;
-  const parallel::DistEnv env = parallel::DistEnv::from_environment();
+  parallel::DistEnv env;
+  try {
+    env = parallel::DistEnv::from_environment();
+  } catch (const std::exception&) {
+    return;  // bad rank variables: the run reports them as its own error
+  }
   // Ranks launched on this machine share its memory (launch, torchrun's LOCAL_WORLD_SIZE).
   const char* local = std::getenv("LOCAL_WORLD_SIZE");
   const int64_t here = local ? std::max<int64_t>(1, std::atoll(local)) : env.world;
