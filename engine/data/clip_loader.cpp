@@ -72,7 +72,35 @@ std::vector<TrainRow> usable_rows(const dataset::Metadata& meta, int64_t stride,
     }
     t.width = r.width;
     t.height = r.height;
+    t.fps = r.fps;
     out.push_back(std::move(t));
+  }
+  return out;
+}
+
+std::vector<TrainRow> extraction_samples(std::vector<TrainRow> rows, int64_t n_frames, int64_t stride,
+                                         const dataset::ExtractionRule& rule, std::vector<DroppedRow>* dropped) {
+  if (rule.mode == dataset::Extraction::Random) return rows;
+  std::vector<TrainRow> out;
+  out.reserve(rows.size());
+  for (TrainRow& r : rows) {
+    if (r.image || !r.latent_path.empty()) {
+      out.push_back(std::move(r));
+      continue;
+    }
+    auto windows = dataset::extraction_windows(r.frames, r.fps, n_frames, stride, rule);
+    if (windows.empty()) {
+      if (dropped)
+        dropped->push_back(
+            {r.meta_index, r.path,
+             "no " + dataset::extraction_name(rule.mode) + " window in " + std::to_string(r.frames) + " frames"});
+      continue;
+    }
+    for (auto& w : windows) {
+      TrainRow t = r;
+      t.window = std::move(w);
+      out.push_back(std::move(t));
+    }
   }
   return out;
 }
@@ -253,7 +281,10 @@ Batch ClipLoader::make_batch(const BatchPlan& plan) {
         break;
       }
       std::vector<int64_t> idx{0};
-      if (!tr.image) {
+      if (!tr.window.empty()) {
+        idx = tr.window;
+        for (auto& i : idx) i += tr.first_frame;
+      } else if (!tr.image) {
         dataset::ClipPlan cp = dataset::plan_clip(tr.frames, opt_.n_frames, opt_.stride);
         if (cp.n == 0) {
           mark_failed(row, tr.path, "too short");

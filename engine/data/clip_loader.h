@@ -19,6 +19,7 @@
 
 #include "data/bucket_sampler.h"
 #include "dataset/buckets.h"
+#include "dataset/frame_sampling.h"
 #include "dataset/metadata.h"
 
 namespace ws::data {
@@ -31,6 +32,10 @@ struct TrainRow {
   int64_t frames = 1;             // frames training may use (1 for images): the trim's length if any
   int64_t first_frame = 0;        // the trim's in point: frame indices are offset by it
   int64_t width = 0, height = 0;  // displayed size
+  double fps = 0;                 // the file's frame rate, 0 when unknown
+  // A fixed window (a frame_extraction other than random): the frames this sample trains on,
+  // counted from the trim's in point. Empty: a window is drawn at random each epoch.
+  std::vector<int64_t> window;
   // A row with its own latents (`latent_path`, docs/design/dual-expert-training.md §9) trains from that
   // file without decoding: `latents` [C, F, h, w] and, for i2v, `y`.
   std::string latent_path;
@@ -54,6 +59,12 @@ std::vector<TrainRow> usable_rows_with_latents(const dataset::Metadata& meta, in
                                                std::vector<DroppedRow>* dropped);
 // The latent file a row names, resolved; empty when it names none.
 std::string row_latent_path(const dataset::Metadata& meta, const dataset::MetaRow& row);
+
+// One row per sample (docs/design/datasets.md §5): with a fixed frame extraction each window of a
+// video row becomes its own TrainRow with `window` set; pictures, latent rows and `random` pass as
+// they are. A video without any window lands in `dropped`.
+std::vector<TrainRow> extraction_samples(std::vector<TrainRow> rows, int64_t n_frames, int64_t stride,
+                                         const dataset::ExtractionRule& rule, std::vector<DroppedRow>* dropped);
 
 struct LoaderOptions {
   uint64_t seed = 42;

@@ -49,7 +49,37 @@ DataOptions parse_data_options(const io::Config& cfg) {
   if (has(cfg, "dataloader_num_workers")) d.workers = cfg.integer("dataloader_num_workers");
   if (has(cfg, "enable_bucket")) d.enable_bucket = cfg.boolean("enable_bucket");
   if (has(cfg, "random_hw_adapt")) d.random_hw_adapt = cfg.boolean("random_hw_adapt");
+  if (has(cfg, "frame_extraction")) {
+    d.extraction.mode = dataset::parse_extraction(cfg.str("frame_extraction"));
+    d.extraction.step = cfg.integer("frame_extraction_step");
+    d.extraction.windows = cfg.integer("frame_extraction_windows");
+    d.extraction.fps = cfg.real("frame_extraction_fps");
+  }
   return d;
+}
+
+void add_frame_extraction_options(io::OptionSchema& s) {
+  s.choice("frame_extraction", dataset::extraction_names(), "random",
+           "how clips become samples: random (a window at a random start each epoch), head (the first window), "
+           "chunk (back-to-back windows), slide (a window every frame_extraction_step frames), uniform "
+           "(frame_extraction_windows windows spread over the clip), full (the clip at frame_extraction_fps, up to "
+           "video_sample_n_frames frames); each fixed window is a sample");
+  s.integer("frame_extraction_step", 10, "slide: frames between window starts")
+      .min("frame_extraction_step", 1)
+      .max("frame_extraction_step", 100000);
+  s.integer("frame_extraction_windows", 4, "uniform: windows per clip")
+      .min("frame_extraction_windows", 1)
+      .max("frame_extraction_windows", 1000);
+  s.real("frame_extraction_fps", 16, "full: the rate a clip is resampled to (a slower clip keeps every frame)")
+      .min("frame_extraction_fps", 0.1)
+      .max("frame_extraction_fps", 1000);
+}
+
+void add_frame_extraction_maths(const io::Config& cfg, nlohmann::json& maths) {
+  if (cfg.str("frame_extraction") == "random") return;
+  for (const char* k :
+       {"frame_extraction", "frame_extraction_step", "frame_extraction_windows", "frame_extraction_fps"})
+    maths[k] = cfg.value(k);
 }
 
 OptimizerOptions parse_optimizer_options(const io::Config& cfg) {

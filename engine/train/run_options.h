@@ -8,6 +8,7 @@
 #include <string>
 #include <vector>
 
+#include "dataset/frame_sampling.h"
 #include "io/yaml_config.h"
 #include "train/adamw.h"
 #include "train/grad_clip.h"
@@ -45,7 +46,13 @@ struct DataOptions {
   int64_t batch_size = 1;
   int64_t workers = 0;
   bool enable_bucket = true, random_hw_adapt = false;
+  dataset::ExtractionRule extraction;  // frame_extraction and its parameters
 };
+
+// frame_extraction, frame_extraction_step, _windows and _fps: declared once for both trainers.
+void add_frame_extraction_options(io::OptionSchema& s);
+// The keys above when frame_extraction is not random (a run's maths hash is unchanged by them otherwise).
+void add_frame_extraction_maths(const io::Config& cfg, nlohmann::json& maths);
 
 // AdamW, clipping and the learning-rate schedule (its training_steps is known once the data is).
 struct OptimizerOptions {

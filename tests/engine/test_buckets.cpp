@@ -3,6 +3,7 @@
 // (docs/design/upsampler-training.md §3.3, §4.4, §4.5).
 #include <QtTest/QtTest>
 
+#include "core/error.h"
 #include "dataset/buckets.h"
 #include "dataset/frame_sampling.h"
 
@@ -73,6 +74,51 @@ class TestBuckets : public QObject {
     for (int64_t i = 0; i < 17; ++i) QCOMPARE(idx[i], 10 + 4 * i);
     QCOMPARE(plan_clip(1, 17, 2).n, int64_t{0});  // too short: dropped
     QCOMPARE(plan_clip(1, 17, 1).n, int64_t{1});  // an image row
+  }
+
+  // docs/design/datasets.md §5: the windows each mode fixes, worked out by hand for T = 100
+  // frames, N = 9 frames at stride 2 (a window spans 17 frames, starts 0..83).
+  void frame_extraction_windows() {
+    ExtractionRule rule;
+    QVERIFY(extraction_windows(100, 16, 9, 2, rule).empty());  // random: drawn each epoch
+    rule.mode = Extraction::Head;
+    auto w = extraction_windows(100, 16, 9, 2, rule);
+    QCOMPARE(w.size(), size_t{1});
+    QCOMPARE(w[0], (std::vector<int64_t>{0, 2, 4, 6, 8, 10, 12, 14, 16}));
+    rule.mode = Extraction::Chunk;  // starts 0, 17, 34, 51, 68 (85 would end past 99)
+    w = extraction_windows(100, 16, 9, 2, rule);
+    QCOMPARE(w.size(), size_t{5});
+    for (size_t i = 0; i < w.size(); ++i) {
+      QCOMPARE(w[i].front(), int64_t(17 * i));
+      QCOMPARE(w[i].back(), int64_t(17 * i + 16));
+    }
+    rule.mode = Extraction::Slide;  // every 30 frames: 0, 30, 60 (90 > 83)
+    rule.step = 30;
+    w = extraction_windows(100, 16, 9, 2, rule);
+    QCOMPARE(w.size(), size_t{3});
+    QCOMPARE(w[2].front(), int64_t{60});
+    rule.mode = Extraction::Uniform;  // linspace(0, 83, 3) = 0, 41.5, 83
+    rule.windows = 3;
+    w = extraction_windows(100, 16, 9, 2, rule);
+    QCOMPARE(w.size(), size_t{3});
+    QCOMPARE(w[1].front(), int64_t{41});
+    QCOMPARE(w[2].back(), int64_t{99});
+    rule.windows = 50;  // more windows than starts: equal starts merge
+    QCOMPARE(extraction_windows(20, 16, 9, 2, rule).size(), size_t{4});
+    rule.mode = Extraction::Full;  // 30 fps resampled to 10: every third frame, N caps it
+    rule.fps = 10;
+    w = extraction_windows(100, 30, 9, 2, rule);
+    QCOMPARE(w.size(), size_t{1});
+    QCOMPARE(w[0], (std::vector<int64_t>{0, 3, 6, 9, 12, 15, 18, 21, 24}));
+    w = extraction_windows(10, 30, 81, 2, rule);  // the whole clip: 0, 3, 6, 9
+    QCOMPARE(w[0], (std::vector<int64_t>{0, 3, 6, 9}));
+    w = extraction_windows(10, 8, 81, 2, rule);  // slower than the target: every frame
+    QCOMPARE(w[0].size(), size_t{10});
+    rule.mode = Extraction::Chunk;
+    QVERIFY(extraction_windows(1, 16, 9, 2, rule).empty());  // too short for the stride
+    QCOMPARE(parse_extraction("slide"), Extraction::Slide);
+    QCOMPARE(extraction_name(Extraction::Full), std::string("full"));
+    QVERIFY_THROWS_EXCEPTION(ws::Error, parse_extraction("sideways"));
   }
 
   void batch_frames_is_4k_plus_1() {

@@ -4,6 +4,7 @@
 #include <QtTest/QtTest>
 
 #include <chrono>
+#include <set>
 #include <thread>
 
 #include "core/fs.h"
@@ -283,6 +284,64 @@ class TestLoader : public QObject {
     // A malformed trim is a row problem, not a crash.
     ws::test::write_bytes(dir + "/bad.json", R"([{"file_path": "a.mp4", "trim": [5, 2]}])");
     QVERIFY(!read_metadata(dir + "/bad.json").rows[0].problems.empty());
+  }
+
+  // Each fixed frame extraction on a real clip (docs/design/datasets.md §5): one epoch hands out
+  // every window exactly once, and each batch decodes the window's frames.
+  void frame_extraction_modes_on_real_clips() {
+    if (!video_support_built()) QSKIP("no video support");
+    const TrainRow& clip = rows_[0];
+    QVERIFY(clip.fps > 0);
+    const int64_t T = clip.frames, N = 5, s = 2;  // a window spans 9 frames
+    struct Case {
+      ExtractionRule rule;
+      std::vector<int64_t> starts;
+    };
+    ExtractionRule head, chunk, slide, uniform, full;
+    head.mode = Extraction::Head;
+    chunk.mode = Extraction::Chunk;
+    slide.mode = Extraction::Slide;
+    slide.step = 3;
+    uniform.mode = Extraction::Uniform;
+    uniform.windows = 3;
+    full.mode = Extraction::Full;
+    full.fps = clip.fps / 2;  // every second frame
+    std::vector<int64_t> chunk_starts, slide_starts;
+    for (int64_t i = 0; i + 9 <= T; i += 9) chunk_starts.push_back(i);
+    for (int64_t i = 0; i + 9 <= T; i += 3) slide_starts.push_back(i);
+    const std::vector<Case> cases{
+        {head, {0}}, {chunk, chunk_starts}, {slide, slide_starts}, {uniform, {0, (T - 9) / 2, T - 9}}, {full, {0}}};
+    for (const Case& c : cases) {
+      const std::string mode = extraction_name(c.rule.mode);
+      std::vector<DroppedRow> dropped;
+      auto samples = extraction_samples({clip}, N, s, c.rule, &dropped);
+      QVERIFY2(dropped.empty(), mode.c_str());
+      QCOMPARE(samples.size(), c.starts.size());
+      LoaderOptions o;
+      o.sample_size = 64;
+      o.n_frames = N;
+      o.stride = s;
+      o.workers = 0;
+      o.random_hw_adapt = false;
+      ClipLoader loader(samples, o);
+      std::multiset<int64_t> seen;
+      for (size_t i = 0; i < samples.size(); ++i) {
+        Batch b = loader.next();
+        const auto& f = b.clips.at(0).frames;
+        seen.insert(f.front());
+        if (c.rule.mode == Extraction::Full) {
+          QCOMPARE(int64_t(f.size()), std::min<int64_t>(N, (T + 1) / 2));
+          for (size_t k = 0; k < f.size(); ++k) QCOMPARE(f[k], int64_t(2 * k));
+        } else {
+          QCOMPARE(f.size(), size_t(N));
+          QCOMPARE(f.back() - f.front(), int64_t{8});
+        }
+        QCOMPARE(b.x_hr.size(2), batch_frames(N, int64_t(f.size())));
+      }
+      QCOMPARE(seen, std::multiset<int64_t>(c.starts.begin(), c.starts.end()));
+    }
+    // A picture passes as it is; random leaves the rows alone.
+    QCOMPARE(extraction_samples(rows_, N, s, ExtractionRule{}, nullptr).size(), rows_.size());
   }
 
   void bad_rows_are_dropped_with_a_reason() {

@@ -26,7 +26,8 @@ int run_buckets(const std::vector<std::string>& argv) {
       std::printf(
           "usage: wanstudio-engine buckets --config RUN.yaml [any train-upsampler option]\n\n"
           "Prints a JSON report: per metadata row its bucket, high-res and low-res sizes,\n"
-          "latent sizes and frames, or why it is dropped; then counts per status and bucket.\n");
+          "latent sizes, frames and samples (frame_extraction's windows), or why it is\n"
+          "dropped; then counts per status, rows and samples per bucket.\n");
       return 0;
     }
   io::Config cfg = io::load_config(train::upsampler_option_schema(), argv);
@@ -51,7 +52,7 @@ int run_buckets(const std::vector<std::string>& argv) {
   const bool enable_bucket = d.enable_bucket;
   auto reports = dataset::check_rows(meta);
   json rows = json::array();
-  std::map<std::string, int64_t> status_counts, bucket_counts;
+  std::map<std::string, int64_t> status_counts, bucket_counts, bucket_samples;
   for (const auto& r : reports) {
     const auto& row = meta.rows[r.index];
     json o = {{"index", r.index}, {"file_path", row.file_path}, {"type", row.type}};
@@ -66,16 +67,27 @@ int run_buckets(const std::vector<std::string>& argv) {
       o["width"] = r.width;
       o["height"] = r.height;
       o["frames_in_file"] = r.frames;
-      int64_t n = 1;
+      int64_t n = 1, samples = 1;
       if (!row.is_image()) {
-        auto plan = dataset::plan_clip(r.frames, N, stride);
+        // The trim's length when the row has one: the loader never reads outside it.
+        const int64_t T = row.trim ? row.trim->second - row.trim->first : r.frames;
+        if (row.trim) o["trim"] = {row.trim->first, row.trim->second};
+        auto plan = dataset::plan_clip(T, N, stride);
         n = plan.n;
+        if (d.extraction.mode != dataset::Extraction::Random) {
+          const auto windows = dataset::extraction_windows(T, r.fps, N, stride, d.extraction);
+          samples = static_cast<int64_t>(windows.size());
+          n = windows.empty() ? 0 : static_cast<int64_t>(windows.front().size());
+          json starts = json::array();
+          for (const auto& w : windows) starts.push_back(w.front());
+          if (!windows.empty()) o["window_starts"] = starts;
+        }
         if (n == 0) {
           status = "dropped";
-          o["reason"] = "too short: " + std::to_string(r.frames) + " frames < stride " + std::to_string(stride);
+          o["reason"] = "too short: " + std::to_string(T) + " frames < stride " + std::to_string(stride);
         } else {
           o["frame_span"] = plan.clip_len;
-          o["start_range"] = {0, plan.max_start};
+          if (d.extraction.mode == dataset::Extraction::Random) o["start_range"] = {0, plan.max_start};
           if (n < N) {
             status = "short";
             o["reason"] = "short (" + std::to_string(n) + " frames)";
@@ -88,6 +100,7 @@ int run_buckets(const std::vector<std::string>& argv) {
         int64_t F = 1 + (L - 1) / 4;
         o["frames"] = n;
         o["frames_trained"] = L;
+        o["samples"] = samples;
         o["bucket"] = b.key;
         o["size_hr"] = {b.H, b.W};
         o["size_lr"] = {b.h_lr, b.w_lr};
@@ -96,6 +109,7 @@ int run_buckets(const std::vector<std::string>& argv) {
         char key[32];
         std::snprintf(key, sizeof key, "%s %g", row.type.c_str(), b.key);
         ++bucket_counts[key];
+        bucket_samples[key] += samples;
       }
     }
     o["status"] = status;
@@ -114,7 +128,9 @@ int run_buckets(const std::vector<std::string>& argv) {
       {"random_hw_adapt_ratios", d.random_hw_adapt ? dataset::hw_adapt_choices(S).first : std::vector<double>{1.0}},
       {"rows", rows},
       {"counts", counts},
-      {"buckets", bucket_counts}};
+      {"frame_extraction", dataset::extraction_name(d.extraction.mode)},
+      {"buckets", bucket_counts},
+      {"bucket_samples", bucket_samples}};
   std::printf("%s\n", report.dump(2).c_str());
   return 0;
 }

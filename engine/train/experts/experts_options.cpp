@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "train/lr_schedule.h"
+#include "train/run_options.h"
 
 namespace ws::train {
 using io::json;
@@ -58,6 +59,7 @@ io::OptionSchema experts_option_schema() {
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
   s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
 
+  add_frame_extraction_options(s);
   s.group("Routing");
   s.real("boundary_ratio", nullptr,
          "high expert for t ≥ round(ratio·1000) (default: the model YAML's boundary, else 0.875)")

@@ -75,6 +75,7 @@ json experts_maths_options(const io::Config& cfg) {
                                "weight_dtype"};
   json j = json::object();
   for (const char* k : keys) j[k] = cfg.value(k);
+  add_frame_extraction_maths(cfg, j);
   return j;
 }
 

@@ -8,7 +8,8 @@ void Trainer::build_loader() {
   const DataOptions& d = setup_.data;
   meta_ = dataset::read_metadata(d.meta, d.dir);
   std::vector<data::DroppedRow> dropped;
-  auto rows = data::usable_rows_with_latents(meta_, d.stride, &dropped);
+  auto rows = data::extraction_samples(data::usable_rows_with_latents(meta_, d.stride, &dropped), d.n_frames, d.stride,
+                                       d.extraction, &dropped);
   for (const auto& r : dropped) ws::log::warn("dataset row {} ({}) skipped: {}", r.meta_index, r.file, r.reason);
   if (rows.empty()) throw Error(d.meta + ": no usable rows (every row was skipped)");
   check_expert_latent_rows(rows, d.meta, setup_.high.config);
@@ -42,7 +43,8 @@ void Trainer::build_loader() {
     max_steps_ = num_epochs_ * steps_per_epoch;
     run_->set_derived("max_train_steps", max_steps_, "num_train_epochs × steps per epoch");
   }
-  ws::log::info("{} usable rows, about {} steps per epoch, {} steps", n, steps_per_epoch, max_steps_);
+  ws::log::info("{} samples ({} frame extraction), about {} steps per epoch, {} steps", n,
+                dataset::extraction_name(d.extraction.mode), steps_per_epoch, max_steps_);
 }
 
 void Trainer::activate(bool high) {

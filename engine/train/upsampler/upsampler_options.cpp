@@ -5,6 +5,7 @@
 #include <thread>
 
 #include "train/lr_schedule.h"
+#include "train/run_options.h"
 
 namespace ws::train {
 using io::json;
@@ -45,6 +46,7 @@ io::OptionSchema upsampler_option_schema() {
       .max("dataloader_num_workers", 64);
   s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
   s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
+  add_frame_extraction_options(s);
   s.boolean("enable_degradation", false, "degrade the low-res input (blur, resize, noise, JPEG)");
   s.list("degradation_ops_range", OptType::Int, json::array({1, 4}), "min and max number of degradation ops")
       .min("degradation_ops_range", 0)

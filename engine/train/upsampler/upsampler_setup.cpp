@@ -57,6 +57,7 @@ json maths_options(const io::Config& cfg) {
                                "seed"};
   json j = json::object();
   for (const char* k : keys) j[k] = cfg.value(k);
+  add_frame_extraction_maths(cfg, j);
   return j;
 }
 

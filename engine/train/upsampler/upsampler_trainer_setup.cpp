@@ -93,7 +93,8 @@ void Trainer::build_loader() {
   const DataOptions& d = setup_.data;
   dataset::Metadata meta = dataset::read_metadata(d.meta, d.dir);
   std::vector<data::DroppedRow> dropped;
-  auto rows = data::usable_rows(meta, d.stride, &dropped);
+  auto rows = data::extraction_samples(data::usable_rows(meta, d.stride, &dropped), d.n_frames, d.stride, d.extraction,
+                                       &dropped);
   for (const auto& d : dropped) ws::log::warn("dataset row {} ({}) skipped: {}", d.meta_index, d.file, d.reason);
   if (!dropped.empty())
     ws::log::warn("{} of {} dataset rows skipped (see the lines above)", dropped.size(), meta.rows.size());
@@ -134,8 +135,8 @@ void Trainer::build_loader() {
     run_->set_derived("max_train_steps", max_steps_, "num_train_epochs × steps per epoch");
   }
   num_epochs_ = (max_steps_ + steps_per_epoch_ - 1) / steps_per_epoch_;
-  ws::log::info("{} usable rows, about {} steps per epoch, {} steps, {} epochs", n, steps_per_epoch_, max_steps_,
-                num_epochs_);
+  ws::log::info("{} samples ({} frame extraction), about {} steps per epoch, {} steps, {} epochs", n,
+                dataset::extraction_name(d.extraction.mode), steps_per_epoch_, max_steps_, num_epochs_);
 }
 
 void Trainer::resume() {
