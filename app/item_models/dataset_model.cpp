@@ -5,8 +5,6 @@
 #include <QtConcurrent>
 
 #include "core/error.h"
-#include "dataset/buckets.h"
-#include "dataset/frame_sampling.h"
 #include "dataset/text_embedding_file.h"
 #include "thumbnail_loader.h"
 
@@ -24,7 +22,7 @@ DatasetModel::DatasetModel(QObject* parent) : QAbstractListModel(parent), thumbn
     auto reports = watcher_.result();
     if (reports.size() != meta_.rows.size()) return;  // the dataset changed meanwhile
     reports_ = std::move(reports);
-    if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1));
+    allChanged();
     Q_EMIT probeFinished(problemCount());
   });
 }
@@ -81,6 +79,7 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
   const size_t r = size_t(index.row());
   const dataset::MetaRow& row = meta_.rows[r];
   const dataset::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
+  if (index.column() > 0 || role == SortRole) return columnData(r, index.column(), role);
   switch (role) {
     case Qt::DisplayRole:
       return QFileInfo(QString::fromStdString(row.file_path)).fileName() +
@@ -236,36 +235,7 @@ void DatasetModel::requestThumbnails(const QVector<int>& rows) {
 
 void DatasetModel::setTrainingShape(const TrainingShape& shape) {
   shape_ = shape;
-  if (!meta_.rows.empty()) Q_EMIT dataChanged(index(0), index(rowCount() - 1), {TrainingRole});
-}
-
-// What the loader does with the row (docs/design/upsampler-training.md §3.3, §4.2): the bucket its size falls
-// in, and the frames a clip takes; the same functions the engine's loader calls.
-QString DatasetModel::trainingText(size_t r) const {
-  const dataset::MetaRow& row = meta_.rows[r];
-  const dataset::RowReport* rep = r < reports_.size() ? &reports_[r] : nullptr;
-  if (rep && !rep->readable)
-    return tr("dropped: %1").arg(QString::fromStdString(rep->problems.empty() ? "unreadable" : rep->problems.front()));
-  const qint64 H0 = row.height ? *row.height : (rep ? rep->height : 0),
-               W0 = row.width ? *row.width : (rep ? rep->width : 0);
-  if (H0 <= 0 || W0 <= 0) return tr("size unknown: Check files");
-  dataset::BucketSize b;
-  try {
-    b = dataset::bucket_size(H0, W0, shape_.sampleSize, shape_.scale);
-  } catch (const std::exception& e) {
-    return tr("no bucket: %1").arg(QString::fromUtf8(e.what()));
-  }
-  const QString size = tr("trains at %1×%2 (aspect bucket h/w %3)").arg(b.W).arg(b.H).arg(b.key);
-  if (row.is_image()) return size + tr(", 1 frame");
-  if (!rep) return size + tr("; frames: Check files");
-  const dataset::ClipPlan plan = dataset::plan_clip(rep->frames, shape_.frames, shape_.stride);
-  if (plan.n == 0) return tr("dropped: too short (%1 frames, stride %2)").arg(rep->frames).arg(shape_.stride);
-  const qint64 L = dataset::batch_frames(shape_.frames, plan.n);
-  return size + tr(", %1 of its %3 frames at stride %2 (start 0–%4)")
-                    .arg(L)
-                    .arg(shape_.stride)
-                    .arg(rep->frames)
-                    .arg(plan.max_start);
+  allChanged({TrainingRole});
 }
 
 void DatasetModel::setModified(bool on) {

@@ -14,6 +14,7 @@
 #include <optional>
 #include <vector>
 
+#include "dataset/frame_sampling.h"
 #include "dataset/metadata.h"
 #include "dataset/row_check.h"
 
@@ -42,7 +43,30 @@ class DatasetModel : public QAbstractListModel {
   struct TrainingShape {
     qint64 sampleSize = 512, frames = 81, stride = 2;
     double scale = 1.5;
+    dataset::ExtractionRule extraction;  // frame_extraction: how many samples a clip gives
   };
+
+  // The table view's columns (the grid shows the first); SortRole gives numbers to sort by.
+  enum Column {
+    NameColumn,
+    FramesColumn,
+    SizeColumn,
+    MotionColumn,
+    SharpnessColumn,
+    BrightnessColumn,
+    CaptionColumn,
+    ColumnCount
+  };
+  static constexpr int SortRole = Qt::UserRole + 100;
+
+  // Rows and samples per aspect bucket for the training shape (rows whose size or frames are not
+  // known yet count as "unknown", dropped rows as "dropped").
+  struct BucketCount {
+    QString bucket;
+    int rows = 0;
+    qint64 samples = 0;
+  };
+  QVector<BucketCount> bucketCounts() const;
 
   explicit DatasetModel(QObject* parent = nullptr);
   ~DatasetModel() override;
@@ -54,6 +78,8 @@ class DatasetModel : public QAbstractListModel {
   QString path() const { return path_; }
 
   int rowCount(const QModelIndex& parent = {}) const override;
+  int columnCount(const QModelIndex& parent = {}) const override;
+  QVariant headerData(int section, Qt::Orientation orientation, int role = Qt::DisplayRole) const override;
   QVariant data(const QModelIndex& index, int role = Qt::DisplayRole) const override;
   bool setData(const QModelIndex& index, const QVariant& value, int role = Qt::EditRole) override;
   Qt::ItemFlags flags(const QModelIndex& index) const override;
@@ -96,6 +122,19 @@ class DatasetModel : public QAbstractListModel {
   // The word (with the comma and spaces after it) taken off the front of every caption that starts with it.
   int removeTriggerWord(const QString& word, const QVector<int>& rows = {});
 
+  // A row's number by RowFilter's field names (motion_score, sharpness, brightness from `dataset
+  // score`; frames, width, height, fps, duration_s from the row or the check); NaN when unknown.
+  double number(int row, const QString& field) const;
+  // Writes the scores into the row (the keys `dataset score` writes); undone by Revert until saved.
+  void setScores(int row, double motion, double sharpness, double brightness);
+  // Rows whose `field` is below the `percent` lowest values' cut (rows without the number are not
+  // counted or returned), and the cut itself.
+  QVector<int> lowestRows(const QString& field, double percent, double* cut = nullptr) const;
+  // Sets or clears (in == out == -1) a row's trim [in, out); false when the range is bad for the file.
+  bool setTrim(int row, qint64 in, qint64 out, QString* error = nullptr);
+  // The frames a row's file holds (the check's count, else the row's `frames`), 0 when unknown.
+  qint64 fileFrames(int row) const;
+
   QImage thumbnail(int row) const;
   // Asks for the thumbnails of `rows` first (those on screen).
   void requestThumbnails(const QVector<int>& rows);
@@ -108,6 +147,9 @@ class DatasetModel : public QAbstractListModel {
  private:
   void setModified(bool on);
   QString trainingText(size_t row) const;
+  QVariant columnData(size_t row, int column, int role) const;
+  // Every cell of every row changed (the grid and the table).
+  void allChanged(const QList<int>& roles = {});
   int embeddingState(size_t row, const std::string& encoderIdentity) const;
   void rowChanged(int row);
   // Replaces everything (load, adopt).

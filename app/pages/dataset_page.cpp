@@ -2,9 +2,15 @@
 #include "pages/dataset_page.h"
 
 #include <QComboBox>
+#include <QDoubleSpinBox>
+#include <QFileDialog>
+#include <QHeaderView>
+#include <QStackedWidget>
+#include <QTabWidget>
+#include <QTableView>
 
 #include <algorithm>
-#include <QFileDialog>
+#include <cmath>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -19,36 +25,43 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
+#include "bar_chart.h"
 #include "item_models/dataset_model.h"
+#include "item_models/row_filter.h"
 #include "pages/caption_encoder_panel.h"
 #include "pages/caption_tools_bar.h"
 #include "pages/dataset_edit_bar.h"
+#include "pages/scores_panel.h"
+#include "pages/trim_bar.h"
 
 namespace ws {
 
 namespace {
 
-// Matches the filter against the caption and the file name.
+// The filter box as a RowFilter: words against the caption and file name, `!` for problems,
+// comparisons on the rows' numbers (motion_score < 0.5 and frames >= 49).
 class DatasetFilter : public QSortFilterProxyModel {
  public:
   using QSortFilterProxyModel::QSortFilterProxyModel;
   void setText(const QString& text) {
-    text_ = text;
+    filter_ = RowFilter(text);
     invalidateFilter();
   }
+  const RowFilter& rowFilter() const { return filter_; }
 
  protected:
   bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
-    const QString& f = text_;
-    if (f.isEmpty()) return true;
-    const QModelIndex i = sourceModel()->index(row, 0, parent);
-    return i.data(DatasetModel::CaptionRole).toString().contains(f, Qt::CaseInsensitive) ||
-           i.data(DatasetModel::FileRole).toString().contains(f, Qt::CaseInsensitive) ||
-           (f == QLatin1String("!") && !i.data(DatasetModel::ProblemsRole).toStringList().isEmpty());
+    if (filter_.empty()) return true;
+    const auto* m = static_cast<const DatasetModel*>(sourceModel());
+    const QModelIndex i = m->index(row, 0, parent);
+    return filter_.matches(
+        [&](const QString& field) { return m->number(row, field); },
+        i.data(DatasetModel::CaptionRole).toString() + QLatin1Char('\n') + i.data(DatasetModel::FileRole).toString(),
+        !i.data(DatasetModel::ProblemsRole).toStringList().isEmpty());
   }
 
  private:
-  QString text_;
+  RowFilter filter_;
 };
 
 }  // namespace
@@ -56,6 +69,7 @@ class DatasetFilter : public QSortFilterProxyModel {
 DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetModel(this)) {
   proxy_ = new DatasetFilter(this);
   proxy_->setSourceModel(model_);
+  proxy_->setSortRole(DatasetModel::SortRole);
 
   auto* open = new QPushButton(tr("Open…"), this);
   save_ = new QPushButton(tr("Save"), this);
@@ -66,7 +80,10 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   fill_->setToolTip(tr("Write the checked width and height into the rows"));
   filter_ = new QLineEdit(this);
   filter_->setAccessibleName(tr("Filter rows"));
-  filter_->setPlaceholderText(tr("Filter captions and files (! = rows with problems)"));
+  filter_->setPlaceholderText(tr("Filter: words, ! (problems), motion_score < 0.5 and frames >= 49"));
+  filter_->setToolTip(tr("Words match captions and file names; ! keeps rows with problems; comparisons (< <= > >= = "
+                         "!=) on %1, joined by \"and\"")
+                          .arg(RowFilter::fields().join(QStringLiteral(", "))));
   filter_->setClearButtonEnabled(true);
   auto* bar = new QHBoxLayout;
   for (QWidget* w : {static_cast<QWidget*>(open), static_cast<QWidget*>(save_), static_cast<QWidget*>(revert_),
@@ -95,6 +112,13 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   trainer_->setAccessibleName(tr("Trainer"));
   trainer_->addItem(tr("latent upsampler (48 px buckets)"), 1.5);
   trainer_->addItem(tr("Wan experts (32 px buckets)"), 2.0);
+  extraction_ = new QComboBox(this);
+  extraction_->setAccessibleName(tr("Frame extraction"));
+  extraction_->setToolTip(QStringLiteral("frame_extraction"));
+  for (const auto& name : dataset::extraction_names()) extraction_->addItem(QString::fromStdString(name));
+  extractionParamLabel_ = new QLabel(this);
+  extractionParam_ = new QDoubleSpinBox(this);
+  extractionParam_->setAccessibleName(tr("Frame extraction parameter"));
   auto* shape = new QHBoxLayout;
   shape->addWidget(new QLabel(tr("Train at size"), this));
   shape->addWidget(sampleSize_);
@@ -103,6 +127,10 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   shape->addWidget(new QLabel(tr("stride"), this));
   shape->addWidget(stride_);
   shape->addWidget(trainer_);
+  shape->addWidget(new QLabel(tr("samples"), this));
+  shape->addWidget(extraction_);
+  shape->addWidget(extractionParamLabel_);
+  shape->addWidget(extractionParam_);
   shape->addStretch(1);
 
   grid_ = new QListView(this);
@@ -118,6 +146,29 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   grid_->setWordWrap(true);
   grid_->setEditTriggers(QAbstractItemView::NoEditTriggers);
   grid_->setSelectionMode(QAbstractItemView::ExtendedSelection);  // several rows to remove at once
+  table_ = new QTableView(this);
+  table_->setAccessibleName(tr("Dataset rows as a table"));
+  table_->setModel(proxy_);
+  table_->setSelectionModel(grid_->selectionModel());  // one selection, one current row for both views
+  table_->setSelectionBehavior(QAbstractItemView::SelectRows);
+  table_->setSelectionMode(QAbstractItemView::ExtendedSelection);
+  table_->setEditTriggers(QAbstractItemView::NoEditTriggers);
+  table_->setSortingEnabled(true);
+  table_->sortByColumn(-1, Qt::AscendingOrder);  // the file's order until a header is clicked
+  table_->horizontalHeader()->setStretchLastSection(true);
+  table_->verticalHeader()->setDefaultSectionSize(22);
+  views_ = new QStackedWidget(this);
+  views_->addWidget(grid_);
+  views_->addWidget(table_);
+  tableToggle_ = new QPushButton(tr("Table"), this);
+  tableToggle_->setAccessibleName(tr("Show rows as a table"));
+  tableToggle_->setCheckable(true);
+  tableToggle_->setToolTip(tr("Rows as a table with their scores, sortable by any column"));
+  connect(tableToggle_, &QPushButton::toggled, this, [this](bool on) {
+    views_->setCurrentWidget(on ? static_cast<QWidget*>(table_) : grid_);
+    if (!on) visibleTimer_->start();
+  });
+  bar->addWidget(tableToggle_);
   edits_ = new DatasetEditBar(this);
 
   preview_ = new QLabel(this);
@@ -140,6 +191,15 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   auto* details = new QWidget(this);
   auto* dl = new QVBoxLayout(details);
   dl->addWidget(preview_);
+  trim_ = new TrimBar(model_, details);
+  connect(trim_, &TrimBar::frameShown, this, [this](int, const QImage& image) {
+    preview_->setPixmap(QPixmap::fromImage(image.scaled(320, 180, Qt::KeepAspectRatio, Qt::SmoothTransformation)));
+  });
+  connect(trim_, &TrimBar::trimChanged, this, [this] {
+    refreshCurrent();
+    refreshBuckets();
+  });
+  dl->addWidget(trim_);
   dl->addWidget(facts_);
   dl->addWidget(training_);
   dl->addWidget(problems_);
@@ -148,9 +208,25 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   captionTools_ = new CaptionToolsBar(this);
   dl->addWidget(captionTools_);
 
+  scores_ = new ScoresPanel(this);
+  auto* bucketsTab = new QWidget(this);
+  auto* bl = new QVBoxLayout(bucketsTab);
+  bucketsNote_ = new QLabel(bucketsTab);
+  bucketsNote_->setWordWrap(true);
+  buckets_ = new BarChart(bucketsTab);
+  buckets_->setAccessibleName(tr("Samples per bucket"));
+  bl->addWidget(bucketsNote_);
+  bl->addWidget(buckets_);
+  bl->addStretch(1);
+  tabs_ = new QTabWidget(this);
+  tabs_->setAccessibleName(tr("Row, scores and buckets"));
+  tabs_->addTab(details, tr("Row"));
+  tabs_->addTab(scores_, tr("Scores"));
+  tabs_->addTab(bucketsTab, tr("Buckets"));
+
   auto* split = new QSplitter(this);
-  split->addWidget(grid_);
-  split->addWidget(details);
+  split->addWidget(views_);
+  split->addWidget(tabs_);
   split->setStretchFactor(0, 3);
   split->setStretchFactor(1, 2);
 
@@ -184,6 +260,27 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
 
   for (QSpinBox* b : {sampleSize_, frames_, stride_})
     connect(b, qOverload<int>(&QSpinBox::valueChanged), this, &DatasetPage::applyTrainingShape);
+  connect(extraction_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
+    // One parameter box, retargeted: the mode's own option, at its default.
+    const auto mode = dataset::parse_extraction(extraction_->currentText().toStdString());
+    const dataset::ExtractionRule defaults;
+    const QSignalBlocker b(extractionParam_);
+    const bool step = mode == dataset::Extraction::Slide, windows = mode == dataset::Extraction::Uniform,
+               fps = mode == dataset::Extraction::Full;
+    extractionParam_->setVisible(step || windows || fps);
+    extractionParamLabel_->setVisible(step || windows || fps);
+    extractionParam_->setDecimals(fps ? 2 : 0);
+    extractionParam_->setRange(fps ? 0.1 : 1, fps ? 1000 : windows ? 1000 : 100000);
+    extractionParam_->setValue(step ? double(defaults.step) : windows ? double(defaults.windows) : defaults.fps);
+    extractionParamLabel_->setText(step ? tr("every") : windows ? tr("windows") : tr("fps"));
+    extractionParam_->setToolTip(step      ? QStringLiteral("frame_extraction_step")
+                                 : windows ? QStringLiteral("frame_extraction_windows")
+                                           : QStringLiteral("frame_extraction_fps"));
+    applyTrainingShape();
+  });
+  connect(extractionParam_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &DatasetPage::applyTrainingShape);
+  extractionParam_->setVisible(false);
+  extractionParamLabel_->setVisible(false);
   connect(trainer_, qOverload<int>(&QComboBox::currentIndexChanged), this, &DatasetPage::applyTrainingShape);
   connect(open, &QPushButton::clicked, this, &DatasetPage::chooseAndOpen);
   connect(save_, &QPushButton::clicked, this, &DatasetPage::save);
@@ -193,6 +290,8 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   connect(filter_, &QLineEdit::textChanged, this, [this](const QString& t) {
     static_cast<DatasetFilter*>(proxy_)->setText(t);
     updateStatus();
+    if (const RowFilter& f = static_cast<DatasetFilter*>(proxy_)->rowFilter(); !f.ok())
+      status_->setText(status_->text() + tr(" — filter: %1").arg(f.error()));
     visibleTimer_->start();
   });
   connect(grid_->selectionModel(), &QItemSelectionModel::currentChanged, this,
@@ -204,7 +303,15 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   connect(model_, &DatasetModel::probeFinished, this, [this] {
     updateStatus();
     showRow(currentRow());
+    refreshBuckets();
   });
+  connect(model_, &QAbstractItemModel::modelReset, this, &DatasetPage::refreshBuckets);
+  connect(model_, &QAbstractItemModel::rowsRemoved, this, &DatasetPage::refreshBuckets);
+  connect(model_, &QAbstractItemModel::rowsInserted, this, &DatasetPage::refreshBuckets);
+  connect(model_, &QAbstractItemModel::dataChanged, this, [this] {
+    if (tabs_->currentIndex() == 2) refreshBuckets();  // a trim or size changed; cheap enough while shown
+  });
+  connect(tabs_, &QTabWidget::currentChanged, this, &DatasetPage::refreshBuckets);
   connect(model_, &DatasetModel::thumbnailArrived, this, [this](int row) {
     if (row == currentRow()) showRow(row);
   });
@@ -220,6 +327,7 @@ QVector<int> DatasetPage::selectedRows() const {
   QVector<int> rows;
   for (const QModelIndex& i : grid_->selectionModel()->selectedIndexes()) rows << proxy_->mapToSource(i).row();
   std::sort(rows.begin(), rows.end());
+  rows.erase(std::unique(rows.begin(), rows.end()), rows.end());  // the table selects every cell of a row
   return rows;
 }
 
@@ -302,12 +410,36 @@ void DatasetPage::applyTrainingShape() {
   s.frames = frames_->value();
   s.stride = stride_->value();
   s.scale = trainer_->currentData().toDouble();
+  s.extraction.mode = dataset::parse_extraction(extraction_->currentText().toStdString());
+  if (s.extraction.mode == dataset::Extraction::Slide) s.extraction.step = qint64(extractionParam_->value());
+  if (s.extraction.mode == dataset::Extraction::Uniform) s.extraction.windows = qint64(extractionParam_->value());
+  if (s.extraction.mode == dataset::Extraction::Full) s.extraction.fps = extractionParam_->value();
   model_->setTrainingShape(s);
   showRow(currentRow());
+  refreshBuckets();
+}
+
+void DatasetPage::refreshBuckets() {
+  QVector<BarChart::Bar> bars;
+  qint64 samples = 0;
+  int rows = 0;
+  for (const auto& b : model_->bucketCounts()) {
+    bars << BarChart::Bar{b.bucket, double(b.samples), tr("samples, %n row(s)", nullptr, b.rows)};
+    if (b.bucket != tr("dropped") && b.bucket != tr("unknown")) {
+      samples += b.samples;
+      rows += b.rows;
+    }
+  }
+  buckets_->setBars(bars);
+  bucketsNote_->setText(
+      tr("%1 samples an epoch from %n row(s) (%2 frame extraction), by the bucket each trains at", nullptr, rows)
+          .arg(samples)
+          .arg(extraction_->currentText()));
 }
 
 void DatasetPage::showRow(int row) {
   showing_ = true;
+  if (trim_) trim_->setRow(row);
   if (row < 0) {
     preview_->clear();
     facts_->clear();

@@ -17,12 +17,19 @@ class QPlainTextEdit;
 class QComboBox;
 class QPushButton;
 class QSpinBox;
+class QDoubleSpinBox;
 class QSortFilterProxyModel;
+class QStackedWidget;
+class QTableView;
+class QTabWidget;
 class QTimer;
 
 namespace ws {
 
+class BarChart;
 class CaptionEncoderPanel;
+class ScoresPanel;
+class TrimBar;
 class CaptionToolsBar;
 class DatasetEditBar;
 class DatasetModel;
@@ -54,6 +61,16 @@ class DatasetPage : public QWidget {
   QSpinBox* frames() const { return frames_; }
   QSpinBox* stride() const { return stride_; }
   QComboBox* trainer() const { return trainer_; }
+  // frame_extraction and its parameter (step, windows or fps, by the mode).
+  QComboBox* extraction() const { return extraction_; }
+  QDoubleSpinBox* extractionParameter() const { return extractionParam_; }
+  // The rows as a sortable table (File, Frames, Size, Motion, Sharpness, Brightness, Caption) instead of the grid.
+  QTableView* table() const { return table_; }
+  QPushButton* tableToggle() const { return tableToggle_; }
+  QTabWidget* tabs() const { return tabs_; }
+  ScoresPanel* scores() const { return scores_; }
+  TrimBar* trim() const { return trim_; }
+  BarChart* bucketChart() const { return buckets_; }
   CaptionEncoderPanel* textEncoder() const { return encoder_; }
   DatasetEditBar* edits() const { return edits_; }
   CaptionToolsBar* captionTools() const { return captionTools_; }
@@ -80,6 +97,7 @@ class DatasetPage : public QWidget {
   void updateStatus();
   void requestVisibleThumbnails();
   void applyTrainingShape();
+  void refreshBuckets();
 
   DatasetModel* model_;
   QSortFilterProxyModel* proxy_;
@@ -91,6 +109,17 @@ class DatasetPage : public QWidget {
   QLabel* training_;
   QSpinBox *sampleSize_, *frames_, *stride_;
   QComboBox* trainer_;
+  QComboBox* extraction_;
+  QDoubleSpinBox* extractionParam_;
+  QLabel* extractionParamLabel_;
+  QStackedWidget* views_;
+  QTableView* table_;
+  QPushButton* tableToggle_;
+  QTabWidget* tabs_;
+  ScoresPanel* scores_ = nullptr;
+  TrimBar* trim_ = nullptr;
+  BarChart* buckets_ = nullptr;
+  QLabel* bucketsNote_ = nullptr;
   CaptionEncoderPanel* encoder_ = nullptr;
   DatasetEditBar* edits_ = nullptr;
   CaptionToolsBar* captionTools_ = nullptr;

@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+// Curating on the dataset page by numbers and frames, on real encoded clips: scores made on a
+// worker thread and written into rows, the table sorted by them, filter expressions, the
+// histogram and "exclude the lowest 10 %" (two clicks) with Undo; in and out points set with the
+// player and saved as the row's trim; the frame extraction choice and the bucket chart.
+#include <cmath>
+
+#include <QDoubleSpinBox>
+#include <QComboBox>
+#include <QHeaderView>
+#include <QLabel>
+#include <QLineEdit>
+#include <QListView>
+#include <QPushButton>
+#include <QSignalSpy>
+#include <QSlider>
+#include <QSpinBox>
+#include <QTabWidget>
+#include <QTableView>
+#include <QTemporaryDir>
+#include <QtTest>
+
+#include "bar_chart.h"
+#include "dataset/clip_scores.h"
+#include "dataset/metadata.h"
+#include "frame_source.h"
+#include "item_models/dataset_model.h"
+#include "item_models/row_filter.h"
+#include "pages/dataset_edit_bar.h"
+#include "pages/dataset_page.h"
+#include "pages/scores_panel.h"
+#include "pages/trim_bar.h"
+#include "video/video_encode.h"
+
+using namespace ws;
+
+namespace {
+
+// A smooth grey pattern panned `speed` pixels a frame (0: a still clip).
+void writePan(const QString& path, int speed, int frames) {
+  std::vector<video::RgbFrame> v;
+  for (int i = 0; i < frames; ++i) {
+    video::RgbFrame f(160, 96);
+    for (int y = 0; y < 96; ++y)
+      for (int x = 0; x < 160; ++x) {
+        const double u = x + i * speed, tau = 2 * M_PI;
+        const double s = 128 + 30 * std::sin(tau * u / 57) * std::cos(tau * y / 43) + 20 * std::sin(tau * (u + y) / 71);
+        uint8_t* p = f.pixel(x, y);
+        p[0] = p[1] = p[2] = uint8_t(std::clamp(s, 0.0, 255.0));
+      }
+    v.push_back(std::move(f));
+  }
+  video::EncodeOptions o;
+  o.fps = 16;
+  o.crf = 10;
+  video::write_video(path.toStdString(), v, o);
+}
+
+int visibleRows(DatasetPage& page) { return page.grid()->model()->rowCount(); }
+
+}  // namespace
+
+class TestDatasetCuration : public QObject {
+  Q_OBJECT
+  QTemporaryDir tmp_;
+  QString meta_;
+
+ private Q_SLOTS:
+  void initTestCase() {
+    QVERIFY(tmp_.isValid());
+    std::vector<dataset::MetaRow> rows;
+    const int speeds[] = {2, 0, 3, 1};  // the still clip is not the first row
+    const int frames[] = {33, 41, 25, 49};
+    for (int i = 0; i < 4; ++i) {
+      const QString name = QStringLiteral("pan%1.mp4").arg(i);
+      writePan(tmp_.filePath(name), speeds[i], frames[i]);
+      dataset::MetaRow r;
+      r.file_path = name.toStdString();
+      r.text = "clip " + std::to_string(i);
+      r.width = 160;
+      r.height = 96;
+      r.raw = {{"file_path", r.file_path}, {"text", r.text}, {"type", "video"}, {"width", 160}, {"height", 96},
+               {"frames", frames[i]},      {"fps", 16}};
+      rows.push_back(r);
+    }
+    meta_ = tmp_.filePath("metadata.json");
+    dataset::write_metadata(meta_.toStdString(), rows);
+  }
+
+  void filterExpressions() {
+    const auto numbers = [](const QString& f) {
+      return f == "motion_score" ? 0.4 : f == "frames" ? 49.0 : std::nan("");
+    };
+    QVERIFY(RowFilter("motion_score < 0.5").matches(numbers, "x", false));
+    QVERIFY(!RowFilter("motion_score >= 0.5").matches(numbers, "x", false));
+    QVERIFY(RowFilter("motion < 0.5 and frames >= 49").matches(numbers, "x", false));
+    QVERIFY(!RowFilter("motion < 0.5 and frames > 49").matches(numbers, "x", false));
+    QVERIFY(!RowFilter("sharpness > 1").matches(numbers, "x", false));  // not scored: fails
+    QVERIFY(RowFilter("red car and frames=49").matches(numbers, "a Red Car drives", false));
+    QVERIFY(!RowFilter("!").matches(numbers, "x", false));
+    QVERIFY(RowFilter("!").matches(numbers, "x", true));
+    RowFilter bad("speed > 3");
+    QVERIFY(!bad.ok());
+    QVERIFY(bad.error().contains("speed"));
+    QVERIFY(bad.matches(numbers, "x", false));  // a half-typed expression hides nothing
+    QVERIFY(!RowFilter("frames > ").ok());
+  }
+
+  void scoresSortFilterAndExclude() {
+    if (!dataset::clip_scores_built()) QSKIP("built without OpenCV's optical flow");
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    page.resize(1400, 900);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QVERIFY(page.openDataset(meta_));
+    ScoresPanel* s = page.scores();
+    QVERIFY(s->histogram()->bars().isEmpty());
+    QSignalSpy done(s, &ScoresPanel::scoringFinished);
+    QTest::mouseClick(s->scoreButton(), Qt::LeftButton);
+    QVERIFY(s->scoring());
+    QVERIFY(done.wait(60000));
+    QCOMPARE(done.at(0).at(0).toInt(), 4);
+    DatasetModel* m = page.model();
+    for (int r = 0; r < 4; ++r) QVERIFY(!std::isnan(m->number(r, "motion_score")));
+    QVERIFY(m->number(1, "motion_score") < m->number(3, "motion_score"));  // still < 1 px a frame
+    QVERIFY(m->isModified());
+    // The histogram counts every scored row.
+    double total = 0;
+    for (const auto& b : s->histogram()->bars()) total += b.value;
+    QCOMPARE(total, 4.0);
+
+    // The table, sorted by motion: the still clip first.
+    QTest::mouseClick(page.tableToggle(), Qt::LeftButton);
+    QVERIFY(page.table()->isVisible() || page.table()->parentWidget());
+    page.table()->sortByColumn(DatasetModel::MotionColumn, Qt::AscendingOrder);
+    const QModelIndex first = page.table()->model()->index(0, DatasetModel::NameColumn);
+    QCOMPARE(first.data(DatasetModel::FileRole).toString(), QStringLiteral("pan1.mp4"));
+    QVERIFY(!page.table()->model()->index(0, DatasetModel::MotionColumn).data().toString().isEmpty());
+
+    // A filter expression on the scores.
+    const double cut = (m->number(1, "motion_score") + m->number(3, "motion_score")) / 2;
+    page.filter()->setText(QStringLiteral("motion_score > %1").arg(cut));
+    QCOMPARE(visibleRows(page), 3);
+    page.filter()->setText(QStringLiteral("motion_score > %1 and frames >= 41").arg(cut));
+    QCOMPARE(visibleRows(page), 1);  // pan3: 49 frames, moving
+    page.filter()->setText(QStringLiteral("wobble > 1"));
+    QCOMPARE(visibleRows(page), 4);
+    QVERIFY(page.status()->text().contains("unknown field"));
+    page.filter()->clear();
+
+    // Two clicks: the Scores tab, then "Exclude the lowest 10 %" by motion — with four rows, 10 %
+    // is none, so ask for 25 %: the still clip goes.
+    page.tabs()->setCurrentWidget(s);
+    QCOMPARE(s->field()->currentData().toString(), QStringLiteral("motion_score"));
+    QCOMPARE(s->percent()->value(), 10.0);
+    QCOMPARE(s->excludeLowest(), 0);
+    s->percent()->setValue(25);
+    QVERIFY2(s->excludeButton()->isEnabled(), qPrintable(s->status()->text()));
+    QTest::mouseClick(s->excludeButton(), Qt::LeftButton);
+    QVERIFY2(m->rowCount() == 3, qPrintable(s->status()->text() + " / " + s->excludeButton()->text()));
+    for (int r = 0; r < 3; ++r) QVERIFY(m->index(r).data(DatasetModel::FileRole).toString() != "pan1.mp4");
+    QVERIFY(m->canUndoRemove());
+    QVERIFY(m->undoRemove());
+    QCOMPARE(m->rowCount(), 4);
+
+    // Saved: the scores are in the file, as `dataset score` writes them.
+    QVERIFY(page.save());
+    const auto saved = dataset::read_metadata(meta_.toStdString());
+    QVERIFY(saved.rows[0].raw.contains("motion_score") && saved.rows[0].raw.contains("sharpness") &&
+            saved.rows[0].raw.contains("brightness"));
+  }
+
+  void trimWithThePlayer() {
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    page.resize(1400, 900);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QVERIFY(page.openDataset(meta_));
+    page.selectRow(3);  // 49 frames
+    TrimBar* t = page.trim();
+    QCOMPARE(t->row(), 3);
+    QSignalSpy opened(t->source(), &FrameSource::opened);
+    QVERIFY(opened.wait(10000));
+    QCOMPARE(t->slider()->maximum(), 48);
+    QSignalSpy shown(t, &TrimBar::frameShown);
+    t->slider()->setValue(8);
+    QVERIFY(shown.wait(10000));
+    QCOMPARE(shown.last().at(0).toInt(), 8);
+    QTest::mouseClick(t->setInButton(), Qt::LeftButton);
+    t->slider()->setValue(36);
+    QTest::mouseClick(t->setOutButton(), Qt::LeftButton);
+    QCOMPARE(t->inPoint()->value(), 8);
+    QCOMPARE(t->outPoint()->value(), 37);
+    QTest::mouseClick(t->applyButton(), Qt::LeftButton);
+    QVERIFY(page.training()->text().contains("trimmed to 8–37"));
+    // An out point before the in point is refused and changes nothing.
+    t->inPoint()->setValue(30);
+    t->outPoint()->setValue(20);
+    QVERIFY(!t->apply());
+    QVERIFY(t->status()->text().contains("after the in point"));
+    QVERIFY(page.save());
+    auto saved = dataset::read_metadata(meta_.toStdString());
+    QVERIFY(saved.rows[3].trim);
+    QCOMPARE(saved.rows[3].trim->first, int64_t{8});
+    QCOMPARE(saved.rows[3].trim->second, int64_t{37});
+    QTest::mouseClick(t->clearButton(), Qt::LeftButton);
+    QVERIFY(page.save());
+    QVERIFY(!dataset::read_metadata(meta_.toStdString()).rows[3].trim);
+  }
+
+  // Samples per clip by the extraction mode (N = 5 frames at stride 2: a window spans 9 frames),
+  // counted here by hand, and the chart's total.
+  void extractionAndBuckets() {
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    page.resize(1400, 900);
+    page.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&page));
+    QVERIFY(page.openDataset(meta_));
+    page.frames()->setValue(5);
+    page.stride()->setValue(2);
+    page.tabs()->setCurrentIndex(2);
+    const auto chartTotal = [&] {
+      double total = 0;
+      for (const auto& b : page.bucketChart()->bars()) total += b.value;
+      return total;
+    };
+    QCOMPARE(chartTotal(), 4.0);  // random: a sample per row
+    page.extraction()->setCurrentText("chunk");
+    // 33, 41, 25, 49 frames: 3, 4, 2, 5 whole windows of 9.
+    QCOMPARE(chartTotal(), 14.0);
+    page.selectRow(3);
+    QVERIFY2(page.training()->text().contains("5 sample(s) (chunk)"), qPrintable(page.training()->text()));
+    page.extraction()->setCurrentText("slide");
+    QVERIFY(page.extractionParameter()->isVisibleTo(&page));
+    page.extractionParameter()->setValue(20);  // starts 0, 20, (40 > 40? 49-9 = 40: yes) per clip
+    // last starts 24, 32, 16, 40: 2, 2, 1, 3 windows.
+    QCOMPARE(chartTotal(), 8.0);
+    page.extraction()->setCurrentText("head");
+    QVERIFY(!page.extractionParameter()->isVisibleTo(&page));
+    QCOMPARE(chartTotal(), 4.0);
+    QVERIFY(!page.bucketChart()->accessibleDescription().isEmpty());
+  }
+};
+
+QTEST_MAIN(TestDatasetCuration)
+#include "test_dataset_curation.moc"
