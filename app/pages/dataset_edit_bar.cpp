@@ -18,6 +18,7 @@
 #include "item_models/dataset_model.h"
 #include "pages/dataset_page.h"
 #include "pages/duplicates_dialog.h"
+#include "pages/scene_split_dialog.h"
 
 namespace ws {
 
@@ -45,6 +46,10 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
   export_ = button(tr("Export captions"), tr("Write each caption as a .txt beside its file, for other trainers"), this);
   dupes_ = button(tr("Find duplicates…"),
                   tr("Clips that are copies of each other (re-encoded, rescaled), side by side to keep one"), this);
+  split_ = button(tr("Split scenes…"),
+                  tr("Cut a long recording into one clip per scene, with the cuts shown on a timeline to move, add "
+                     "or drop before anything is written"),
+                  this);
   cancel_ = button(tr("Cancel import"), tr("Stop the import; nothing is written"), this);
   cancel_->hide();
   progress_ = new QLabel(this);
@@ -53,7 +58,7 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
   row->setContentsMargins(0, 0, 0, 0);
   for (QWidget* w : {static_cast<QWidget*>(new_), static_cast<QWidget*>(add_), static_cast<QWidget*>(remove_),
                      static_cast<QWidget*>(undo_), static_cast<QWidget*>(export_), static_cast<QWidget*>(dupes_),
-                     static_cast<QWidget*>(cancel_), static_cast<QWidget*>(progress_)})
+                     static_cast<QWidget*>(split_), static_cast<QWidget*>(cancel_), static_cast<QWidget*>(progress_)})
     row->addWidget(w);
   row->addStretch(1);
 
@@ -64,6 +69,7 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
   connect(export_, &QPushButton::clicked, this, &DatasetEditBar::exportCaptions);
   connect(cancel_, &QPushButton::clicked, this, &DatasetEditBar::cancelImport);
   connect(dupes_, &QPushButton::clicked, this, &DatasetEditBar::findDuplicates);
+  connect(split_, &QPushButton::clicked, this, &DatasetEditBar::chooseVideoToSplit);
   connect(&watcher_, &QFutureWatcher<ImportOutcome>::finished, this, &DatasetEditBar::importDone);
   DatasetModel* model = page_->model();
   connect(model, &DatasetModel::modelReset, this, &DatasetEditBar::updateButtons);
@@ -217,6 +223,24 @@ DuplicatesDialog* DatasetEditBar::findDuplicates() {
   if (!d) d = new DuplicatesDialog(page_->model(), this);
   d->show();
   d->start();
+  return d;
+}
+
+void DatasetEditBar::chooseVideoToSplit() {
+  const QString video = QFileDialog::getOpenFileName(
+      this, tr("A recording to split into scenes"), {},
+      tr("Videos (*.mp4 *.mov *.mkv *.avi *.webm *.m4v *.mpg *.mpeg *.wmv *.flv *.ts *.mts *.m2ts)"));
+  if (!video.isEmpty()) splitScenes(video);
+}
+
+SceneSplitDialog* DatasetEditBar::splitScenes(const QString& video) {
+  auto* d = new SceneSplitDialog(video, this);
+  d->setAttribute(Qt::WA_DeleteOnClose);
+  connect(d, &SceneSplitDialog::clipsWritten, this, [this](const QString& meta, const QString& error) {
+    if (error.isEmpty() && !meta.isEmpty()) page_->openDataset(meta);
+  });
+  d->show();
+  d->startScan();
   return d;
 }
 

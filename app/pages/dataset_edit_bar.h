@@ -22,6 +22,7 @@ namespace ws {
 
 class DatasetPage;
 class DuplicatesDialog;
+class SceneSplitDialog;
 
 class DatasetEditBar : public QWidget {
   Q_OBJECT
@@ -43,6 +44,7 @@ class DatasetEditBar : public QWidget {
   QPushButton* undoButton() const { return undo_; }
   QPushButton* exportButton() const { return export_; }
   QPushButton* duplicatesButton() const { return dupes_; }
+  QPushButton* splitButton() const { return split_; }
   QPushButton* cancelButton() const { return cancel_; }
 
  public Q_SLOTS:
@@ -54,6 +56,9 @@ class DatasetEditBar : public QWidget {
   int exportCaptions();
   // Opens the duplicates dialog and starts its search (returned for tests; owned by the bar).
   DuplicatesDialog* findDuplicates();
+  // Opens the scene splitter on `video` and starts its scan; the clips it writes open on the page.
+  SceneSplitDialog* splitScenes(const QString& video);
+  void chooseVideoToSplit();
 
  Q_SIGNALS:
   void importFinished(int rows, const QString& error);
@@ -66,7 +71,7 @@ class DatasetEditBar : public QWidget {
   void importDone();
 
   DatasetPage* page_;
-  QPushButton *new_, *add_, *remove_, *undo_, *export_, *dupes_, *cancel_;
+  QPushButton *new_, *add_, *remove_, *undo_, *export_, *dupes_, *split_, *cancel_;
   QLabel* progress_;
   QString importPath_;
   QStringList problems_;

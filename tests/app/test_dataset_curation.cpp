@@ -28,6 +28,8 @@
 #include "item_models/row_filter.h"
 #include "pages/dataset_edit_bar.h"
 #include "pages/dataset_page.h"
+#include "pages/scene_split_dialog.h"
+#include "pages/scene_timeline.h"
 #include "pages/scores_panel.h"
 #include "pages/trim_bar.h"
 #include "video/video_encode.h"
@@ -53,6 +55,26 @@ void writePan(const QString& path, int speed, int frames) {
   video::EncodeOptions o;
   o.fps = 16;
   o.crf = 10;
+  video::write_video(path.toStdString(), v, o);
+}
+
+// Shots of distinct colour (a slow gradient moving inside each), joined into one recording.
+void writeShots(const QString& path, const std::vector<int>& lengths) {
+  const uint8_t colours[][3] = {{200, 40, 40}, {40, 180, 60}, {50, 60, 210}, {220, 200, 60}};
+  std::vector<video::RgbFrame> v;
+  for (size_t s = 0; s < lengths.size(); ++s)
+    for (int i = 0; i < lengths[s]; ++i) {
+      video::RgbFrame f(128, 72);
+      for (int y = 0; y < 72; ++y)
+        for (int x = 0; x < 128; ++x) {
+          uint8_t* p = f.pixel(x, y);
+          const int d = ((x + y + i) % 32) - 16;
+          for (int c = 0; c < 3; ++c) p[c] = uint8_t(std::clamp(colours[s % 4][c] + d, 0, 255));
+        }
+      v.push_back(std::move(f));
+    }
+  video::EncodeOptions o;
+  o.fps = 16;
   video::write_video(path.toStdString(), v, o);
 }
 
@@ -208,6 +230,57 @@ class TestDatasetCuration : public QObject {
     QTest::mouseClick(t->clearButton(), Qt::LeftButton);
     QVERIFY(page.save());
     QVERIFY(!dataset::read_metadata(meta_.toStdString()).rows[3].trim);
+  }
+
+  // A recording of four shots: the scan's cuts fall on the joins (within two frames); a person
+  // drops one, adds one and moves one on the timeline, and the clips written follow the edits.
+  void splitScenesOnTheTimeline() {
+    const QString video = tmp_.filePath("recording.mp4");
+    writeShots(video, {40, 23, 57, 31});
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta_));
+    SceneSplitDialog* d = page.edits()->splitScenes(video);
+    QSignalSpy scanned(d, &SceneSplitDialog::scanFinished);
+    QVERIFY(scanned.wait(60000));
+    QCOMPARE(scanned.at(0).at(0).toString(), QString());
+    SceneTimeline* t = d->timeline();
+    QCOMPARE(t->frames(), qint64{151});
+    QCOMPARE(t->cuts().size(), 3);
+    const qint64 joins[] = {40, 63, 120};
+    for (int i = 0; i < 3; ++i)
+      QVERIFY2(std::abs(t->cuts()[i] - joins[i]) <= 2, qPrintable(QString::number(t->cuts()[i])));
+    // A higher threshold than any score finds none; back to 27 finds them again, without a second decode.
+    d->threshold()->setValue(250);
+    QCOMPARE(t->cuts().size(), 0);
+    d->threshold()->setValue(27);
+    QCOMPARE(t->cuts().size(), 3);
+    // The edits: drop the second cut (Delete on the selected one), add one at 90, move the first to 42.
+    t->selectCut(1);
+    QTest::keyClick(t, Qt::Key_Delete);
+    QCOMPARE(t->cuts().size(), 2);
+    t->setCursor(90);
+    t->addCut(t->cursor());
+    QVERIFY(!t->addCut(0) && !t->addCut(151));  // not a cut
+    t->moveCut(0, 42);
+    QCOMPARE(t->cuts(), (QVector<qint64>{42, 90, 120}));
+    QVERIFY(t->accessibleDescription().contains("42, 90, 120"));
+    d->outputDir()->setText(tmp_.filePath("scenes"));
+    QSignalSpy written(d, &SceneSplitDialog::clipsWritten);
+    QVERIFY(d->writeClips());
+    QVERIFY(written.wait(60000));
+    QCOMPARE(written.at(0).at(1).toString(), QString());
+    // The clips' metadata.json is open on the page now.
+    QCOMPARE(page.model()->path(), written.at(0).at(0).toString());
+    const auto m = dataset::read_metadata(written.at(0).at(0).toString().toStdString());
+    QCOMPARE(m.rows.size(), size_t{4});
+    const int64_t ranges[][2] = {{0, 42}, {42, 90}, {90, 120}, {120, 151}};
+    for (size_t i = 0; i < 4; ++i) {
+      const auto& fr = m.rows[i].raw.at("frame_range");
+      QCOMPARE(fr.at(0).get<int64_t>(), ranges[i][0]);
+      QCOMPARE(fr.at(1).get<int64_t>(), ranges[i][1]);
+    }
+    d->close();
   }
 
   // Samples per clip by the extraction mode (N = 5 frames at stride 2: a window spans 9 frames),
