@@ -1,7 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "thumbnail_loader.h"
 
+#include <QCryptographicHash>
+#include <QDir>
+#include <QFile>
+#include <QFileInfo>
 #include <QMutexLocker>
+#include <QSaveFile>
+#include <QStandardPaths>
 
 #include <cstring>
 
@@ -37,7 +43,32 @@ QImage decode_thumbnail(const QString& path, int edge, QString* error) {
 
 }  // namespace
 
-ThumbnailLoader::ThumbnailLoader(int edge, QObject* parent) : QThread(parent), edge_(edge) {}
+ThumbnailLoader::ThumbnailLoader(int edge, QObject* parent)
+    : QThread(parent),
+      cacheDir_(QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/thumbnails")),
+      edge_(edge) {}
+
+void ThumbnailLoader::setCacheDir(const QString& dir) {
+  QMutexLocker lock(&mutex_);
+  cacheDir_ = dir;
+}
+
+int ThumbnailLoader::decodedCount() const {
+  QMutexLocker lock(&mutex_);
+  return decoded_;
+}
+
+QString ThumbnailLoader::contentKey(const QString& path) {
+  QFile f(path);
+  if (!f.open(QIODevice::ReadOnly)) return {};
+  constexpr qint64 kPart = 64 * 1024;
+  QCryptographicHash h(QCryptographicHash::Sha1);
+  const qint64 size = f.size();
+  h.addData(QByteArray::number(size));
+  h.addData(f.read(kPart));
+  if (size > 2 * kPart && f.seek(size - kPart)) h.addData(f.read(kPart));
+  return QString::fromLatin1(h.result().toHex());
+}
 
 ThumbnailLoader::~ThumbnailLoader() {
   {
@@ -50,12 +81,12 @@ ThumbnailLoader::~ThumbnailLoader() {
 
 void ThumbnailLoader::request(int key, const QString& path) {
   QMutexLocker lock(&mutex_);
-  for (auto it = queue_.begin(); it != queue_.end(); ++it)
-    if (it->key == key) {
-      queue_.erase(it);
-      break;
-    }
+  if (const auto it = queued_.find(key); it != queued_.end()) {
+    queue_.erase(it.value());
+    queued_.erase(it);
+  }
   queue_.push_front({key, path});
+  queued_.insert(key, queue_.begin());
   if (!isRunning()) start(QThread::LowPriority);
   wake_.wakeOne();
 }
@@ -63,6 +94,7 @@ void ThumbnailLoader::request(int key, const QString& path) {
 void ThumbnailLoader::clear() {
   QMutexLocker lock(&mutex_);
   queue_.clear();
+  queued_.clear();
   ++generation_;
 }
 
@@ -75,16 +107,34 @@ void ThumbnailLoader::run() {
   for (;;) {
     Job job;
     quint64 gen = 0;
+    QString cacheDir;
     {
       QMutexLocker lock(&mutex_);
       while (!abort_ && queue_.empty()) wake_.wait(&mutex_);
       if (abort_) return;
       job = queue_.front();
       queue_.pop_front();
+      queued_.remove(job.key);
       gen = generation_;
+      cacheDir = cacheDir_;
     }
     QString error;
-    const QImage image = decode_thumbnail(job.path, edge_, &error);
+    const QString key = cacheDir.isEmpty() ? QString() : contentKey(job.path);
+    const QString cached = key.isEmpty() ? QString() : QStringLiteral("%1/%2-%3.png").arg(cacheDir).arg(key).arg(edge_);
+    QImage image;
+    if (!cached.isEmpty()) image.load(cached, "PNG");
+    if (image.isNull()) {
+      image = decode_thumbnail(job.path, edge_, &error);
+      {
+        QMutexLocker lock(&mutex_);
+        ++decoded_;
+      }
+      // Written under a temporary name and renamed (QSaveFile): a crash leaves no half PNG.
+      if (!image.isNull() && !cached.isEmpty() && QDir().mkpath(cacheDir)) {
+        QSaveFile out(cached);
+        if (out.open(QIODevice::WriteOnly) && image.save(&out, "PNG")) out.commit();
+      }
+    }
     if (image.isNull()) Q_EMIT thumbnailFailed(job.key, error, gen);
     else Q_EMIT thumbnailReady(job.key, image, gen);
   }

@@ -12,8 +12,8 @@ namespace ws {
 
 DatasetModel::DatasetModel(QObject* parent) : QAbstractListModel(parent), thumbnails_(new ThumbnailLoader(160, this)) {
   connect(thumbnails_, &ThumbnailLoader::thumbnailReady, this, [this](int row, const QImage& image, quint64 gen) {
-    if (gen != thumbnails_->generation() || row < 0 || row >= int(thumbs_.size())) return;  // a previous dataset's
-    thumbs_[size_t(row)] = image;
+    if (gen != thumbnails_->generation() || row < 0 || row >= rowCount()) return;  // a previous dataset's
+    thumbs_.insert(rowPath(row), new QImage(image), std::max<qsizetype>(1, image.sizeInBytes() / 1024));
     const QModelIndex i = index(row);
     Q_EMIT dataChanged(i, i, {Qt::DecorationRole});
     Q_EMIT thumbnailArrived(row);
@@ -48,7 +48,7 @@ void DatasetModel::reset(const QString& path, dataset::Metadata meta, bool modif
   meta_ = std::move(meta);
   reports_.clear();
   removed_.clear();
-  thumbs_.assign(meta_.rows.size(), QImage());
+  thumbs_.clear();
   rowModified_.assign(meta_.rows.size(), modified);
   thumbnails_->clear();
   embedding_.assign(meta_.rows.size(), -1);
@@ -89,7 +89,10 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
       return row.text.size() > 400 ? QString::fromUtf8(row.text.data(), 400) + QStringLiteral("…")
                                    : QString::fromStdString(row.text);
     case CaptionRole: return QString::fromStdString(row.text);
-    case Qt::DecorationRole: return thumbs_[r].isNull() ? QVariant() : QVariant(thumbs_[r]);
+    case Qt::DecorationRole: {
+      const QImage* t = thumbs_.object(rowPath(int(r)));
+      return t ? QVariant(*t) : QVariant();
+    }
     case Qt::SizeHintRole:
       return QSize(172, 196);  // a thumbnail and two lines of file name, before any thumbnail exists
     case FileRole: return QString::fromStdString(row.file_path);
@@ -224,12 +227,16 @@ int DatasetModel::problemCount() const {
 }
 
 QImage DatasetModel::thumbnail(int row) const {
-  return row >= 0 && row < int(thumbs_.size()) ? thumbs_[size_t(row)] : QImage();
+  const QImage* t = row >= 0 && row < rowCount() ? thumbs_.object(rowPath(row)) : nullptr;
+  return t ? *t : QImage();
+}
+
+QString DatasetModel::rowPath(int row) const { return QString::fromStdString(meta_.resolve(meta_.rows[size_t(row)]));
 }
 
 void DatasetModel::requestThumbnails(const QVector<int>& rows) {
   for (auto it = rows.rbegin(); it != rows.rend(); ++it)
-    if (*it >= 0 && *it < rowCount() && thumbs_[size_t(*it)].isNull())
+    if (*it >= 0 && *it < rowCount() && !thumbs_.contains(rowPath(*it)))
       thumbnails_->request(*it, QString::fromStdString(meta_.resolve(meta_.rows[size_t(*it)])));
 }
 

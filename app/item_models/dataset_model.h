@@ -7,6 +7,7 @@
 
 #include <QAbstractListModel>
 #include <QFutureWatcher>
+#include <QCache>
 #include <QImage>
 #include <QStringList>
 #include <QVector>
@@ -136,7 +137,9 @@ class DatasetModel : public QAbstractListModel {
   qint64 fileFrames(int row) const;
 
   QImage thumbnail(int row) const;
-  // Asks for the thumbnails of `rows` first (those on screen).
+  ThumbnailLoader* thumbnailLoader() const { return thumbnails_; }
+  // Asks for the thumbnails of `rows` first (those on screen). Nothing else is decoded: rows get
+  // thumbnails when they are seen (and from the disk cache after the first time).
   void requestThumbnails(const QVector<int>& rows);
 
  Q_SIGNALS:
@@ -163,7 +166,6 @@ class DatasetModel : public QAbstractListModel {
     size_t index;
     dataset::MetaRow row;
     bool modified;
-    QImage thumb;
     std::optional<dataset::RowReport> report;
   };
   std::vector<std::vector<RemovedRow>> removed_;  // one entry per removal, the latest last
@@ -171,7 +173,12 @@ class DatasetModel : public QAbstractListModel {
   QString path_;
   dataset::Metadata meta_;
   std::vector<dataset::RowReport> reports_;  // empty until probed
-  std::vector<QImage> thumbs_;
+  // Thumbnails by resolved file path, least recently used dropped past kThumbnailBudgetKiB: a
+  // dataset of 100,000 rows scrolled end to end must not keep 100,000 images.
+  static constexpr int kThumbnailBudgetKiB = 128 * 1024;
+  static constexpr int kEagerThumbnails = 64;  // asked for at open, before the page says what is on screen
+  mutable QCache<QString, QImage> thumbs_{kThumbnailBudgetKiB};
+  QString rowPath(int row) const;
   std::vector<bool> rowModified_;
   QString embeddingsDir_, encoderPath_;
   std::vector<int> embedding_;  // dataset::EmbeddingState per row, or -1 with no encoder chosen

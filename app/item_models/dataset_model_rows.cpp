@@ -23,10 +23,9 @@ void DatasetModel::adopt(const QString& metadataPath, std::vector<dataset::MetaR
 
 void DatasetModel::restartThumbnails() {
   thumbnails_->clear();
-  // Every missing one, the first rows first (the page moves the visible ones ahead).
-  for (int r = rowCount() - 1; r >= 0; --r)
-    if (thumbs_[size_t(r)].isNull())
-      thumbnails_->request(r, QString::fromStdString(meta_.resolve(meta_.rows[size_t(r)])));
+  // The first screenful; the page asks for the rows it shows as they scroll into view.
+  for (int r = std::min(rowCount(), kEagerThumbnails) - 1; r >= 0; --r)
+    if (!thumbs_.contains(rowPath(r))) thumbnails_->request(r, rowPath(r));
 }
 
 void DatasetModel::setRowsChanged() {
@@ -63,7 +62,6 @@ int DatasetModel::addFiles(const QStringList& files, QStringList* problems) {
   beginInsertRows({}, first, first + int(rows.size()) - 1);
   for (auto& r : rows) {
     meta_.rows.push_back(std::move(r));
-    thumbs_.emplace_back();
     rowModified_.push_back(true);
     embedding_.push_back(-1);
   }
@@ -84,13 +82,12 @@ int DatasetModel::removeDatasetRows(QVector<int> rows) {
   for (auto it = rows.rbegin(); it != rows.rend(); ++it) {
     const size_t r = size_t(*it);
     beginRemoveRows({}, *it, *it);
-    RemovedRow gone{r, std::move(meta_.rows[r]), bool(rowModified_[r]), thumbs_[r], std::nullopt};
+    RemovedRow gone{r, std::move(meta_.rows[r]), bool(rowModified_[r]), std::nullopt};
     if (r < reports_.size()) {
       gone.report = reports_[r];
       reports_.erase(reports_.begin() + long(r));
     }
     meta_.rows.erase(meta_.rows.begin() + long(r));
-    thumbs_.erase(thumbs_.begin() + long(r));
     rowModified_.erase(rowModified_.begin() + long(r));
     embedding_.erase(embedding_.begin() + long(r));
     endRemoveRows();
@@ -112,7 +109,6 @@ bool DatasetModel::undoRemove() {
     const long r = long(it->index);
     beginInsertRows({}, int(r), int(r));
     meta_.rows.insert(meta_.rows.begin() + r, std::move(it->row));
-    thumbs_.insert(thumbs_.begin() + r, it->thumb);
     rowModified_.insert(rowModified_.begin() + r, it->modified);
     embedding_.insert(embedding_.begin() + r, -1);
     if (withReports && it->report) reports_.insert(reports_.begin() + r, *it->report);

@@ -32,6 +32,7 @@
 #include "pages/scene_timeline.h"
 #include "pages/scores_panel.h"
 #include "pages/trim_bar.h"
+#include "thumbnail_loader.h"
 #include "video/video_encode.h"
 
 using namespace ws;
@@ -78,6 +79,12 @@ void writeShots(const QString& path, const std::vector<int>& lengths) {
   video::write_video(path.toStdString(), v, o);
 }
 
+// WS_SCREENSHOT_DIR set: the widget as the README shows it (docs/screenshots/).
+void screenshot(QWidget* w, const char* name) {
+  const QString dir = qEnvironmentVariable("WS_SCREENSHOT_DIR");
+  if (!dir.isEmpty()) QVERIFY(w->grab().save(dir + QLatin1Char('/') + QLatin1String(name), "PNG"));
+}
+
 int visibleRows(DatasetPage& page) { return page.grid()->model()->rowCount(); }
 
 }  // namespace
@@ -89,6 +96,7 @@ class TestDatasetCuration : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
+    QStandardPaths::setTestModeEnabled(true);  // the thumbnail cache goes to a test folder
     QVERIFY(tmp_.isValid());
     std::vector<dataset::MetaRow> rows;
     const int speeds[] = {2, 0, 3, 1};  // the still clip is not the first row
@@ -107,6 +115,36 @@ class TestDatasetCuration : public QObject {
     }
     meta_ = tmp_.filePath("metadata.json");
     dataset::write_metadata(meta_.toStdString(), rows);
+  }
+
+  // Thumbnails are kept on disk by content: a copy under another name is not decoded again, an
+  // edited file is; a repeated request does not queue twice.
+  void thumbnailsCachedByContent() {
+    const QString cache = tmp_.filePath("thumbcache");
+    const QString a = tmp_.filePath("pan0.mp4"), copy = tmp_.filePath("copy-of-pan0.mp4");
+    QVERIFY(QFile::copy(a, copy));
+    ThumbnailLoader first;
+    first.setCacheDir(cache);
+    QSignalSpy ready(&first, &ThumbnailLoader::thumbnailReady);
+    first.request(1, a);
+    first.request(1, a);
+    QVERIFY(ready.wait(10000));
+    QTest::qWait(50);
+    QCOMPARE(ready.count(), 1);
+    QCOMPARE(first.decodedCount(), 1);
+    const QImage made = ready.at(0).at(1).value<QImage>();
+    ThumbnailLoader second;
+    second.setCacheDir(cache);
+    QSignalSpy again(&second, &ThumbnailLoader::thumbnailReady);
+    second.request(7, copy);
+    QVERIFY(again.wait(10000));
+    QCOMPARE(second.decodedCount(), 0);
+    QCOMPARE(again.at(0).at(1).value<QImage>().size(), made.size());
+    writePan(copy, 5, 9);  // edited: another content key
+    second.request(8, copy);
+    QVERIFY(again.wait(10000));
+    QCOMPARE(second.decodedCount(), 1);
+    QVERIFY(ThumbnailLoader::contentKey(a) != ThumbnailLoader::contentKey(copy));
   }
 
   void filterExpressions() {
@@ -177,6 +215,9 @@ class TestDatasetCuration : public QObject {
     QCOMPARE(s->field()->currentData().toString(), QStringLiteral("motion_score"));
     QCOMPARE(s->percent()->value(), 10.0);
     QCOMPARE(s->excludeLowest(), 0);
+    page.filter()->setText(QStringLiteral("motion_score > 0"));
+    screenshot(&page, "dataset-scores.png");
+    page.filter()->clear();
     s->percent()->setValue(25);
     QVERIFY2(s->excludeButton()->isEnabled(), qPrintable(s->status()->text()));
     QTest::mouseClick(s->excludeButton(), Qt::LeftButton);
@@ -264,6 +305,9 @@ class TestDatasetCuration : public QObject {
     QVERIFY(!t->addCut(0) && !t->addCut(151));  // not a cut
     t->moveCut(0, 42);
     QCOMPARE(t->cuts(), (QVector<qint64>{42, 90, 120}));
+    t->selectCut(1);
+    QTest::qWait(300);  // the scene thumbnails, for the picture only
+    screenshot(d, "dataset-split.png");
     QVERIFY(t->accessibleDescription().contains("42, 90, 120"));
     d->outputDir()->setText(tmp_.filePath("scenes"));
     QSignalSpy written(d, &SceneSplitDialog::clipsWritten);
