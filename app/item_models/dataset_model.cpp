@@ -231,8 +231,7 @@ QImage DatasetModel::thumbnail(int row) const {
   return t ? *t : QImage();
 }
 
-QString DatasetModel::rowPath(int row) const { return QString::fromStdString(meta_.resolve(meta_.rows[size_t(row)]));
-}
+QString DatasetModel::rowPath(int row) const { return QString::fromStdString(meta_.resolve(meta_.rows[size_t(row)])); }
 
 void DatasetModel::requestThumbnails(const QVector<int>& rows) {
   for (auto it = rows.rbegin(); it != rows.rend(); ++it)
@@ -253,8 +252,7 @@ void DatasetModel::setModified(bool on) {
 
 void DatasetModel::rowChanged(int row) {
   rowModified_[size_t(row)] = true;
-  const QModelIndex i = index(row);
-  Q_EMIT dataChanged(i, i);
+  Q_EMIT dataChanged(index(row, 0), index(row, ColumnCount - 1));
   setModified(true);
 }
 

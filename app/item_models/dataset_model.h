@@ -12,7 +12,9 @@
 #include <QStringList>
 #include <QVector>
 
+#include <memory>
 #include <optional>
+#include <unordered_map>
 #include <vector>
 
 #include "dataset/frame_sampling.h"
@@ -20,6 +22,9 @@
 #include "dataset/row_check.h"
 
 namespace ws {
+namespace text {
+class Umt5Tokenizer;
+}
 
 class ThumbnailLoader;
 
@@ -55,6 +60,7 @@ class DatasetModel : public QAbstractListModel {
     MotionColumn,
     SharpnessColumn,
     BrightnessColumn,
+    TokensColumn,
     CaptionColumn,
     ColumnCount
   };
@@ -131,6 +137,12 @@ class DatasetModel : public QAbstractListModel {
   // Rows whose `field` is below the `percent` lowest values' cut (rows without the number are not
   // counted or returned), and the cut itself.
   QVector<int> lowestRows(const QString& field, double percent, double* cut = nullptr) const;
+  // The UMT5 tokenizer captions are counted with (spiece.model or its folder; empty: none). False
+  // with `error` when it cannot be loaded (the counts are then unknown).
+  bool setTokenizer(const QString& path, QString* error = nullptr);
+  bool hasTokenizer() const { return bool(tokenizer_); }
+  // Tokens the row's caption takes (EOS not counted, before the cut at 511); -1 without a tokenizer.
+  int captionTokens(int row) const;
   // Sets or clears (in == out == -1) a row's trim [in, out); false when the range is bad for the file.
   bool setTrim(int row, qint64 in, qint64 out, QString* error = nullptr);
   // The frames a row's file holds (the check's count, else the row's `frames`), 0 when unknown.
@@ -178,6 +190,8 @@ class DatasetModel : public QAbstractListModel {
   static constexpr int kThumbnailBudgetKiB = 128 * 1024;
   static constexpr int kEagerThumbnails = 64;  // asked for at open, before the page says what is on screen
   mutable QCache<QString, QImage> thumbs_{kThumbnailBudgetKiB};
+  std::shared_ptr<text::Umt5Tokenizer> tokenizer_;
+  mutable std::unordered_map<std::string, int> tokenCounts_;  // caption -> tokens, made when first asked
   QString rowPath(int row) const;
   std::vector<bool> rowModified_;
   QString embeddingsDir_, encoderPath_;

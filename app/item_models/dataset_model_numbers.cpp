@@ -11,6 +11,7 @@
 #include "dataset/buckets.h"
 #include "dataset/frame_sampling.h"
 #include "item_models/dataset_model.h"
+#include "text/umt5_tokenizer.h"
 
 namespace ws {
 
@@ -40,6 +41,7 @@ QVariant DatasetModel::headerData(int section, Qt::Orientation orientation, int 
     case MotionColumn: return tr("Motion");
     case SharpnessColumn: return tr("Sharpness");
     case BrightnessColumn: return tr("Brightness");
+    case TokensColumn: return tr("Tokens");
     case CaptionColumn: return tr("Caption");
     default: return {};
   }
@@ -56,6 +58,7 @@ QVariant DatasetModel::columnData(size_t r, int column, int role) const {
       case MotionColumn: return num("motion_score");
       case SharpnessColumn: return num("sharpness");
       case BrightnessColumn: return num("brightness");
+      case TokensColumn: return num("tokens");
       case CaptionColumn: return QString::fromStdString(meta_.rows[r].text);
       default: return {};
     }
@@ -69,6 +72,7 @@ QVariant DatasetModel::columnData(size_t r, int column, int role) const {
     case MotionColumn: return scoreText(num("motion_score"), 3);
     case SharpnessColumn: return scoreText(num("sharpness"), 1);
     case BrightnessColumn: return scoreText(num("brightness"), 1);
+    case TokensColumn: return scoreText(num("tokens"), 0);
     case CaptionColumn: {
       const std::string& t = meta_.rows[r].text;
       return t.size() > 200 ? QString::fromUtf8(t.data(), 200) + QStringLiteral("…") : QString::fromStdString(t);
@@ -94,6 +98,10 @@ double DatasetModel::number(int r, const QString& field) const {
     return row.width ? double(*row.width) : known ? double(rep->width) : rawNumber(row, "width");
   if (field == QLatin1String("height"))
     return row.height ? double(*row.height) : known ? double(rep->height) : rawNumber(row, "height");
+  if (field == QLatin1String("tokens")) {
+    const int n = captionTokens(r);
+    return n < 0 ? kNaN : double(n);
+  }
   if (field == QLatin1String("trim_in")) return row.trim ? double(row.trim->first) : kNaN;
   if (field == QLatin1String("trim_out")) return row.trim ? double(row.trim->second) : kNaN;
   if (field == QLatin1String("fps")) return known && rep->fps > 0 ? rep->fps : rawNumber(row, "fps");
@@ -137,6 +145,35 @@ QVector<int> DatasetModel::lowestRows(const QString& field, double percent, doub
   if (cut) *cut = values[k - 1].first;
   std::sort(out.begin(), out.end());
   return out;
+}
+
+bool DatasetModel::setTokenizer(const QString& path, QString* error) {
+  tokenCounts_.clear();
+  tokenizer_.reset();
+  bool ok = true;
+  if (!path.isEmpty()) {
+    try {
+      tokenizer_ = std::make_shared<text::Umt5Tokenizer>(path.toStdString());
+    } catch (const std::exception& e) {
+      if (error) *error = QString::fromUtf8(e.what());
+      ok = false;
+    }
+  }
+  allChanged();
+  return ok;
+}
+
+int DatasetModel::captionTokens(int r) const {
+  if (!tokenizer_ || r < 0 || r >= rowCount()) return -1;
+  const std::string& caption = meta_.rows[size_t(r)].text;
+  if (const auto it = tokenCounts_.find(caption); it != tokenCounts_.end()) return it->second;
+  int n = -1;
+  try {
+    n = int(tokenizer_->encode(caption).content_tokens);
+  } catch (const std::exception&) {
+  }
+  tokenCounts_.emplace(caption, n);
+  return n;
 }
 
 bool DatasetModel::setTrim(int r, qint64 in, qint64 out, QString* error) {

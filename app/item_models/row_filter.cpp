@@ -8,9 +8,9 @@
 namespace ws {
 
 const QStringList& RowFilter::fields() {
-  static const QStringList f{QStringLiteral("motion_score"), QStringLiteral("sharpness"), QStringLiteral("brightness"),
-                             QStringLiteral("frames"),       QStringLiteral("width"),     QStringLiteral("height"),
-                             QStringLiteral("fps"),          QStringLiteral("duration_s")};
+  static const QStringList f{QStringLiteral("motion_score"), QStringLiteral("sharpness"),  QStringLiteral("brightness"),
+                             QStringLiteral("frames"),       QStringLiteral("width"),      QStringLiteral("height"),
+                             QStringLiteral("fps"),          QStringLiteral("duration_s"), QStringLiteral("tokens")};
   return f;
 }
 

@@ -25,12 +25,13 @@
 #include <QTimer>
 #include <QVBoxLayout>
 
-#include "bar_chart.h"
 #include "item_models/dataset_model.h"
 #include "item_models/row_filter.h"
 #include "pages/caption_encoder_panel.h"
 #include "pages/caption_tools_bar.h"
+#include "pages/buckets_panel.h"
 #include "pages/dataset_edit_bar.h"
+#include "pages/extraction_picker.h"
 #include "pages/scores_panel.h"
 #include "pages/trim_bar.h"
 
@@ -112,13 +113,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   trainer_->setAccessibleName(tr("Trainer"));
   trainer_->addItem(tr("latent upsampler (48 px buckets)"), 1.5);
   trainer_->addItem(tr("Wan experts (32 px buckets)"), 2.0);
-  extraction_ = new QComboBox(this);
-  extraction_->setAccessibleName(tr("Frame extraction"));
-  extraction_->setToolTip(QStringLiteral("frame_extraction"));
-  for (const auto& name : dataset::extraction_names()) extraction_->addItem(QString::fromStdString(name));
-  extractionParamLabel_ = new QLabel(this);
-  extractionParam_ = new QDoubleSpinBox(this);
-  extractionParam_->setAccessibleName(tr("Frame extraction parameter"));
+  extraction_ = new ExtractionPicker(this);
   auto* shape = new QHBoxLayout;
   shape->addWidget(new QLabel(tr("Train at size"), this));
   shape->addWidget(sampleSize_);
@@ -127,10 +122,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   shape->addWidget(new QLabel(tr("stride"), this));
   shape->addWidget(stride_);
   shape->addWidget(trainer_);
-  shape->addWidget(new QLabel(tr("samples"), this));
   shape->addWidget(extraction_);
-  shape->addWidget(extractionParamLabel_);
-  shape->addWidget(extractionParam_);
   shape->addStretch(1);
 
   grid_ = new QListView(this);
@@ -209,20 +201,12 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   dl->addWidget(captionTools_);
 
   scores_ = new ScoresPanel(this);
-  auto* bucketsTab = new QWidget(this);
-  auto* bl = new QVBoxLayout(bucketsTab);
-  bucketsNote_ = new QLabel(bucketsTab);
-  bucketsNote_->setWordWrap(true);
-  buckets_ = new BarChart(bucketsTab);
-  buckets_->setAccessibleName(tr("Samples per bucket"));
-  bl->addWidget(bucketsNote_);
-  bl->addWidget(buckets_);
-  bl->addStretch(1);
+  buckets_ = new BucketsPanel(this);
   tabs_ = new QTabWidget(this);
   tabs_->setAccessibleName(tr("Row, scores and buckets"));
   tabs_->addTab(details, tr("Row"));
   tabs_->addTab(scores_, tr("Scores"));
-  tabs_->addTab(bucketsTab, tr("Buckets"));
+  tabs_->addTab(buckets_, tr("Buckets"));
 
   auto* split = new QSplitter(this);
   split->addWidget(views_);
@@ -234,6 +218,8 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   encoder_ = new CaptionEncoderPanel(this);
   connect(encoder_, &CaptionEncoderPanel::pathsChanged, this, [this] {
     model_->setTextEmbeddings(encoder_->embeddingsDir(), encoder_->encoderPath());
+    // Caption lengths in the encoder's tokens (the Tokens column, the row's facts, `tokens` in filters).
+    if (QString error; !model_->setTokenizer(encoder_->tokenizerPath(), &error)) status_->setText(error);
     showRow(currentRow());
     updateStatus();
   });
@@ -260,27 +246,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
 
   for (QSpinBox* b : {sampleSize_, frames_, stride_})
     connect(b, qOverload<int>(&QSpinBox::valueChanged), this, &DatasetPage::applyTrainingShape);
-  connect(extraction_, qOverload<int>(&QComboBox::currentIndexChanged), this, [this] {
-    // One parameter box, retargeted: the mode's own option, at its default.
-    const auto mode = dataset::parse_extraction(extraction_->currentText().toStdString());
-    const dataset::ExtractionRule defaults;
-    const QSignalBlocker b(extractionParam_);
-    const bool step = mode == dataset::Extraction::Slide, windows = mode == dataset::Extraction::Uniform,
-               fps = mode == dataset::Extraction::Full;
-    extractionParam_->setVisible(step || windows || fps);
-    extractionParamLabel_->setVisible(step || windows || fps);
-    extractionParam_->setDecimals(fps ? 2 : 0);
-    extractionParam_->setRange(fps ? 0.1 : 1, fps ? 1000 : windows ? 1000 : 100000);
-    extractionParam_->setValue(step ? double(defaults.step) : windows ? double(defaults.windows) : defaults.fps);
-    extractionParamLabel_->setText(step ? tr("every") : windows ? tr("windows") : tr("fps"));
-    extractionParam_->setToolTip(step      ? QStringLiteral("frame_extraction_step")
-                                 : windows ? QStringLiteral("frame_extraction_windows")
-                                           : QStringLiteral("frame_extraction_fps"));
-    applyTrainingShape();
-  });
-  connect(extractionParam_, qOverload<double>(&QDoubleSpinBox::valueChanged), this, &DatasetPage::applyTrainingShape);
-  extractionParam_->setVisible(false);
-  extractionParamLabel_->setVisible(false);
+  connect(extraction_, &ExtractionPicker::changed, this, &DatasetPage::applyTrainingShape);
   connect(trainer_, qOverload<int>(&QComboBox::currentIndexChanged), this, &DatasetPage::applyTrainingShape);
   connect(open, &QPushButton::clicked, this, &DatasetPage::chooseAndOpen);
   connect(save_, &QPushButton::clicked, this, &DatasetPage::save);
@@ -410,32 +376,17 @@ void DatasetPage::applyTrainingShape() {
   s.frames = frames_->value();
   s.stride = stride_->value();
   s.scale = trainer_->currentData().toDouble();
-  s.extraction.mode = dataset::parse_extraction(extraction_->currentText().toStdString());
-  if (s.extraction.mode == dataset::Extraction::Slide) s.extraction.step = qint64(extractionParam_->value());
-  if (s.extraction.mode == dataset::Extraction::Uniform) s.extraction.windows = qint64(extractionParam_->value());
-  if (s.extraction.mode == dataset::Extraction::Full) s.extraction.fps = extractionParam_->value();
+  s.extraction = extraction_->rule();
   model_->setTrainingShape(s);
   showRow(currentRow());
   refreshBuckets();
 }
 
-void DatasetPage::refreshBuckets() {
-  QVector<BarChart::Bar> bars;
-  qint64 samples = 0;
-  int rows = 0;
-  for (const auto& b : model_->bucketCounts()) {
-    bars << BarChart::Bar{b.bucket, double(b.samples), tr("samples, %n row(s)", nullptr, b.rows)};
-    if (b.bucket != tr("dropped") && b.bucket != tr("unknown")) {
-      samples += b.samples;
-      rows += b.rows;
-    }
-  }
-  buckets_->setBars(bars);
-  bucketsNote_->setText(
-      tr("%1 samples an epoch from %n row(s) (%2 frame extraction), by the bucket each trains at", nullptr, rows)
-          .arg(samples)
-          .arg(extraction_->currentText()));
-}
+QComboBox* DatasetPage::extraction() const { return extraction_->mode(); }
+QDoubleSpinBox* DatasetPage::extractionParameter() const { return extraction_->parameter(); }
+BarChart* DatasetPage::bucketChart() const { return buckets_->chart(); }
+
+void DatasetPage::refreshBuckets() { buckets_->refresh(model_, extraction_->mode()->currentText()); }
 
 void DatasetPage::showRow(int row) {
   showing_ = true;
@@ -459,6 +410,8 @@ void DatasetPage::showRow(int row) {
   const QString size = i.data(DatasetModel::SizeRole).toString();
   facts << (size.isEmpty() ? tr("size unknown (Check files)") : size);
   if (const qlonglong n = i.data(DatasetModel::FramesRole).toLongLong(); n > 0) facts << tr("%1 frames").arg(n);
+  if (const int t = model_->captionTokens(row); t >= 0)
+    facts << (t > 511 ? tr("%1 tokens: cut to 511 by the text encoder").arg(t) : tr("%1 tokens").arg(t));
   if (const QString e = i.data(DatasetModel::EmbeddingRole).toString(); !e.isEmpty())
     facts << tr("text embedding: %1").arg(e);
   facts_->setText(facts.join(QStringLiteral(" · ")));

@@ -27,7 +27,9 @@ class QTimer;
 namespace ws {
 
 class BarChart;
+class BucketsPanel;
 class CaptionEncoderPanel;
+class ExtractionPicker;
 class ScoresPanel;
 class TrimBar;
 class CaptionToolsBar;
@@ -62,15 +64,15 @@ class DatasetPage : public QWidget {
   QSpinBox* stride() const { return stride_; }
   QComboBox* trainer() const { return trainer_; }
   // frame_extraction and its parameter (step, windows or fps, by the mode).
-  QComboBox* extraction() const { return extraction_; }
-  QDoubleSpinBox* extractionParameter() const { return extractionParam_; }
+  QComboBox* extraction() const;
+  QDoubleSpinBox* extractionParameter() const;
   // The rows as a sortable table (File, Frames, Size, Motion, Sharpness, Brightness, Caption) instead of the grid.
   QTableView* table() const { return table_; }
   QPushButton* tableToggle() const { return tableToggle_; }
   QTabWidget* tabs() const { return tabs_; }
   ScoresPanel* scores() const { return scores_; }
   TrimBar* trim() const { return trim_; }
-  BarChart* bucketChart() const { return buckets_; }
+  BarChart* bucketChart() const;
   CaptionEncoderPanel* textEncoder() const { return encoder_; }
   DatasetEditBar* edits() const { return edits_; }
   CaptionToolsBar* captionTools() const { return captionTools_; }
@@ -109,17 +111,14 @@ class DatasetPage : public QWidget {
   QLabel* training_;
   QSpinBox *sampleSize_, *frames_, *stride_;
   QComboBox* trainer_;
-  QComboBox* extraction_;
-  QDoubleSpinBox* extractionParam_;
-  QLabel* extractionParamLabel_;
+  ExtractionPicker* extraction_;
   QStackedWidget* views_;
   QTableView* table_;
   QPushButton* tableToggle_;
   QTabWidget* tabs_;
   ScoresPanel* scores_ = nullptr;
   TrimBar* trim_ = nullptr;
-  BarChart* buckets_ = nullptr;
-  QLabel* bucketsNote_ = nullptr;
+  BucketsPanel* buckets_ = nullptr;
   CaptionEncoderPanel* encoder_ = nullptr;
   DatasetEditBar* edits_ = nullptr;
   CaptionToolsBar* captionTools_ = nullptr;

@@ -196,10 +196,9 @@ int ScoresPanel::excludeLowest() {
   double cut = 0;
   const QVector<int> rows = m->lowestRows(field_->currentData().toString(), percent_->value(), &cut);
   const int removed = m->removeDatasetRows(rows);
-  status_->setText(removed > 0 ? tr("excluded %n row(s) at or below %1 (Undo remove puts them back)", nullptr, removed)
-                                     .arg(cut)
-                               : tr("%1 % of the scored rows is less than one row: nothing excluded")
-                                     .arg(percent_->value()));
+  status_->setText(removed > 0
+                       ? tr("excluded %n row(s) at or below %1 (Undo remove puts them back)", nullptr, removed).arg(cut)
+                       : tr("%1 % of the scored rows is less than one row: nothing excluded").arg(percent_->value()));
   return removed;
 }
 

@@ -32,6 +32,7 @@
 #include "pages/scene_timeline.h"
 #include "pages/scores_panel.h"
 #include "pages/trim_bar.h"
+#include "test_paths.h"
 #include "thumbnail_loader.h"
 #include "video/video_encode.h"
 
@@ -325,6 +326,35 @@ class TestDatasetCuration : public QObject {
       QCOMPARE(fr.at(1).get<int64_t>(), ranges[i][1]);
     }
     d->close();
+  }
+
+  // Caption lengths in the chosen encoder's tokens: a column, the row's facts, a filter field; an
+  // edited caption is counted again.
+  void captionTokens() {
+    const QString spiece = QStringLiteral(WS_TEST_DATA "/../../configs/demo/umt5_demo_spiece.model");
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta_));
+    DatasetModel* m = page.model();
+    QCOMPARE(m->captionTokens(0), -1);
+    QVERIFY(std::isnan(m->number(0, "tokens")));
+    QString error;
+    QVERIFY(!m->setTokenizer(tmp_.filePath("missing.model"), &error));
+    QVERIFY(!error.isEmpty());
+    QVERIFY2(m->setTokenizer(spiece, &error), qPrintable(error));
+    const int n0 = m->captionTokens(0);
+    QVERIFY(n0 > 0);
+    QCOMPARE(m->index(0, DatasetModel::TokensColumn).data().toString(), QString::number(n0));
+    QVERIFY(m->setCaption(0, m->index(0).data(DatasetModel::CaptionRole).toString() +
+                                 " with many more words to count than before, and then some more"));
+    QVERIFY(m->captionTokens(0) > n0 + 5);
+    page.filter()->setText(QStringLiteral("tokens > %1").arg(n0 + 5));
+    QCOMPARE(visibleRows(page), 1);
+    page.filter()->clear();
+    page.refreshCurrent();  // the page shows row 0 already
+    QVERIFY(page.facts()->text().contains(QStringLiteral("%1 tokens").arg(m->captionTokens(0))));
+    QVERIFY(m->setTokenizer(QString()));
+    QCOMPARE(m->captionTokens(0), -1);
   }
 
   // Samples per clip by the extraction mode (N = 5 frames at stride 2: a window spans 9 frames),

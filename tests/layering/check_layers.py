@@ -43,7 +43,7 @@ STUDIO = {
     "app/runfolder": ["contract"],
     "app/config": ["widgets", "contract", "core"],
     "app/jobs": ["runfolder", "config", "widgets", "contract", "core"],
-    "app/item_models": ["jobs", "runfolder", "config", "widgets", "dataset", "video", "contract", "core"],
+    "app/item_models": ["jobs", "runfolder", "config", "widgets", "dataset", "text", "video", "contract", "core"],
     "app/pages": ["item_models", "jobs", "runfolder", "config", "widgets", "dataset", "video", "contract", "core"],
     "app/docks": ["item_models", "jobs", "runfolder", "widgets", "contract", "core"],
     "app/dialogs": ["jobs", "config", "runfolder", "widgets", "contract", "core"],
