@@ -9,6 +9,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "dataset/sidecar_caption.h"
+#include "video/video_copy.h"
 #include "video/video_decode.h"
 #include "video/video_encode.h"
 
@@ -52,36 +53,61 @@ SplitResult split_video(const std::string& video, const SplitOptions& options, b
   enc.fps = result.scan.fps > 0 ? result.scan.fps : 16.0;
   enc.crf = options.crf;
 
-  // One sequential pass: each frame goes to the clip whose range holds it.
-  video::VideoReader reader(video, video::DecodeOptions{0});
-  video::RgbFrame frame;
-  int64_t index = 0;
-  size_t clip = 0;
-  std::unique_ptr<video::VideoWriter> writer;
-  while (clip < result.ranges.size() && reader.next(frame)) {
-    const auto [first, end] = result.ranges[clip];
-    if (index >= first && index < end) {
-      if (!writer)
-        writer = std::make_unique<video::VideoWriter>(fs::join(dir, scene_clip_name(video, clip)), frame.width,
-                                                      frame.height, enc);
-      writer->write(frame);
+  // Scenes cut on keyframes are copied as they are: no generation loss, and fast.
+  result.copied.assign(result.ranges.size(), false);
+  size_t to_encode = result.ranges.size();
+  if (options.stream_copy)
+    for (size_t i = 0; i < result.ranges.size(); ++i) {
+      std::string why;
+      const auto [first, end] = result.ranges[i];
+      if (video::copy_video_range(video, first, end, fs::join(dir, scene_clip_name(video, i)), &why)) {
+        result.copied[i] = true;
+        --to_encode;
+      }
     }
-    ++index;
-    if (index == end) {
-      if (writer) writer->finish();
-      writer.reset();
-      MetaRow row = make_row(scene_clip_name(video, clip), caption, "video", frame.width, frame.height);
-      row.raw["source"] = fs::absolute(video);
-      row.raw["frame_range"] = {first, end};
-      if (result.scan.fps > 0) row.raw["fps"] = result.scan.fps;
-      result.rows.push_back(std::move(row));
-      ++clip;
+
+  // One sequential pass for the rest: each frame goes to the clip whose range holds it.
+  std::vector<std::pair<int, int>> sizes(result.ranges.size(), {0, 0});
+  const video::VideoInfo info = video::probe_video(video, false);
+  for (auto& s : sizes) s = {info.width, info.height};
+  if (to_encode > 0) {
+    video::VideoReader reader(video, video::DecodeOptions{0});
+    video::RgbFrame frame;
+    int64_t index = 0;
+    size_t clip = 0;
+    std::unique_ptr<video::VideoWriter> writer;
+    while (clip < result.ranges.size() && reader.next(frame)) {
+      while (clip < result.ranges.size() && result.copied[clip]) ++clip;
+      if (clip == result.ranges.size()) break;
+      const auto [first, end] = result.ranges[clip];
+      if (index >= first && index < end) {
+        if (!writer)
+          writer = std::make_unique<video::VideoWriter>(fs::join(dir, scene_clip_name(video, clip)), frame.width,
+                                                        frame.height, enc);
+        writer->write(frame);
+        sizes[clip] = {frame.width, frame.height};
+      }
+      ++index;
+      if (index == end) {
+        if (writer) writer->finish();
+        writer.reset();
+        ++clip;
+      }
+      if (progress && !progress(frames + index)) throw Error(video + ": cancelled");
     }
-    if (progress && !progress(frames + index)) throw Error(video + ": cancelled");
+    while (clip < result.ranges.size() && result.copied[clip]) ++clip;
+    if (clip < result.ranges.size())
+      throw Error(video + ": decoded " + std::to_string(index) + " frames on the second pass, " +
+                  std::to_string(frames) + " on the first");
   }
-  if (clip < result.ranges.size())
-    throw Error(video + ": decoded " + std::to_string(index) + " frames on the second pass, " + std::to_string(frames) +
-                " on the first");
+  for (size_t clip = 0; clip < result.ranges.size(); ++clip) {
+    const auto [first, end] = result.ranges[clip];
+    MetaRow row = make_row(scene_clip_name(video, clip), caption, "video", sizes[clip].first, sizes[clip].second);
+    row.raw["source"] = fs::absolute(video);
+    row.raw["frame_range"] = {first, end};
+    if (result.scan.fps > 0) row.raw["fps"] = result.scan.fps;
+    result.rows.push_back(std::move(row));
+  }
   result.metadata_path = fs::join(dir, "metadata.json");
   write_metadata(result.metadata_path, result.rows);
   return result;

@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // `dataset split`: one clip file per scene of a long video, and a metadata.json with a row per
-// clip that keeps its source and frame range. Clips are re-encoded (H.264 at the source's rate).
+// clip that keeps its source and frame range. A scene that starts on a keyframe and ends on one
+// (or at the end) is copied without re-encoding, as `ffmpeg -c copy` would; the others are
+// re-encoded (H.264 at the source's rate).
 #pragma once
 #include <cstdint>
 #include <string>
@@ -20,12 +22,14 @@ struct SplitOptions {
   int crf = 18;
   std::vector<int64_t> cuts;  // given cuts (frame indices) instead of detecting them, when use_cuts
   bool use_cuts = false;
+  bool stream_copy = true;  // copy scenes that fall on keyframes instead of re-encoding them
 };
 
 struct SplitResult {
   SceneScan scan;
   std::vector<std::pair<int64_t, int64_t>> ranges;  // [first, last+1) of every clip, in source frames
   std::vector<MetaRow> rows;                        // one per clip written
+  std::vector<bool> copied;                         // per clip: stream-copied (else re-encoded)
   std::string metadata_path;                        // empty for a dry run
 };
 

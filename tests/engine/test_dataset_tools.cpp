@@ -46,6 +46,50 @@ class TestDatasetTools : public QObject {
     if (!dataset::video_support_built()) QSKIP("built without video support");
   }
 
+  // Scenes cut on keyframes are copied without re-encoding (their frames decode bit for bit as the
+  // source's); a scene that starts or ends between keyframes is re-encoded; --no_stream_copy
+  // re-encodes all.
+  void streamCopyOnKeyframes() {
+    std::vector<video::RgbFrame> all;
+    for (int i = 0; i < 4; ++i) {
+      auto s = shot(300 + i, 32);
+      all.insert(all.end(), s.begin(), s.end());
+    }
+    const std::string rec = fs::join(dir(), "gop32.mp4");
+    video::EncodeOptions o;
+    o.fps = 16;
+    o.gop = 32;  // keyframes at 0, 32, 64, 96
+    video::write_video(rec, all, o);
+    dataset::SplitOptions opts;
+    opts.use_cuts = true;
+    opts.cuts = {32, 64, 96};
+    opts.output_dir = fs::join(dir(), "copied");
+    auto r = dataset::split_video(rec, opts, false);
+    QCOMPARE(r.copied, (std::vector<bool>{true, true, true, true}));
+    video::VideoReader source(rec);
+    for (int k = 0; k < 4; ++k) {
+      const std::string clip = fs::join(opts.output_dir, dataset::scene_clip_name(rec, size_t(k)));
+      video::VideoReader reader(clip);
+      QCOMPARE(reader.frame_count(), int64_t{32});
+      for (int64_t f : {int64_t{0}, int64_t{17}, int64_t{31}}) {
+        const video::RgbFrame a = reader.read(f), b = source.read(32 * k + f);
+        QVERIFY2(a.data == b.data, "a copied frame differs from the source's");
+      }
+      QCOMPARE(r.rows[size_t(k)].raw.at("frame_range").at(0).get<int64_t>(), int64_t{32 * k});
+    }
+    opts.cuts = {40, 64};  // 40 is no keyframe: the scenes either side of it are re-encoded
+    opts.output_dir = fs::join(dir(), "mixed");
+    r = dataset::split_video(rec, opts, false);
+    QCOMPARE(r.copied, (std::vector<bool>{false, false, true}));
+    const int64_t lengths[] = {40, 24, 64};
+    for (size_t k = 0; k < 3; ++k)
+      QCOMPARE(video::probe_video(fs::join(opts.output_dir, dataset::scene_clip_name(rec, k))).frames, lengths[k]);
+    opts.stream_copy = false;
+    opts.output_dir = fs::join(dir(), "encoded");
+    r = dataset::split_video(rec, opts, false);
+    QCOMPARE(r.copied, (std::vector<bool>{false, false, false}));
+  }
+
   // Four shots of different lengths joined: every join found within two frames, nothing else.
   void scenesOfAJoinedRecording() {
     const std::vector<int> lengths = {40, 23, 57, 31};

@@ -37,14 +37,16 @@ std::vector<int64_t> parse_cuts(const std::string& text) {
 int run_dataset_split(const std::vector<std::string>& argv) {
   Args args("dataset split",
             "dataset split VIDEO --output_dir DIR [--threshold X] [--min_scene_frames N] [--min_seconds S] "
-            "[--max_seconds S] [--cuts F,F,...] [--dry_run] [--json]",
+            "[--max_seconds S] [--cuts F,F,...] [--no_stream_copy] [--dry_run] [--json]",
             "Finds the cuts between shots (mean change of hue, saturation and brightness between\n"
             "frames on a downscaled copy, at or above --threshold, scenes at least --min_scene_frames\n"
             "long) and writes one clip per scene into DIR, with DIR/metadata.json holding a row per\n"
             "clip: file_path, source, frame_range [first, last+1) in the source's frames. --max_seconds\n"
             "cuts longer scenes into pieces of that length from their start; --min_seconds drops\n"
             "shorter scenes or pieces (VideoX-Fun splits with 3 and 10). --cuts writes the given cuts\n"
-            "instead of detected ones (the studio's edited timeline). Clips are re-encoded (H.264).");
+            "instead of detected ones (the studio's edited timeline). A scene that starts on a keyframe\n"
+            "and ends on one (or at the end) is copied without re-encoding; the others are re-encoded\n"
+            "(H.264).");
   args.positional("VIDEO", "the recording to split");
   args.value("output_dir", "DIR", "folder for the clips and metadata.json");
   args.value("threshold", "X", "cut when the frame change is at least this (default 27)", real_range(0.01, 255));
@@ -54,6 +56,7 @@ int run_dataset_split(const std::vector<std::string>& argv) {
              real_range(0, 86400));
   args.value("cuts", "F,F,...", "use these cuts (first frame of each new scene) instead of detecting");
   args.value("crf", "N", "H.264 quality of the clips (default 18)", int_range(0, 51));
+  args.flag("no_stream_copy", "re-encode every clip, even those cut on keyframes");
   args.flag("dry_run", "print the cuts and scenes only; write nothing");
   args.flag("json", "print the result as one JSON object");
   if (!args.parse(argv)) return 0;
@@ -66,6 +69,7 @@ int run_dataset_split(const std::vector<std::string>& argv) {
   if (opts.max_seconds > 0 && opts.min_seconds > opts.max_seconds)
     throw UsageError("--min_seconds is larger than --max_seconds: no piece could be kept");
   opts.crf = static_cast<int>(args.integer("crf", 18));
+  opts.stream_copy = !args.boolean("no_stream_copy");
   if (args.has("cuts")) {
     opts.cuts = parse_cuts(args.str("cuts"));
     opts.use_cuts = true;
@@ -80,6 +84,7 @@ int run_dataset_split(const std::vector<std::string>& argv) {
     nlohmann::json j = {{"video", args.pos(0)}, {"frames", r.scan.scores.size()},    {"fps", r.scan.fps},
                         {"cuts", r.scan.cuts},  {"scenes", nlohmann::json::array()}, {"metadata", r.metadata_path}};
     for (const auto& [a, b] : r.ranges) j["scenes"].push_back({a, b});
+    if (!dry) j["stream_copied"] = r.copied;
     std::printf("%s\n", j.dump().c_str());
     return 0;
   }
@@ -87,8 +92,11 @@ int run_dataset_split(const std::vector<std::string>& argv) {
   for (int64_t c : r.scan.cuts) std::printf(" %lld", static_cast<long long>(c));
   std::printf("\n");
   for (size_t i = 0; i < r.ranges.size(); ++i)
-    std::printf("scene %zu: frames %lld..%lld\n", i + 1, static_cast<long long>(r.ranges[i].first),
-                static_cast<long long>(r.ranges[i].second - 1));
+    std::printf("scene %zu: frames %lld..%lld%s\n", i + 1, static_cast<long long>(r.ranges[i].first),
+                static_cast<long long>(r.ranges[i].second - 1),
+                dry           ? ""
+                : r.copied[i] ? " (stream copy)"
+                              : " (re-encoded)");
   if (!dry) std::printf("wrote %zu clips and %s\n", r.rows.size(), r.metadata_path.c_str());
   return 0;
 }
