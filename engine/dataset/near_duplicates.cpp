@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <array>
 #include <cmath>
+#include <unordered_map>
 
 #include "core/error.h"
 #include "video/video_decode.h"
@@ -99,13 +100,51 @@ double clip_similarity(const ClipHashes& a, const ClipHashes& b) {
   return 0.5 * (one_way(a, b) + one_way(b, a));
 }
 
-std::vector<DuplicatePair> find_duplicates(const std::vector<ClipHashes>& clips, double threshold) {
+namespace {
+
+// Clip pairs (i < j, as i·n + j) that share a 16-bit band of a frame hash.
+std::vector<uint64_t> band_candidates(const std::vector<ClipHashes>& clips) {
+  const auto n = static_cast<uint64_t>(clips.size());
+  std::vector<uint64_t> pairs;
+  for (int band = 0; band < 4; ++band) {
+    std::unordered_map<uint16_t, std::vector<uint32_t>> buckets;
+    for (size_t c = 0; c < clips.size(); ++c)
+      for (uint64_t h : clips[c].frames) {
+        auto& b = buckets[static_cast<uint16_t>(h >> (16 * band))];
+        if (b.empty() || b.back() != c) b.push_back(static_cast<uint32_t>(c));
+      }
+    for (auto& [value, members] : buckets) {
+      if (members.size() < 2 || members.size() > kBandBucketLimit) continue;
+      std::sort(members.begin(), members.end());
+      members.erase(std::unique(members.begin(), members.end()), members.end());
+      for (size_t i = 0; i < members.size(); ++i)
+        for (size_t j = i + 1; j < members.size(); ++j) pairs.push_back(members[i] * n + members[j]);
+    }
+  }
+  std::sort(pairs.begin(), pairs.end());
+  pairs.erase(std::unique(pairs.begin(), pairs.end()), pairs.end());
+  return pairs;
+}
+
+}  // namespace
+
+std::vector<DuplicatePair> find_duplicates(const std::vector<ClipHashes>& clips, double threshold,
+                                           size_t exhaustive_limit) {
   std::vector<DuplicatePair> out;
-  for (size_t i = 0; i < clips.size(); ++i)
-    for (size_t j = i + 1; j < clips.size(); ++j) {
+  if (clips.size() <= exhaustive_limit) {
+    for (size_t i = 0; i < clips.size(); ++i)
+      for (size_t j = i + 1; j < clips.size(); ++j) {
+        const double s = clip_similarity(clips[i], clips[j]);
+        if (s >= threshold) out.push_back({i, j, s});
+      }
+  } else {
+    const auto n = static_cast<uint64_t>(clips.size());
+    for (uint64_t p : band_candidates(clips)) {
+      const size_t i = static_cast<size_t>(p / n), j = static_cast<size_t>(p % n);
       const double s = clip_similarity(clips[i], clips[j]);
       if (s >= threshold) out.push_back({i, j, s});
     }
+  }
   std::stable_sort(out.begin(), out.end(),
                    [](const DuplicatePair& x, const DuplicatePair& y) { return x.similarity > y.similarity; });
   return out;

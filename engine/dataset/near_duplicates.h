@@ -34,7 +34,14 @@ struct DuplicatePair {
   double similarity = 0.0;
 };
 
-// Every pair at or above `threshold`, most similar first.
-std::vector<DuplicatePair> find_duplicates(const std::vector<ClipHashes>& clips, double threshold);
+// Every pair at or above `threshold`, most similar first. Up to `exhaustive_limit` clips every pair
+// is compared (n²/2). Above it, only pairs that share one of the four 16-bit bands of some frame
+// hash are (any two frames within 3 bits of each other share one; a copy has several such
+// frames); a band value common to more than kBandBucketLimit clips (black or flat frames) says
+// nothing and is skipped. A pair whose frames all differ in 4 bits or more can then be missed.
+constexpr size_t kExhaustiveClips = 5000;
+constexpr size_t kBandBucketLimit = 2000;
+std::vector<DuplicatePair> find_duplicates(const std::vector<ClipHashes>& clips, double threshold,
+                                           size_t exhaustive_limit = kExhaustiveClips);
 
 }  // namespace ws::dataset
