@@ -35,6 +35,8 @@ QString RunQueueModel::startText(int row) const {
   if (e.state == QueueEntry::State::Starting) return tr("starting now");
   if (e.state == QueueEntry::State::Failed) return tr("—");
   if (queue_->paused()) return tr("when the queue resumes");
+  if (!queue_->waitingFor().isEmpty())
+    return tr("after %1 (running elsewhere)").arg(QFileInfo(queue_->waitingFor()).fileName());
   const qint64 at = queue_->estimatedStartMs(row);
   if (at < 0) {
     int ahead = 0;  // runs that train before this one
@@ -63,7 +65,11 @@ QVariant RunQueueModel::data(const QModelIndex& index, int role) const {
     case ProcessesColumn: return e.processes;
     case StateColumn:
       switch (e.state) {
-        case QueueEntry::State::Waiting: return queue_->paused() ? tr("paused") : tr("waiting");
+        case QueueEntry::State::Waiting:
+          return queue_->paused() ? tr("paused")
+                 : queue_->waitingFor().isEmpty()
+                     ? tr("waiting")
+                     : tr("waiting for %1, running elsewhere").arg(QFileInfo(queue_->waitingFor()).fileName());
         case QueueEntry::State::Starting: return tr("starting");
         case QueueEntry::State::Failed: return tr("failed: %1").arg(e.reason);
       }

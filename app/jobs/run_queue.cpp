@@ -9,12 +9,14 @@
 #include <QJsonDocument>
 #include <QJsonObject>
 #include <QSaveFile>
+#include <QTimer>
 
 #include <algorithm>
 
 #include "config/run_config.h"
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
+#include "runfolder/run_lock.h"
 #include "runfolder/run_event.h"
 #include "runfolder/run_paths.h"
 #include "runfolder/regular_file.h"
@@ -250,8 +252,34 @@ qint64 RunQueue::estimatedStartMs(int index) const {
   return lastEtaAtMs_ + qint64(lastEtaS_ * 1000.0);
 }
 
+// A run folder in the workspace whose lock a worker holds: another studio's run, or one started
+// in a terminal, or one this studio started before it was restarted.
+static QString runTrainingIn(const QString& workspace) {
+  const QFileInfoList dirs = QDir(workspace).entryInfoList(QDir::Dirs | QDir::NoDotAndDotDot);
+  for (const QFileInfo& d : dirs)
+    if (runLockHolder(d.absoluteFilePath()) > 0) return d.absoluteFilePath();
+  return {};
+}
+
 void RunQueue::pump() {
   if (paused_ || workspace_.isEmpty() || current_ || !jobs_->liveJobs().isEmpty()) return;
+  const bool anyWaiting = std::any_of(entries_.begin(), entries_.end(),
+                                      [](const QueueEntry& e) { return e.state == QueueEntry::State::Waiting; });
+  const QString elsewhere = anyWaiting ? runTrainingIn(workspace_) : QString();
+  if (elsewhere != waitingFor_) {
+    waitingFor_ = elsewhere;
+    Q_EMIT changed();
+  }
+  if (!elsewhere.isEmpty()) {
+    if (!elsewhereTimer_) {
+      elsewhereTimer_ = new QTimer(this);
+      elsewhereTimer_->setSingleShot(true);
+      connect(elsewhereTimer_, &QTimer::timeout, this, &RunQueue::pump);
+    }
+    elsewhereTimer_->start(kElsewherePollMs);
+    Q_EMIT heldBack(elsewhere);
+    return;
+  }
   for (int i = 0; i < entries_.size(); ++i) {
     if (entries_[i].state == QueueEntry::State::Waiting) {
       startEntry(i);

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: Apache-2.0
 // The run queue: runs waiting to train one after another, kept in the workspace on disk
 // (<workspace>/.wanstudio-queue.json, written atomically on every change) so it survives a
-// restart or a crash of the studio. The queue starts its next run when no worker trains in this
-// studio and it is not paused. A run leaves the queue only once its worker has said `started`
-// (the run trains); one that cannot start, or whose worker ends before `started`, stays in the
-// queue as failed with the reason, until it is retried or removed. Entries can be reordered,
+// restart or a crash of the studio. The queue starts its next run when no worker trains in the
+// workspace, whoever started it (this studio, another one, a terminal: a run folder whose .lock a
+// worker holds), and it is not paused; while another's run trains it looks again every few seconds. A run leaves the
+// queue only once its worker has said `started` (the run trains); one that cannot start, or whose worker ends before
+// `started`, stays in the queue as failed with the reason, until it is retried or removed. Entries can be reordered,
 // edited (their run.yaml) and removed until they start.
 #pragma once
 
@@ -12,6 +13,8 @@
 #include <QObject>
 #include <QPointer>
 #include <QString>
+
+class QTimer;
 
 namespace ws {
 
@@ -64,10 +67,19 @@ class RunQueue : public QObject {
   // entries: their runs have no length known before they train).
   qint64 estimatedStartMs(int index) const;
   WorkerJob* currentJob() const;
+  // The run folder (under the workspace) a worker this studio did not start trains in, which the
+  // next entry waits for; empty when none.
+  QString waitingFor() const { return waitingFor_; }
+  // Looks again now (the studio calls it when its runs list changes).
+  void poke() { pump(); }
+  static constexpr int kElsewherePollMs = 3000;
 
  Q_SIGNALS:
   void changed();
   void runStarted(const QString& runDir);  // a run left the queue: it trains
+  // The next entry was held back because a worker this studio did not start trains in `runDir`
+  // (each look, every kElsewherePollMs while it lasts).
+  void heldBack(const QString& runDir);
 
  private:
   // Starts the next waiting entry when nothing trains and the queue is not paused.
@@ -84,6 +96,8 @@ class RunQueue : public QObject {
   bool paused_ = false;
   QPointer<WorkerJob> current_;
   QString currentId_;
+  QString waitingFor_;
+  QTimer* elsewhereTimer_ = nullptr;
   double lastEtaS_ = -1;
   qint64 lastEtaAtMs_ = 0;
   int nextId_ = 1;

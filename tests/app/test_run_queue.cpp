@@ -24,6 +24,7 @@
 #include "jobs/job_manager.h"
 #include "jobs/run_queue.h"
 #include "jobs/worker_job.h"
+#include "runfolder/run_lock.h"
 #include "test_paths.h"
 
 using namespace ws;
@@ -195,6 +196,39 @@ class TestRunQueue : public QObject {
     QVERIFY(q.retry(q.entries().at(0).id));
     QTRY_COMPARE_WITH_TIMEOUT(started.size(), 3, 30'000);
     QVERIFY(q.entries().isEmpty());
+  }
+
+  // A run this studio did not start (another studio's, a terminal's: here `flock` holding the run
+  // folder's .lock as the worker does) keeps the queue waiting, said in the queue's state; once its
+  // worker is gone the queue starts the next run on its own.
+  void waitsForARunItDidNotStart() {
+    QTemporaryDir ws;
+    const QString other = ws.filePath(QStringLiteral("theirs"));
+    QDir().mkpath(other);
+    QProcess holder;
+    holder.start(QStringLiteral("flock"), {QStringLiteral("-x"), QStringLiteral("-o"), other + QStringLiteral("/.lock"),
+                                           QStringLiteral("sleep"), QStringLiteral("30")});
+    QVERIFY(holder.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(runLockHolder(other) > 0, 10'000);
+    JobManager jobs;
+    RunQueue q(&jobs);
+    QSignalSpy held(&q, &RunQueue::heldBack);
+    QSignalSpy started(&q, &RunQueue::runStarted);
+    QVERIFY(q.open(ws.path()));
+    q.add(writeRun(ws.path(), QStringLiteral("mine"), 5), 1);
+    QCOMPARE(q.waitingFor(), other);
+    RunQueueModel model(&q);
+    QCOMPARE(model.index(0, RunQueueModel::StateColumn).data().toString(),
+             QStringLiteral("waiting for theirs, running elsewhere"));
+    QTRY_VERIFY_WITH_TIMEOUT(held.size() >= 3, 20'000);  // it looked again, twice, and still waits
+    QVERIFY(jobs.liveJobs().isEmpty());
+    QCOMPARE(started.size(), 0);
+    holder.kill();
+    holder.waitForFinished();
+    QTRY_COMPARE_WITH_TIMEOUT(started.size(), 1, 20'000);
+    QCOMPARE(started.at(0).at(0).toString(), ws.filePath(QStringLiteral("mine")));
+    QVERIFY(q.waitingFor().isEmpty());
+    QTRY_VERIFY_WITH_TIMEOUT(jobs.liveJobs().isEmpty(), 30'000);
   }
 
   void aCrashWhileStartingIsSortedOutOnOpen() {
