@@ -18,6 +18,9 @@ inline constexpr const char* kEngineLog = "logs/engine.log";
 inline constexpr const char* kLockFile = ".lock";
 inline constexpr const char* kSampleDir = "sample";
 inline constexpr const char* kTrainerState = "trainer_state/state.json";
+// A file inside a checkpoint that rotation (checkpoints_total_limit) never removes: written for a
+// checkpoint saved on request (Save Now, `save` on the worker's stdin).
+inline constexpr const char* kKeptMarker = "KEPT";
 
 bool parse_checkpoint_name(std::string_view name, int64_t* step = nullptr);
 std::string checkpoint_name(int64_t step);  // "checkpoint-500"

@@ -2,8 +2,10 @@
 #include "pages/dataset_edit_bar.h"
 
 #include <QDragEnterEvent>
+#include <QDirIterator>
 #include <QDropEvent>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHBoxLayout>
 #include <QItemSelectionModel>
 #include <QLabel>
@@ -253,20 +255,42 @@ bool DatasetEditBar::eventFilter(QObject* watched, QEvent* event) {
   if (watched != page_->grid()->viewport()) return QWidget::eventFilter(watched, event);
   if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
     auto* e = static_cast<QDropEvent*>(event);
-    if (e->mimeData()->hasUrls() && !page_->model()->path().isEmpty()) {
+    if (e->mimeData()->hasUrls()) {
       e->acceptProposedAction();
       return true;
     }
   } else if (event->type() == QEvent::Drop) {
     auto* e = static_cast<QDropEvent*>(event);
-    QStringList files;
+    QStringList paths;
     for (const QUrl& u : e->mimeData()->urls())
-      if (u.isLocalFile()) files << u.toLocalFile();
-    if (!files.isEmpty()) {
-      addFiles(files);
-      e->acceptProposedAction();
+      if (u.isLocalFile()) paths << u.toLocalFile();
+    if (paths.isEmpty()) return QWidget::eventFilter(watched, event);
+    e->acceptProposedAction();
+    // Nothing open: the dropped dataset (a metadata.json or a folder) opens.
+    if (page_->model()->path().isEmpty()) {
+      QString error;
+      if (!page_->openDataset(paths.front(), &error) && !error.isEmpty()) progress_->setText(error);
       return true;
     }
+    // Into an open dataset: files as they are, folders by the media files inside them.
+    QStringList files;
+    for (const QString& p : paths) {
+      if (!QFileInfo(p).isDir()) {
+        files << p;
+        continue;
+      }
+      QDirIterator it(p, QDir::Files | QDir::NoDotAndDotDot, QDirIterator::Subdirectories);
+      while (it.hasNext()) {
+        const QString f = it.next();
+        const std::string name = f.toStdString();
+        if (!it.fileName().startsWith(QLatin1Char('.')) &&
+            (dataset::is_video_name(name) || dataset::is_picture_name(name)))
+          files << f;
+      }
+    }
+    files.sort();
+    addFiles(files);
+    return true;
   }
   return QWidget::eventFilter(watched, event);
 }

@@ -2,8 +2,10 @@
 #include "pages/dataset_page.h"
 
 #include <QComboBox>
+#include <QDir>
 #include <QDoubleSpinBox>
 #include <QFileDialog>
+#include <QFileInfo>
 #include <QHeaderView>
 #include <QStackedWidget>
 #include <QTabWidget>
@@ -15,6 +17,7 @@
 #include <QLabel>
 #include <QLineEdit>
 #include <QListView>
+#include <QMenu>
 #include <QMessageBox>
 #include <QPlainTextEdit>
 #include <QPushButton>
@@ -248,7 +251,11 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
     connect(b, qOverload<int>(&QSpinBox::valueChanged), this, &DatasetPage::applyTrainingShape);
   connect(extraction_, &ExtractionPicker::changed, this, &DatasetPage::applyTrainingShape);
   connect(trainer_, qOverload<int>(&QComboBox::currentIndexChanged), this, &DatasetPage::applyTrainingShape);
-  connect(open, &QPushButton::clicked, this, &DatasetPage::chooseAndOpen);
+  // Open… offers both kinds of dataset: a metadata.json, or a folder (clips with .txt captions).
+  auto* openMenu = new QMenu(open);
+  openMenu->addAction(tr("metadata.json…"), this, &DatasetPage::chooseAndOpen);
+  openMenu->addAction(tr("Folder of clips…"), this, &DatasetPage::chooseFolderAndOpen);
+  open->setMenu(openMenu);
   connect(save_, &QPushButton::clicked, this, &DatasetPage::save);
   connect(revert_, &QPushButton::clicked, this, &DatasetPage::revert);
   connect(check_, &QPushButton::clicked, this, &DatasetPage::checkFiles);
@@ -311,7 +318,20 @@ bool DatasetPage::maybeKeepEdits() {
   return answer == QMessageBox::Discard;
 }
 
-bool DatasetPage::openDataset(const QString& path, QString* error) {
+bool DatasetPage::openDataset(const QString& given, QString* error) {
+  QString path = given;
+  if (QFileInfo(given).isDir()) {
+    // A folder: its metadata.json, or a new one made from its clips and .txt captions.
+    path = QDir(given).filePath(QStringLiteral("metadata.json"));
+    if (!QFileInfo::exists(path)) {
+      if (edits_->importFolder(given, path)) {
+        status_->setText(tr("%1 has no metadata.json: making one from its clips and captions…").arg(given));
+        return true;
+      }
+      if (error) *error = tr("%1: an import is already running").arg(given);
+      return false;
+    }
+  }
   if (!maybeKeepEdits()) return false;
   QString err;
   if (!model_->load(path, &err)) {
@@ -327,6 +347,14 @@ bool DatasetPage::openDataset(const QString& path, QString* error) {
   visibleTimer_->start();
   Q_EMIT datasetOpened(path);
   return true;
+}
+
+void DatasetPage::chooseFolderAndOpen() {
+  const QString dir = QFileDialog::getExistingDirectory(this, tr("A dataset folder (its metadata.json, or its clips "
+                                                                 "and .txt captions)"));
+  if (dir.isEmpty()) return;
+  QString error;
+  if (!openDataset(dir, &error) && !error.isEmpty()) QMessageBox::warning(this, tr("Cannot open the dataset"), error);
 }
 
 void DatasetPage::chooseAndOpen() {

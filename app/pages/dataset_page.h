@@ -45,6 +45,8 @@ class DatasetPage : public QWidget {
   static constexpr int kCaptionEditLimit = 20000;
 
   // Opens a metadata.json (asking about unsaved edits first); false with `error` when it cannot be read.
+  // A folder opens its metadata.json, or, without one, is imported into <folder>/metadata.json (New
+  // from folder's import, on its thread; the result opens when it is written).
   bool openDataset(const QString& path, QString* error = nullptr);
   // Unsaved edits: ask to save or discard (true: go on). Always true when nothing is modified.
   bool maybeKeepEdits();
@@ -86,6 +88,7 @@ class DatasetPage : public QWidget {
   // Shows the current row again (after edits made elsewhere, such as a find and replace).
   void refreshCurrent() { showRow(currentRow()); }
   void chooseAndOpen();
+  void chooseFolderAndOpen();
   bool save();
   void revert();
   void checkFiles();

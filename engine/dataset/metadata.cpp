@@ -113,7 +113,15 @@ Metadata parse_metadata(const std::string& text, const std::string& path, const 
 
 Metadata read_metadata(const std::string& path, const std::string& train_data_dir) {
   if (!fs::exists(path)) throw Error(path + ": no such file");
-  if (fs::is_dir(path)) throw Error(path + ": is a folder, expected a metadata.json file");
+  if (fs::is_dir(path)) {
+    // A dataset's folder stands for the metadata.json inside it.
+    const std::string inside = fs::join(path, "metadata.json");
+    if (fs::exists(inside) && !fs::is_dir(inside)) return read_metadata(inside, train_data_dir);
+    throw Error(path +
+                ": is a folder without a metadata.json (make one from its clips and .txt captions with "
+                "`wanstudio-engine dataset import " +
+                path + " --output " + inside + "`, or the studio's New from folder)");
+  }
   return parse_metadata(fs::read_file(path), path, train_data_dir);
 }
 

@@ -235,6 +235,10 @@ Checkpoint RunDir::commit_checkpoint(CheckpointWriter& w, std::optional<int64_t>
   fsync_tree(w.dir_);
   remove_or_throw(old);
   bool replaced = false;
+  // A kept checkpoint written again at its step (the final save, say) stays kept.
+  const bool was_kept = fs::exists(fs::join(final_dir, contract::kKeptMarker));
+  if (was_kept && !fs::exists(fs::join(w.dir_, contract::kKeptMarker)))
+    fs::write_file_atomic(fs::join(w.dir_, contract::kKeptMarker), "kept before it was written again\n");
   if (fs::exists(final_dir)) {
     rename_or_throw(final_dir, old);
     replaced = true;
@@ -266,16 +270,31 @@ void RunDir::prune(std::optional<int64_t> total_limit, const std::string& keep) 
   if (!total_limit) return;
   const auto limit = static_cast<size_t>(std::max<int64_t>(*total_limit, 1));
   // Oldest first until `limit` are left, never the one just written nor the best one
-  // (keep_best), which may so stay beside the others.
+  // (keep_best), which may so stay beside the others. Kept checkpoints (Save Now) are neither
+  // removed nor counted.
   auto all = checkpoints();
-  size_t count = all.size();
+  size_t count = 0;
+  for (const auto& c : all) count += !is_kept(c.name);
   for (const auto& c : all) {
     if (count <= limit) break;
+    if (is_kept(c.name)) continue;
     if (c.name == keep || (best_ && c.step == best_->step)) continue;
     remove_checkpoint_dir(c.name);
     ws::log::info("removed {} (checkpoints_total_limit {})", c.name, *total_limit);
     --count;
   }
+}
+
+bool RunDir::keep_checkpoint(int64_t step, const std::string& why) {
+  if (!has_checkpoint(step)) return false;
+  const std::string name = checkpoint_name(step);
+  fs::write_file_atomic(fs::join(file(name), contract::kKeptMarker), why + "\n");
+  ws::log::info("{} is kept: checkpoints_total_limit never removes it ({})", name, why);
+  return true;
+}
+
+bool RunDir::is_kept(const std::string& checkpoint) const {
+  return fs::exists(fs::join(file(checkpoint), contract::kKeptMarker));
 }
 
 void RunDir::clear_best() {

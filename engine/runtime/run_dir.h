@@ -112,6 +112,10 @@ class RunDir {
   const std::optional<contract::BestCheckpoint>& best() const { return best_; }
   void set_best(const contract::BestCheckpoint& best, std::optional<int64_t> total_limit);
   void clear_best();  // a resume from before the best: that figure belongs to a discarded future
+  // Marks checkpoint `step` as kept (contract::kKeptMarker): rotation never removes it and does not
+  // count it among the newest N. False when there is no such checkpoint.
+  bool keep_checkpoint(int64_t step, const std::string& why);
+  bool is_kept(const std::string& checkpoint) const;
 
  private:
   void recover();

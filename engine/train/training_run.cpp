@@ -200,6 +200,8 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
         if (run_ && run_->committed(step))
           events.log("info", "save: " + contract::checkpoint_name(step) + " is already saved");
         ensure_checkpoint(t, step);
+        // Asked for by a person: rotation must not take it away minutes later.
+        if (run_) run_->keep_checkpoint(step, "saved on request at step " + std::to_string(step));
       }
     }
     const int64_t step = t.global_step();

@@ -10,6 +10,7 @@
 #include <QHeaderView>
 #include <QLabel>
 #include <QLineEdit>
+#include <QMimeData>
 #include <QListView>
 #include <QPushButton>
 #include <QSignalSpy>
@@ -146,6 +147,49 @@ class TestDatasetCuration : public QObject {
     QVERIFY(again.wait(10000));
     QCOMPARE(second.decodedCount(), 1);
     QVERIFY(ThumbnailLoader::contentKey(a) != ThumbnailLoader::contentKey(copy));
+  }
+
+  // A folder is a dataset wherever one is asked for: opened (its metadata.json, or one made from its
+  // clips and .txt captions), dropped on an empty page, or dropped into an open dataset (its clips
+  // become rows).
+  void foldersOpenAsDatasets() {
+    const QString folder = tmp_.filePath("plain");
+    QDir().mkpath(folder + "/sub");
+    writePan(folder + "/one.mp4", 1, 17);
+    writePan(folder + "/sub/two.mp4", 2, 17);
+    QFile caption(folder + "/one.txt");
+    QVERIFY(caption.open(QIODevice::WriteOnly));
+    caption.write("a plain caption file\n");
+    caption.close();
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QSignalSpy imported(page.edits(), &DatasetEditBar::importFinished);
+    QVERIFY(page.openDataset(folder));
+    QVERIFY(imported.wait(30000));
+    QCOMPARE(imported.at(0).at(1).toString(), QString());
+    QCOMPARE(page.model()->path(), folder + "/metadata.json");
+    QCOMPARE(page.model()->rowCount(), 2);
+    QCOMPARE(page.model()->index(0).data(DatasetModel::CaptionRole).toString(), QStringLiteral("a plain caption file"));
+    // Opened again: the folder's metadata.json, no second import.
+    DatasetPage again;
+    QVERIFY(again.openDataset(folder));
+    QCOMPARE(again.model()->path(), folder + "/metadata.json");
+    // The engine reads the folder as its metadata.json too.
+    QCOMPARE(dataset::read_metadata(folder.toStdString()).rows.size(), size_t{2});
+    // A folder dropped into an open dataset: its clips become rows.
+    const QString more = tmp_.filePath("more");
+    QDir().mkpath(more);
+    writePan(more + "/three.mp4", 3, 9);
+    writePan(more + "/.hidden.mp4", 3, 9);
+    auto* mime = new QMimeData;
+    mime->setUrls({QUrl::fromLocalFile(more)});
+    QDragEnterEvent enter(QPoint(5, 5), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(again.grid()->viewport(), &enter);
+    QVERIFY(enter.isAccepted());
+    QDropEvent drop(QPointF(5, 5), Qt::CopyAction, mime, Qt::LeftButton, Qt::NoModifier);
+    QApplication::sendEvent(again.grid()->viewport(), &drop);
+    delete mime;
+    QVERIFY2(again.model()->rowCount() == 3, qPrintable(again.edits()->lastProblems().join("; ")));
   }
 
   void filterExpressions() {

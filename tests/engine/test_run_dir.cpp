@@ -196,6 +196,17 @@ class TestRunDir : public QObject {
     fill(low.dir(), "low");
     run.commit_checkpoint(low, 0);
     QCOMPARE(steps(run.checkpoints()), (std::vector<int64_t>{350}));
+    // A kept checkpoint (Save Now) is never pruned and not counted: with a limit of 2, the two
+    // newest others stay beside it.
+    QVERIFY(run.keep_checkpoint(350, "saved on request"));
+    QVERIFY(!run.keep_checkpoint(351, "no such checkpoint"));
+    for (int64_t s = 7; s <= 9; ++s) {
+      auto k = run.begin_checkpoint(s * 100);
+      fill(k.dir(), std::to_string(s));
+      run.commit_checkpoint(k, 2);
+    }
+    QCOMPARE(steps(run.checkpoints()), (std::vector<int64_t>{350, 800, 900}));
+    QVERIFY(run.is_kept("checkpoint-350"));
     // Folders that are not checkpoints are never pruned.
     QVERIFY(stdfs::is_directory(run.logs_dir()));
   }
