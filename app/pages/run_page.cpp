@@ -1,5 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pages/run_page.h"
+#include "runfolder/run_lock.h"
+
+#include <signal.h>
 
 #include <QDateTime>
 #include <QDesktopServices>
@@ -24,6 +27,7 @@
 #include <climits>
 #include <cmath>
 
+#include "runfolder/run_lock.h"
 #include "jobs/events_file_tail.h"
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
@@ -332,11 +336,23 @@ bool RunPage::canResume(QString* why) const {
 
 void RunPage::refreshButtons() {
   const bool live = job_ && job_->isRunning();
-  cancel_->setVisible(live);
-  save_->setVisible(live);
-  save_->setEnabled(live && !job_->cancelRequested());
-  kill_->setVisible(live);
-  cancel_->setEnabled(live && !job_->cancelRequested());
+  // A run training elsewhere on this machine is controlled through its worker's PID (the holder
+  // of the run's .lock): SIGUSR1 saves, SIGTERM cancels, SIGKILL kills.
+  const bool elsewhere = !live && status_.state == RunState::Running && status_.elsewhere;
+  const qint64 pid = elsewhere ? runLockHolder(runDir_) : 0;
+  const QString unreachable =
+      tr("No worker on this machine holds the run's lock: it trains on another machine, or its worker is gone");
+  for (QPushButton* b : {cancel_, save_, kill_}) {
+    b->setVisible(live || elsewhere);
+    b->setToolTip(elsewhere && pid == 0 ? unreachable : QString());
+  }
+  save_->setEnabled((live && !job_->cancelRequested()) || pid > 0);
+  kill_->setEnabled(live || pid > 0);
+  cancel_->setEnabled((live && !job_->cancelRequested()) || pid > 0);
+  if (pid > 0)
+    for (QPushButton* b : {cancel_, save_, kill_})
+      b->setToolTip(tr("The run trains without this studio (worker PID %1): the worker is sent a signal").arg(pid));
+  if (!elsewhere) kill_->setToolTip(tr("Stop the worker now; the last complete checkpoint stays valid"));
   resume_->setVisible(!live && hasEnded(status_.state));
   if (!resume_->isVisibleTo(this)) return;
   QString why;
@@ -364,18 +380,29 @@ void RunPage::refreshLastLines() {
   lastLines_->setPlainText(lines.join(QLatin1Char('\n')));
 }
 
+// Signals the worker of a run this studio did not start; false when none holds its lock here.
+bool RunPage::signalElsewhere(int signal) {
+  if (job_ && job_->isRunning()) return false;
+  const qint64 pid = runLockHolder(runDir_);  // read again: the holder at this instant
+  if (pid <= 0 || pid == QCoreApplication::applicationPid()) return false;
+  return ::kill(pid_t(pid), signal) == 0;
+}
+
 void RunPage::cancelRun() {
   if (job_ && job_->isRunning()) job_->cancel();
+  else signalElsewhere(SIGTERM);
   refreshStatus();
 }
 
 void RunPage::saveNow() {
   // The `checkpoint` event that follows shows in the event log.
   if (job_ && job_->isRunning()) job_->requestSave();
+  else signalElsewhere(SIGUSR1);
 }
 
 void RunPage::killRun() {
   if (job_ && job_->isRunning()) job_->kill();
+  else signalElsewhere(SIGKILL);
 }
 
 bool RunPage::resume(qint64 maxTrainSteps, QString* error) {

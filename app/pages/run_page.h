@@ -78,6 +78,7 @@ class RunPage : public QWidget {
   void attachJob();
   void refreshStatus();
   void refreshButtons();
+  bool signalElsewhere(int signal);
   void refreshLastLines();
   QString statsText() const;
 

@@ -31,6 +31,13 @@ void install_cancel_handlers(bool watch_stdin) {
   sigemptyset(&sa.sa_mask);
   sigaction(SIGINT, &sa, nullptr);
   sigaction(SIGTERM, &sa, nullptr);
+  // SIGUSR1 is `save` for whoever did not start the worker (no stdin to write to): the studio
+  // that reopens a run training without it, a shell (`kill -USR1 PID`, the PID in <run>/.lock).
+  struct sigaction save {};
+  save.sa_handler = [](int) { g_save.store(true); };
+  sigemptyset(&save.sa_mask);
+  save.sa_flags = SA_RESTART;
+  sigaction(SIGUSR1, &save, nullptr);
   if (watch_stdin) {
     std::thread([] {
       std::string line;

@@ -261,6 +261,51 @@ class TestMainWindow : public QObject {
     QVERIFY(QDir(dir).removeRecursively());
   }
 
+  // A run training without this studio (another studio's, a terminal's) on this machine: Save Now,
+  // Cancel and Kill reach its worker through the PID holding the run's .lock (SIGUSR1, SIGTERM);
+  // with no holder they are shown disabled, saying why.
+  void runElsewhereIsControlledThroughItsLock() {
+    const QString dir = run("elsewhere_live");
+    QDir().mkpath(dir);
+    const double now = QDateTime::currentMSecsSinceEpoch() / 1000.0;
+    append(dir + QStringLiteral("/events.jsonl"), started(now, "upsampler", 0, 100) + step(now, 1, "upsampler", 0.9));
+    QProcess worker;  // holds the lock as the engine does, and notes the signals it gets
+    worker.start(QStringLiteral("python3"), {QStringLiteral("-c"), QStringLiteral(R"(
+import fcntl, os, signal, sys, time
+d = sys.argv[1]
+f = open(os.path.join(d, ".lock"), "w")
+fcntl.flock(f, fcntl.LOCK_EX)
+def note(name):
+    open(os.path.join(d, name), "w").close()
+signal.signal(signal.SIGUSR1, lambda *a: note("usr1"))
+signal.signal(signal.SIGTERM, lambda *a: (note("term"), sys.exit(0)))
+note("ready")
+while True:
+    time.sleep(0.05)
+)"),
+                                             dir});
+    QVERIFY(worker.waitForStarted());
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(dir + QStringLiteral("/ready")), 10'000);
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    w.openRun(dir);
+    RunPage* page = w.runPage();
+    QVERIFY(page->status().elsewhere);
+    QTRY_VERIFY_WITH_TIMEOUT(page->saveButton()->isVisible() && page->saveButton()->isEnabled(), 5000);
+    QVERIFY(page->saveButton()->toolTip().contains(QString::number(worker.processId())));
+    QTest::mouseClick(page->saveButton(), Qt::LeftButton);
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo::exists(dir + QStringLiteral("/usr1")), 10'000);
+    QVERIFY(page->cancelButton()->isEnabled());
+    QTest::mouseClick(page->cancelButton(), Qt::LeftButton);
+    QVERIFY(worker.waitForFinished(10'000));
+    QVERIFY(QFileInfo::exists(dir + QStringLiteral("/term")));
+    // Nobody holds the lock now, but the events are still fresh: shown, disabled, with the reason.
+    append(dir + QStringLiteral("/events.jsonl"), step(now + 1, 2, "upsampler", 0.8));
+    QTRY_VERIFY_WITH_TIMEOUT(!page->saveButton()->isEnabled(), 5000);
+    QVERIFY(page->saveButton()->toolTip().contains(QStringLiteral("another machine")));
+    QVERIFY(QDir(dir).removeRecursively());
+  }
+
   void liveWorkerCanBeCancelledFromThePage() {
     const QString dir = run("live_run");
     QDir().mkpath(dir);

@@ -39,6 +39,23 @@ for f in latent_upsampler/diffusion_pytorch_model.safetensors trainer_state/opti
   cmp -s "$tmp/s/checkpoint-40/$f" "$tmp/r/checkpoint-40/$f" || fail "resumed from checkpoint-$saved: $f differs"
 done
 
+# A checkpoint saved on request is kept: it holds the KEPT marker.
+[ -f "$tmp/s/checkpoint-$saved/KEPT" ] || fail "checkpoint-$saved saved on request has no KEPT marker"
+
+# 1b. SIGUSR1 is `save` too (for a studio or shell that did not start the worker), and rotation
+#     (checkpoints_total_limit 1, a checkpoint every 5 steps) never removes the kept checkpoint.
+"$engine" train-upsampler "${up[@]}" --max_train_steps 40 --checkpointing_steps 5 --checkpoints_total_limit 1 \
+  --output_dir "$tmp/u" </dev/null >/dev/null 2>"$tmp/u.err" &
+pid=$!
+has_step_2u() { steps_of step "$tmp/u/events.jsonl" | grep -qx 2; }
+wait_for "step 2 of run u" 600 has_step_2u
+kill -USR1 $pid
+wait $pid || fail "run u exited $?: $(tail -3 "$tmp/u.err")"
+kept=$(grep -l . "$tmp"/u/checkpoint-*/KEPT 2>/dev/null | sed 's|.*/checkpoint-\([0-9]*\)/KEPT|\1|')
+[ -n "$kept" ] || fail "SIGUSR1 saved no kept checkpoint: $(ls "$tmp/u")"
+[ "$(ls -d "$tmp"/u/checkpoint-* | xargs -n1 basename | sort -t- -k2 -n | tr '\n' ' ')" = "checkpoint-$kept checkpoint-40 " ] ||
+  fail "rotation with a kept checkpoint left: $(ls "$tmp/u" | tr '\n' ' ')"
+
 # 2. keep_best (upsampler): a validation every step, at most 1 checkpoint besides the best one.
 best_run() {
   "$engine" train-upsampler "${up[@]}" --max_train_steps 8 --checkpointing_steps 100000 --checkpoints_total_limit 1 \
