@@ -222,6 +222,13 @@ void MainWindow::quitStoppingWorkers(bool kill) {
   closeWhenWorkersStopped();
 }
 
+void MainWindow::quitKeepingWorkers() {
+  if (!datasetPage_->maybeKeepEdits()) return;  // asked before the workers are let go
+  for (WorkerJob* job : jobs_->liveJobs()) job->detach();
+  keepEditsAsked_ = true;
+  close();
+}
+
 void MainWindow::closeWhenWorkersStopped() {
   if (!closing_) {
     closing_ = true;
@@ -250,16 +257,24 @@ void MainWindow::closeEvent(QCloseEvent* event) {
   if (!live.isEmpty()) {
     event->ignore();
     if (closing_) return;  // already waiting for them
-    const auto answer =
-        QMessageBox::question(this, tr("Quit Wan Studio"),
-                              tr("%n run(s) are training. Cancel them (each stops after its current step and writes a "
-                                 "checkpoint) and quit when they have stopped?",
-                                 nullptr, int(live.size())),
-                              QMessageBox::Yes | QMessageBox::No, QMessageBox::No);
-    if (answer == QMessageBox::Yes) quitStoppingWorkers(false);
+    // Workers outlive the studio: keeping them training is the first choice, not a trap.
+    QMessageBox box(QMessageBox::Question, tr("Quit Wan Studio"),
+                    tr("%n run(s) are training.", nullptr, int(live.size())), QMessageBox::NoButton, this);
+    box.setInformativeText(
+        tr("Keep training: the workers go on without the studio; open it again to "
+           "follow them, Save, Cancel or Kill them. Cancel runs: each stops after its "
+           "current step and writes a checkpoint, then the studio quits."));
+    QPushButton* keep = box.addButton(tr("Keep Training and Quit"), QMessageBox::AcceptRole);
+    QPushButton* stop = box.addButton(tr("Cancel Runs and Quit"), QMessageBox::DestructiveRole);
+    QPushButton* stay = box.addButton(tr("Don't Quit"), QMessageBox::RejectRole);
+    box.setDefaultButton(keep);
+    box.setEscapeButton(stay);
+    box.exec();
+    if (box.clickedButton() == keep) quitKeepingWorkers();
+    else if (box.clickedButton() == stop) quitStoppingWorkers(false);
     return;
   }
-  if (!datasetPage_->maybeKeepEdits()) {  // unsaved captions: Save, Discard or stay
+  if (!keepEditsAsked_ && !datasetPage_->maybeKeepEdits()) {  // unsaved captions: Save, Discard or stay
     event->ignore();
     return;
   }

@@ -29,6 +29,8 @@ class MainWindow : public QMainWindow {
   // Quit without asking (SIGINT/SIGTERM): cancel the live workers and close once they have
   // stopped; with `kill`, kill them first.
   void quitStoppingWorkers(bool kill);
+  // Quits now and leaves every worker training (WorkerJob::detach).
+  void quitKeepingWorkers();
 
   JobManager* jobs() const { return jobs_; }
   RunsModel* runsModel() const { return runs_; }
@@ -68,6 +70,7 @@ class MainWindow : public QMainWindow {
   DatasetPage* datasetPage_;
   ComparePage* comparePage_;
   bool closing_ = false;
+  bool keepEditsAsked_ = false;  // quitKeepingWorkers asked about unsaved captions already
 };
 
 }  // namespace ws

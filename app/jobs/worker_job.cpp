@@ -110,6 +110,21 @@ void WorkerJob::kill() {
   signalGroup(SIGKILL);
 }
 
+void WorkerJob::detach() {
+  if (phase_ != Phase::Running || !process_) return;
+  watchdog_.stop();
+  cancelGrace_.stop();
+  process_->disconnect(this);
+  process_->closeWriteChannel();
+  process_->closeReadChannel(QProcess::StandardOutput);
+  process_->closeReadChannel(QProcess::StandardError);
+  // Released, not deleted: ~QProcess would kill the worker. The object lives until the studio exits.
+  process_->setParent(nullptr);
+  process_ = nullptr;
+  detached_ = true;
+  phase_ = Phase::Ended;
+}
+
 void WorkerJob::signalGroup(int signo) {
   if (!process_ || pid_ <= 0 || process_->state() == QProcess::NotRunning) return;
   // The worker leads its own group (setpgid above); if that failed, signal just the process.

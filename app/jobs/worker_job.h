@@ -51,6 +51,12 @@ class WorkerJob : public QObject {
   // `save` line on stdin. False when the worker cannot be asked (not running, stdin gone).
   bool requestSave();
   void kill();  // SIGKILL to the worker's process group
+  // Lets the worker go on without this studio (quit, keep training): its pipes are closed (stdin's
+  // end means nothing to a worker, a broken stdout neither; the run folder keeps every event), the
+  // process is released and never killed. The job counts as ended here; the studio finds the run
+  // again as one running elsewhere.
+  void detach();
+  bool detached() const { return detached_; }
 
   Phase phase() const { return phase_; }
   bool isRunning() const { return phase_ == Phase::Running; }
@@ -92,6 +98,7 @@ class WorkerJob : public QObject {
   int cancelGraceMs_ = kDefaultCancelGraceMs;
 
   Phase phase_ = Phase::NotStarted;
+  bool detached_ = false;
   qint64 pid_ = 0;
   QByteArray stdoutBuf_;
   QByteArray stderrBuf_;

@@ -16,6 +16,8 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <signal.h>
+
 #include "app/fake_worker.h"
 #include "docks/runs_dock.h"
 #include "jobs/job_manager.h"
@@ -507,6 +509,36 @@ exit 0)")
     QVERIFY(w.isVisible());        // still waiting for the worker
     QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), 10'000);
     QCOMPARE(job->result().state, RunState::Cancelled);
+  }
+
+  // Quit, keep training: the window closes at once and the worker goes on without it (its pipes
+  // closed: stdin's end and a broken stdout mean nothing to it), writing its run folder.
+  void quitKeepingTheWorkersTraining() {
+    const QString dir = run("keep_run");
+    QDir().mkpath(dir);
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    auto* job = new WorkerJob;
+    job->setProgram(
+        fake::writeScript(ws_.path(), QStringLiteral("keep.sh"),
+                          QStringLiteral("trap '' PIPE; started 100; step 1; n=2; while [ $n -lt 400 ]; do sleep 0.05; "
+                                         "echo $n >> '%1/alive'; step $n 2>/dev/null; n=$((n+1)); done")
+                              .arg(dir)));
+    job->setRunDirectory(dir);
+    QSignalSpy events(job, &WorkerJob::eventReceived);
+    w.jobs()->addJob(job);
+    QTRY_VERIFY_WITH_TIMEOUT(events.size() >= 2, 10'000);
+    const qint64 pid = job->processId();
+    QVERIFY(pid > 0);
+    w.quitKeepingWorkers();
+    QTRY_VERIFY_WITH_TIMEOUT(!w.isVisible(), 5000);
+    QVERIFY(job->detached());
+    QVERIFY(w.jobs()->liveJobs().isEmpty());
+    // Still training: its file keeps growing after the studio let it go.
+    const qint64 before = QFileInfo(dir + QStringLiteral("/alive")).size();
+    QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(dir + QStringLiteral("/alive")).size() > before + 20, 10'000);
+    QCOMPARE(::kill(pid_t(pid), 0), 0);
+    ::kill(pid_t(pid), SIGKILL);
   }
 
   void remembersTheWorkspace() {
