@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "main_window.h"
 
+#include <memory>
+
 #include <cstdio>
 
 #include <QAction>
@@ -198,15 +200,41 @@ void MainWindow::newRun() {
 void MainWindow::startRunFromYaml() {
   const QString yaml =
       QFileDialog::getOpenFileName(this, tr("Start Run"), runs_->workspace(), tr("Run configs (*.yaml *.yml)"));
-  if (yaml.isEmpty()) return;
+  if (!yaml.isEmpty()) startRunFile(yaml);
+}
+
+WorkerJob* MainWindow::startRunFile(const QString& yaml) {
   QString error;
   WorkerJob* job = jobs_->startRun(yaml, {}, &error);
   if (!job) {
     QMessageBox::warning(this, tr("Start Run"), error);
-    return;
+    return nullptr;
   }
   statusBar()->showMessage(tr("Started %1").arg(job->arguments().join(QLatin1Char(' '))), 5000);
   if (!job->runDirectory().isEmpty()) openRun(job->runDirectory());
+  // A file that parses but holds bad values fails in the worker before `started`: say so here,
+  // where the person who chose it is looking, not only in a log.
+  auto sawStarted = std::make_shared<bool>(false);
+  connect(job, &WorkerJob::eventReceived, this, [sawStarted](const RunEvent& ev) {
+    if (ev.type == QLatin1String("started")) *sawStarted = true;
+  });
+  connect(job, &WorkerJob::ended, this, [this, job, sawStarted, yaml] {
+    if (*sawStarted) return;
+    QString why = job->result().reason;
+    const QStringList tail = job->stderrTail();
+    for (const QString& line : tail)
+      if (line.startsWith(QLatin1String("error:"))) why = line;
+    auto* box = new QMessageBox(QMessageBox::Warning, tr("Start Run"),
+                                tr("%1 did not start.").arg(QFileInfo(yaml).fileName()), QMessageBox::Ok, this);
+    box->setInformativeText(
+        why.isEmpty() ? tr("The worker ended before training (exit %1).").arg(job->result().exitCode) : why);
+    box->setDetailedText(tail.join(QLatin1Char('\n')));
+    box->setAttribute(Qt::WA_DeleteOnClose);
+    box->setObjectName(QStringLiteral("startRunFailed"));
+    box->open();
+    statusBar()->showMessage(tr("%1 did not start: %2").arg(QFileInfo(yaml).fileName(), why));
+  });
+  return job;
 }
 
 void MainWindow::updateStatusBar() {

@@ -9,6 +9,8 @@ class QTabWidget;
 
 namespace ws {
 
+class WorkerJob;
+
 class ComparePage;
 class DatasetPage;
 class JobManager;
@@ -31,6 +33,9 @@ class MainWindow : public QMainWindow {
   void quitStoppingWorkers(bool kill);
   // Quits now and leaves every worker training (WorkerJob::detach).
   void quitKeepingWorkers();
+  // Start Run with a chosen run file; a worker that ends before `started` (bad values in a
+  // well-formed file) is reported in a dialog and the status bar. Null when it cannot start at all.
+  WorkerJob* startRunFile(const QString& yaml);
 
   JobManager* jobs() const { return jobs_; }
   RunsModel* runsModel() const { return runs_; }

@@ -7,6 +7,8 @@
 #include <QLabel>
 #include <QListView>
 #include <QPlainTextEdit>
+#include <QStatusBar>
+#include <QMessageBox>
 #include <QProcess>
 #include <QPushButton>
 #include <QSettings>
@@ -539,6 +541,34 @@ exit 0)")
     QTRY_VERIFY_WITH_TIMEOUT(QFileInfo(dir + QStringLiteral("/alive")).size() > before + 20, 10'000);
     QCOMPARE(::kill(pid_t(pid), 0), 0);
     ::kill(pid_t(pid), SIGKILL);
+  }
+
+  // Start Run with a well-formed file holding a bad value: the worker refuses it before `started`,
+  // and the window says so (it used to do nothing at all).
+  void startRunWithBadValuesSaysWhy() {
+    const QString dir = run("bad_values");
+    QDir().mkpath(dir);
+    const QString yaml = dir + QStringLiteral("/run.yaml");
+    QFile f(yaml);
+    QVERIFY(f.open(QIODevice::WriteOnly));
+    f.write(QStringLiteral("job: upsampler\noutput_dir: %1\nlearning_rate: -1\n").arg(dir).toUtf8());
+    f.close();
+    const QByteArray engineBefore = qgetenv("WANSTUDIO_ENGINE");
+    qputenv("WANSTUDIO_ENGINE", fake::writeScript(ws_.path(), QStringLiteral("refuse.sh"),
+                                                  QStringLiteral("echo 'error: --learning_rate: must be at least 0, "
+                                                                 "got -1' >&2; exit 1"))
+                                    .toUtf8());
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    WorkerJob* job = w.startRunFile(yaml);
+    qputenv("WANSTUDIO_ENGINE", engineBefore);
+    QVERIFY(job);
+    QMessageBox* box = nullptr;
+    QTRY_VERIFY_WITH_TIMEOUT((box = w.findChild<QMessageBox*>(QStringLiteral("startRunFailed"))) != nullptr, 10'000);
+    QVERIFY2(box->informativeText().contains(QStringLiteral("learning_rate")), qPrintable(box->informativeText()));
+    QVERIFY(w.statusBar()->currentMessage().contains(QStringLiteral("did not start")));
+    box->close();
+    QVERIFY(QDir(dir).removeRecursively());
   }
 
   void remembersTheWorkspace() {
