@@ -27,6 +27,8 @@
 #include "item_models/run_queue_model.h"
 #include "item_models/runs_model.h"
 #include "pages/dataset_page.h"
+#include "pages/caption_encoder_panel.h"
+#include "item_models/dataset_model.h"
 #include <QLineEdit>
 
 #include "pages/compare_page.h"
@@ -183,8 +185,13 @@ void MainWindow::openRunFolder() {
 }
 
 void MainWindow::newRun() {
+  // A run trains on the captions on disk: unsaved edits are saved (or dropped) first, on purpose.
+  if (!datasetPage_->maybeKeepEdits()) return;
   NewRunDialog dialog(jobs_, runs_->workspace(), presetsDirectory(), {}, this);
   if (!runs_->workspace().isEmpty()) dialog.setQueue(queue_);
+  // The dataset open on the Dataset page is the one the new run trains on.
+  if (const QString meta = datasetPage_->model()->path(); !meta.isEmpty())
+    dialog.setDataset(meta, datasetPage_->textEncoder()->embeddingsDir());
   if (dialog.exec() != QDialog::Accepted) return;
   if (!dialog.queuedId().isEmpty()) {
     queueDock_->show();
@@ -198,6 +205,7 @@ void MainWindow::newRun() {
 }
 
 void MainWindow::startRunFromYaml() {
+  if (!datasetPage_->maybeKeepEdits()) return;  // the run reads the captions on disk
   const QString yaml =
       QFileDialog::getOpenFileName(this, tr("Start Run"), runs_->workspace(), tr("Run configs (*.yaml *.yml)"));
   if (!yaml.isEmpty()) startRunFile(yaml);

@@ -254,6 +254,14 @@ void NewRunDialog::loadPreset() {
         presetNote_ = tr("Preset %1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
     }
   }
+  if (!dataset_.isEmpty()) {
+    // The open dataset wins over the preset's, which is usually the demo's.
+    values.insert(QStringLiteral("train_data_meta"), dataset_);
+    values.remove(QStringLiteral("train_data_dir"));  // file paths resolve against the metadata's folder
+    values.remove(QStringLiteral("demo_data"));
+    if (!datasetEmbeddings_.isEmpty() && schema.find(QStringLiteral("text_embeddings_dir")))
+      values.insert(QStringLiteral("text_embeddings_dir"), datasetEmbeddings_);
+  }
   values.insert(kOutputDir, runDirectory());
   form_->setValues(values);
   yamlIsSource_ = false;
@@ -276,6 +284,12 @@ void NewRunDialog::onRunNameEdited() {
       yamlIsSource_ && (!yaml_.ok() || !yaml_.typeErrors.isEmpty() || !yaml_.unknownKeys.isEmpty());
   if (!yamlHasErrors && !job_.isEmpty()) writeYamlFromForm();
   revalidate();
+}
+
+void NewRunDialog::setDataset(const QString& metadataPath, const QString& textEmbeddingsDir) {
+  dataset_ = metadataPath;
+  datasetEmbeddings_ = textEmbeddingsDir;
+  loadPreset();
 }
 
 void NewRunDialog::setRunName(const QString& name) {

@@ -49,6 +49,11 @@ class NewRunDialog : public QDialog {
   QString job() const { return job_; }
   bool selectPreset(const QString& path);  // "" = the schema's defaults
   void setRunName(const QString& name);
+  // The dataset the studio has open: every preset then trains on it (train_data_meta, and the
+  // embeddings folder for the experts when given) and never on the demo's stand-in data
+  // (demo_data dropped, so a wrong path is an error, not a silent demo). "" = the preset's own.
+  void setDataset(const QString& metadataPath, const QString& textEmbeddingsDir = {});
+  QString dataset() const { return dataset_; }
   QString runDirectory() const;  // <workspace>/<run name>
   QString yamlText() const;
   void setYamlText(const QString& text);  // as if typed; the form follows after a short pause
@@ -105,6 +110,7 @@ class NewRunDialog : public QDialog {
   QStringList problems_;
   QTimer yamlTimer_;
   QPointer<WorkerJob> started_;
+  QString dataset_, datasetEmbeddings_;
   RunQueue* queue_ = nullptr;
   QString queuedId_;
   QPushButton* queueButton_ = nullptr;

@@ -259,6 +259,23 @@ class TestConfigForm : public QObject {
     QCOMPARE(d->form()->value("video_sample_size"), QVariant(qlonglong(640)));
   }
 
+  // New Run knows the dataset the studio has open: every preset trains on it, and the demo's
+  // stand-in (demo_data) is dropped so a wrong path is an error rather than a silent demo.
+  void newRunTrainsOnTheOpenDataset() {
+    const QString meta = write(QStringLiteral("mine/metadata.json"), "[]");
+    auto d = dialog();
+    QVERIFY(d->setJob("upsampler"));
+    QCOMPARE(d->form()->value("train_data_meta").toString(), QDir::cleanPath(dir_.filePath("data/metadata.json")));
+    QVERIFY(d->yamlText().contains("demo_data"));
+    d->setDataset(meta);
+    QCOMPARE(d->form()->value("train_data_meta").toString(), meta);
+    QVERIFY2(!d->yamlText().contains("demo_data"), qPrintable(d->yamlText()));
+    QVERIFY(d->yamlText().contains("video_sample_size: 256"));  // the rest of the preset stays
+    QVERIFY(d->selectPreset({}));                               // and so it does for any preset
+    QCOMPARE(d->form()->value("train_data_meta").toString(), meta);
+    QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
+  }
+
   void unavailableJobIsDisabledWithTheWorkersMessage() {
     auto d = dialog();
     const int row = d->jobCombo()->findData("experts");
