@@ -11,6 +11,7 @@
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QMessageBox>
+#include <QScrollArea>
 #include <QSettings>
 #include <QStatusBar>
 #include <QTabWidget>
@@ -49,17 +50,17 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   pages_->setDocumentMode(true);
   runPage_ = new RunPage(jobs_, pages_);
   datasetPage_ = new DatasetPage(pages_);
-  pages_->addTab(runPage_, tr("Run"));
-  pages_->addTab(datasetPage_, tr("Dataset"));
   comparePage_ = new ComparePage(runs_, pages_);
-  pages_->addTab(comparePage_, tr("Compare"));
+  addPage(runPage_, tr("Run"));
+  addPage(datasetPage_, tr("Dataset"));
+  addPage(comparePage_, tr("Compare"));
   setCentralWidget(pages_);
 
   runsDock_ = new RunsDock(runs_, this);
   addDockWidget(Qt::LeftDockWidgetArea, runsDock_);
   connect(runsDock_, &RunsDock::runSelected, this, [this](const QString& dir) {
     runPage_->showRun(dir);
-    pages_->setCurrentWidget(runPage_);
+    showPage(runPage_);
   });
   connect(runsDock_, &RunsDock::chooseWorkspaceRequested, this, &MainWindow::chooseWorkspace);
   connect(runs_, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateStatusBar);
@@ -89,7 +90,7 @@ void MainWindow::createMenus() {
   file->addAction(tr("Choose &Workspace…"), QKeySequence::Open, this, &MainWindow::chooseWorkspace);
   file->addAction(tr("Open &Run Folder…"), this, &MainWindow::openRunFolder);
   file->addAction(tr("Open &Dataset…"), this, [this] {
-    pages_->setCurrentWidget(datasetPage_);
+    showPage(datasetPage_);
     datasetPage_->chooseAndOpen();
   });
   file->addSeparator();
@@ -157,7 +158,7 @@ bool MainWindow::compareCheckpoints(const QString& checkpointA, const QString& c
   }
   if (comparePage_->job() == QLatin1String("upsampler")) comparePage_->videoEdit()->setText(input);
   else comparePage_->promptEdit()->setText(input);
-  pages_->setCurrentWidget(comparePage_);
+  showPage(comparePage_);
   comparePage_->render();
   return true;
 }
@@ -166,7 +167,7 @@ void MainWindow::openRun(const QString& runDir) {
   runs_->addRun(runDir);  // listed in the dock even when it lies outside the workspace
   runsDock_->selectRun(runDir);
   runPage_->showRun(runDir);  // also for runs outside the workspace
-  pages_->setCurrentWidget(runPage_);
+  showPage(runPage_);
 }
 
 void MainWindow::chooseWorkspace() {
@@ -182,6 +183,22 @@ void MainWindow::openRunFolder() {
     return;
   }
   openRun(dir);
+}
+
+// Each page in a scroll area: on a small screen (1280×720, a tiled window) a page scrolls
+// instead of forcing the window wider or taller than the screen.
+void MainWindow::addPage(QWidget* page, const QString& title) {
+  auto* scroll = new QScrollArea(pages_);
+  scroll->setWidget(page);
+  scroll->setWidgetResizable(true);
+  scroll->setFrameShape(QFrame::NoFrame);
+  scroll->setAccessibleName(title);
+  pageScrolls_.insert(page, scroll);
+  pages_->addTab(scroll, title);
+}
+
+void MainWindow::showPage(QWidget* page) {
+  if (QScrollArea* s = pageScrolls_.value(page)) pages_->setCurrentWidget(s);
 }
 
 void MainWindow::newRun() {
@@ -277,7 +294,7 @@ void MainWindow::closeWhenWorkersStopped() {
 }
 
 bool MainWindow::openDataset(const QString& metadataPath, bool askUser) {
-  pages_->setCurrentWidget(datasetPage_);
+  showPage(datasetPage_);
   QString error;
   if (datasetPage_->openDataset(metadataPath, &error)) return true;
   if (error.isEmpty()) return false;

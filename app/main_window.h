@@ -3,7 +3,10 @@
 // wires things together; the work lives in the pages, docks, models and jobs.
 #pragma once
 
+#include <QHash>
 #include <QMainWindow>
+
+class QScrollArea;
 
 class QTabWidget;
 
@@ -49,6 +52,8 @@ class MainWindow : public QMainWindow {
   // Errors go to a dialog when `askUser`, else to stderr and the page's status line.
   bool openDataset(const QString& metadataPath, bool askUser = true);
   QTabWidget* pages() const { return pages_; }
+  // Brings a page (runPage(), datasetPage(), ...) to the front.
+  void showPage(QWidget* page);
   // Shows the Compare page with two checkpoint folders (RUN/checkpoint-N) and renders them on
   // `input` (a prompt, or a clip for upsampler runs). False with *error when one cannot be used.
   bool compareCheckpoints(const QString& checkpointA, const QString& checkpointB, const QString& input, QString* error);
@@ -64,6 +69,7 @@ class MainWindow : public QMainWindow {
   void startRunFromYaml();
   void updateStatusBar();
   void closeWhenWorkersStopped();
+  void addPage(QWidget* page, const QString& title);
 
   JobManager* jobs_;
   RunsModel* runs_;
@@ -75,7 +81,8 @@ class MainWindow : public QMainWindow {
   DatasetPage* datasetPage_;
   ComparePage* comparePage_;
   bool closing_ = false;
-  bool keepEditsAsked_ = false;  // quitKeepingWorkers asked about unsaved captions already
+  QHash<QWidget*, QScrollArea*> pageScrolls_;  // page -> the scroll area its tab holds
+  bool keepEditsAsked_ = false;                // quitKeepingWorkers asked about unsaved captions already
 };
 
 }  // namespace ws

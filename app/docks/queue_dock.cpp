@@ -5,6 +5,7 @@
 #include <QDialogButtonBox>
 #include <QFile>
 #include <QFontDatabase>
+#include <QGridLayout>
 #include <QHBoxLayout>
 #include <QHeaderView>
 #include <QMessageBox>
@@ -57,10 +58,13 @@ QueueDock::QueueDock(RunQueueModel* model, QWidget* parent) : QDockWidget(tr("Qu
   });
   connect(view_->selectionModel(), &QItemSelectionModel::currentRowChanged, this, &QueueDock::refreshButtons);
 
-  auto* buttons = new QHBoxLayout;
-  for (QPushButton* b : {up_, down_, edit_, retry_, remove_}) buttons->addWidget(b);
-  buttons->addStretch(1);
-  buttons->addWidget(pause_);
+  // Two rows, so the dock stays narrow enough for a 1280 px screen beside a page.
+  auto* buttons = new QGridLayout;
+  int column = 0;
+  for (QPushButton* b : {up_, down_, edit_}) buttons->addWidget(b, 0, column++);
+  buttons->addWidget(retry_, 1, 0);
+  buttons->addWidget(remove_, 1, 1);
+  buttons->addWidget(pause_, 1, 2);
   auto* layout = new QVBoxLayout(body);
   layout->setContentsMargins(4, 4, 4, 4);
   layout->addWidget(view_, 1);

@@ -59,7 +59,10 @@ TrimBar::TrimBar(DatasetModel* model, QWidget* parent)
   });
   connect(source_, &FrameSource::opened, this, [this](int frames, QSize, double) {
     // The decoder's count wins over the row's when they differ (a file re-encoded since the import).
-    if (frames > 0 && frames != slider_->maximum() + 1) setFrameCount(frames);
+    if (frames > 0 && frames != slider_->maximum() + 1) {
+      setFrameCount(frames);
+      showTrim();  // an untrimmed row's out point is the file's end, now known
+    }
   });
   connect(source_, &FrameSource::failed, this, [this](const QString& m) { status_->setText(m); });
   connect(setIn_, &QPushButton::clicked, this, [this] { in_->setValue(slider_->value()); });

@@ -18,6 +18,9 @@
 #include <QtTest>
 
 #include "dialogs/new_run_dialog.h"
+#include "item_models/dataset_model.h"
+#include "pages/duplicates_dialog.h"
+#include "pages/scene_split_dialog.h"
 #include "jobs/job_manager.h"
 #include "main_window.h"
 #include "test_paths.h"
@@ -95,6 +98,21 @@ class TestAccessibility : public QObject {
     const QStringList missing = unnamed(&d);
     for (const QString& m : missing) qInfo("unnamed: %s", qPrintable(m));
     QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("%1 unnamed:\n").arg(missing.size()) + missing.join('\n')));
+  }
+
+  // The dataset page's own dialogs: the scene splitter and the duplicates list.
+  void datasetDialogsControlsAreNamed() {
+    DatasetModel model;
+    for (QDialog* d : std::initializer_list<QDialog*>{new SceneSplitDialog(ws_.filePath(QStringLiteral("none.mp4"))),
+                                                      new DuplicatesDialog(&model)}) {
+      d->show();
+      const QStringList missing = unnamed(d);
+      for (const QString& m : missing) qInfo("unnamed: %s", qPrintable(m));
+      QVERIFY2(missing.isEmpty(),
+               qPrintable(QStringLiteral("%1 unnamed in %2:\n").arg(missing.size()).arg(d->metaObject()->className()) +
+                          missing.join('\n')));
+      delete d;
+    }
   }
 };
 

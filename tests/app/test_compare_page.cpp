@@ -152,7 +152,7 @@ class TestComparePage : public QObject {
     page()->setEngineProgram(QStringLiteral(WS_ENGINE_EXE));
     window_->resize(1400, 900);
     window_->show();
-    window_->pages()->setCurrentWidget(page());
+    window_->showPage(page());
   }
 
   void expertCheckpointsOfTwoRuns() {

@@ -292,6 +292,7 @@ class TestDatasetCuration : public QObject {
     QSignalSpy opened(t->source(), &FrameSource::opened);
     QVERIFY(opened.wait(10000));
     QCOMPARE(t->slider()->maximum(), 48);
+    QCOMPARE(t->outPoint()->value(), 49);  // untrimmed: the file's end
     QSignalSpy shown(t, &TrimBar::frameShown);
     t->slider()->setValue(8);
     QVERIFY(shown.wait(10000));

@@ -571,6 +571,25 @@ exit 0)")
     QVERIFY(QDir(dir).removeRecursively());
   }
 
+  // Usable on ordinary screens: the window fits 1280×720 with every page (it needed 1442 px).
+  void fitsA1280By720Screen() {
+    MainWindow w(ws_.path(), 60'000);
+    w.resize(1280, 720);
+    w.show();
+    QVERIFY(QTest::qWaitForWindowExposed(&w));
+    for (int i = 0; i < w.pages()->count(); ++i) {
+      w.pages()->setCurrentIndex(i);
+      QCoreApplication::processEvents();
+      QVERIFY2(w.minimumSizeHint().width() <= 1280 && w.minimumSizeHint().height() <= 720,
+               qPrintable(QStringLiteral("page %1 needs %2×%3")
+                              .arg(w.pages()->tabText(i))
+                              .arg(w.minimumSizeHint().width())
+                              .arg(w.minimumSizeHint().height())));
+      QVERIFY2(w.width() <= 1280,
+               qPrintable(QStringLiteral("%1: %2 px wide").arg(w.pages()->tabText(i)).arg(w.width())));
+    }
+  }
+
   void remembersTheWorkspace() {
     {
       MainWindow w(ws_.path(), 60'000);
