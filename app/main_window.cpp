@@ -3,11 +3,14 @@
 
 #include <memory>
 
+#include <algorithm>
 #include <cstdio>
 
 #include <QAction>
 #include <QApplication>
 #include <QCloseEvent>
+#include <QDir>
+#include <QFileInfo>
 #include <QFileDialog>
 #include <QMenuBar>
 #include <QMessageBox>
@@ -28,6 +31,8 @@
 #include "item_models/run_queue_model.h"
 #include "item_models/runs_model.h"
 #include "pages/dataset_page.h"
+#include "jobs/demo_run.h"
+#include "pages/start_page.h"
 #include "pages/caption_encoder_panel.h"
 #include "item_models/dataset_model.h"
 #include <QLineEdit>
@@ -51,6 +56,8 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   runPage_ = new RunPage(jobs_, pages_);
   datasetPage_ = new DatasetPage(pages_);
   comparePage_ = new ComparePage(runs_, pages_);
+  startPage_ = new StartPage(pages_);
+  addPage(startPage_, tr("Start"));
   addPage(runPage_, tr("Run"));
   addPage(datasetPage_, tr("Dataset"));
   addPage(comparePage_, tr("Compare"));
@@ -63,6 +70,27 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
     showPage(runPage_);
   });
   connect(runsDock_, &RunsDock::chooseWorkspaceRequested, this, &MainWindow::chooseWorkspace);
+  // The start page offers; the window acts.
+  connect(startPage_, &StartPage::tryDemoRequested, this, &MainWindow::tryDemo);
+  connect(startPage_, &StartPage::newRunRequested, this, &MainWindow::newRun);
+  connect(startPage_, &StartPage::openDatasetRequested, this, [this] {
+    showPage(datasetPage_);
+    datasetPage_->chooseAndOpen();
+  });
+  connect(startPage_, &StartPage::openDatasetFolderRequested, this, [this] {
+    showPage(datasetPage_);
+    datasetPage_->chooseFolderAndOpen();
+  });
+  connect(startPage_, &StartPage::chooseWorkspaceRequested, this, &MainWindow::chooseWorkspace);
+  connect(startPage_, &StartPage::openWorkspace, this, &MainWindow::setWorkspace);
+  connect(startPage_, &StartPage::openDataset, this, [this](const QString& path) { openDataset(path); });
+  connect(startPage_, &StartPage::openRun, this, &MainWindow::openRun);
+  connect(datasetPage_, &DatasetPage::datasetOpened, this, [this](const QString& path) {
+    StartPage::remember(QStringLiteral("datasets"), path);
+    refreshStartPage();
+  });
+  connect(runs_, &QAbstractItemModel::modelReset, this, &MainWindow::refreshStartPage);
+  connect(runs_, &QAbstractItemModel::rowsInserted, this, &MainWindow::refreshStartPage);
   connect(runs_, &QAbstractItemModel::rowsInserted, this, &MainWindow::updateStatusBar);
   connect(runs_, &QAbstractItemModel::rowsRemoved, this, &MainWindow::updateStatusBar);
   connect(jobs_, &JobManager::changed, this, &MainWindow::updateStatusBar);
@@ -83,6 +111,37 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   restoreGeometry(settings.value(QStringLiteral("mainWindow/geometry")).toByteArray());
   restoreState(settings.value(QStringLiteral("mainWindow/state")).toByteArray());
   setWorkspace(workspace.isEmpty() ? settings.value(QStringLiteral("workspace")).toString() : workspace);
+}
+
+void MainWindow::refreshStartPage() {
+  // The workspace's newest runs first.
+  QList<QPair<double, QString>> runs;
+  for (int r = 0; r < runs_->rowCount(); ++r) runs.append({runs_->summary(r).lastTime, runs_->runDir(r)});
+  std::sort(runs.begin(), runs.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  QStringList dirs;
+  for (int i = 0; i < runs.size() && i < 5; ++i) dirs << runs[i].second;
+  startPage_->refresh(dirs);
+}
+
+void MainWindow::tryDemo() {
+  const QString folder =
+      QFileDialog::getExistingDirectory(this, tr("A folder for the demo (its data and run are written there)"),
+                                        QDir::home().filePath(QStringLiteral("WanStudio-demo")));
+  if (folder.isEmpty()) return;
+  QString error;
+  if (!tryDemoIn(folder, &error)) QMessageBox::warning(this, tr("Try the Demo"), error);
+}
+
+WorkerJob* MainWindow::tryDemoIn(const QString& folder, QString* error) {
+  const QString preset = QDir(presetsDirectory()).filePath(QStringLiteral("demo-upsampler.yaml"));
+  if (presetsDirectory().isEmpty() || !QFileInfo::exists(preset)) {
+    if (error) *error = tr("The demo preset (configs/demo-upsampler.yaml) is not installed here.");
+    return nullptr;
+  }
+  const QString yaml = writeDemoRun(preset, folder, error);
+  if (yaml.isEmpty()) return nullptr;
+  setWorkspace(folder);
+  return startRunFile(yaml);
 }
 
 void MainWindow::createMenus() {
@@ -112,6 +171,7 @@ void MainWindow::createMenus() {
   view->addAction(queueDock_->toggleViewAction());
 
   QMenu* help = menuBar()->addMenu(tr("&Help"));
+  help->addAction(tr("&Getting Started"), QKeySequence::HelpContents, this, [this] { showPage(startPage_); });
   help->addAction(tr("&About Wan Studio"), this, [this] {
     QMessageBox::about(this, tr("About Wan Studio"),
                        tr("<b>Wan Studio %1</b><p>Training studio for Wan 2.2 video models: the latent "
@@ -122,7 +182,10 @@ void MainWindow::createMenus() {
 
 void MainWindow::setWorkspace(const QString& dir) {
   runs_->setWorkspace(dir);
-  if (!dir.isEmpty()) QSettings().setValue(QStringLiteral("workspace"), runs_->workspace());
+  if (!dir.isEmpty()) {
+    QSettings().setValue(QStringLiteral("workspace"), runs_->workspace());
+    StartPage::remember(QStringLiteral("workspaces"), runs_->workspace());
+  }
   QString queueError;
   if (!queue_->open(runs_->workspace(), &queueError)) QMessageBox::warning(this, tr("Run Queue"), queueError);
   setWindowTitle(dir.isEmpty() ? tr("Wan Studio") : tr("%1 — Wan Studio").arg(runs_->workspace()));

@@ -22,6 +22,7 @@ class QueueDock;
 class RunQueue;
 class RunsDock;
 class RunsModel;
+class StartPage;
 
 class MainWindow : public QMainWindow {
   Q_OBJECT
@@ -39,6 +40,10 @@ class MainWindow : public QMainWindow {
   // Start Run with a chosen run file; a worker that ends before `started` (bad values in a
   // well-formed file) is reported in a dialog and the status bar. Null when it cannot start at all.
   WorkerJob* startRunFile(const QString& yaml);
+  // Try the demo: the demo run set up in `folder` (which becomes the workspace) and started there.
+  // Null with *error when it cannot be.
+  WorkerJob* tryDemoIn(const QString& folder, QString* error = nullptr);
+  StartPage* startPage() const { return startPage_; }
 
   JobManager* jobs() const { return jobs_; }
   RunsModel* runsModel() const { return runs_; }
@@ -70,6 +75,8 @@ class MainWindow : public QMainWindow {
   void updateStatusBar();
   void closeWhenWorkersStopped();
   void addPage(QWidget* page, const QString& title);
+  void tryDemo();  // asks for the folder first
+  void refreshStartPage();
 
   JobManager* jobs_;
   RunsModel* runs_;
@@ -78,6 +85,7 @@ class MainWindow : public QMainWindow {
   QueueDock* queueDock_;
   QTabWidget* pages_;
   RunPage* runPage_;
+  StartPage* startPage_ = nullptr;
   DatasetPage* datasetPage_;
   ComparePage* comparePage_;
   bool closing_ = false;

@@ -20,12 +20,15 @@
 
 #include <signal.h>
 
+#include <algorithm>
+
 #include "app/fake_worker.h"
 #include "docks/runs_dock.h"
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
 #include "loss_chart.h"
 #include "main_window.h"
+#include "pages/start_page.h"
 #include "item_models/event_level_filter.h"
 #include "runfolder/run_events.h"
 #include "item_models/runs_model.h"
@@ -588,6 +591,37 @@ exit 0)")
       QVERIFY2(w.width() <= 1280,
                qPrintable(QStringLiteral("%1: %2 px wide").arg(w.pages()->tabText(i)).arg(w.width())));
     }
+  }
+
+  // The start page: Try the demo sets the demo run up in the chosen folder (never the program's) and
+  // the real worker trains it there; the folder becomes the workspace and a recent item.
+  void startPageTriesTheDemoInAChosenFolder() {
+    if (!QFileInfo::exists(QStringLiteral(WS_ENGINE_EXE))) QFAIL("wanstudio-engine is not built");
+    const QByteArray engineBefore = qgetenv("WANSTUDIO_ENGINE");
+    qputenv("WANSTUDIO_ENGINE", WS_ENGINE_EXE);
+    QTemporaryDir folder;
+    MainWindow w(ws_.path(), 60'000);
+    w.show();
+    QString error;
+    WorkerJob* job = w.tryDemoIn(folder.path(), &error);
+    qputenv("WANSTUDIO_ENGINE", engineBefore);
+    QVERIFY2(job, qPrintable(error));
+    const QString runDir = folder.filePath(QStringLiteral("demo-upsampler"));
+    QCOMPARE(QFileInfo(job->runDirectory()).absoluteFilePath(), QFileInfo(runDir).absoluteFilePath());
+    QSignalSpy events(job, &WorkerJob::eventReceived);
+    QTRY_VERIFY_WITH_TIMEOUT(std::any_of(events.cbegin(), events.cend(),
+                                         [](const QList<QVariant>& e) {
+                                           return e.at(0).value<RunEvent>().type == QLatin1String("started");
+                                         }),
+                             120'000);
+    QVERIFY(QFileInfo::exists(folder.filePath(QStringLiteral("data/metadata.json"))));
+    QVERIFY(fake::readAll(runDir + QStringLiteral("/run.yaml")).contains(folder.path().toUtf8()));
+    QCOMPARE(QFileInfo(w.runsModel()->workspace()).absoluteFilePath(), QFileInfo(folder.path()).absoluteFilePath());
+    QVERIFY(StartPage::recent(QStringLiteral("workspaces")).contains(w.runsModel()->workspace()));
+    QSignalSpy ended(job, &WorkerJob::ended);
+    job->cancel();
+    QVERIFY(ended.wait(120'000));
+    QCOMPARE(job->result().state, RunState::Cancelled);
   }
 
   void remembersTheWorkspace() {
