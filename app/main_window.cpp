@@ -160,6 +160,7 @@ void MainWindow::createMenus() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Resume Run"), runPage_, &RunPage::resumeRun);
+  run->addAction(tr("New Run &Like This…"), this, &MainWindow::newRunLikeShown);
   run->addAction(tr("&Save Checkpoint Now"), runPage_, &RunPage::saveNow);
   run->addAction(tr("&Cancel Run"), runPage_, &RunPage::cancelRun);
   run->addAction(tr("&Kill Worker"), runPage_, &RunPage::killRun);
@@ -282,6 +283,27 @@ void MainWindow::newRun() {
   if (!dialog.startedJob()) return;
   runs_->refresh();
   openRun(dialog.runDirectory());
+}
+
+void MainWindow::newRunLikeShown() {
+  const QString yaml = QDir(runPage_->runDir()).filePath(QStringLiteral("run.yaml"));
+  if (runPage_->runDir().isEmpty() || !QFileInfo::exists(yaml)) {
+    QMessageBox::information(this, tr("New Run Like This"),
+                             runPage_->runDir().isEmpty()
+                                 ? tr("Open a run first: its run.yaml is the starting point.")
+                                 : tr("%1 has no run.yaml to start from.").arg(runPage_->runDir()));
+    return;
+  }
+  NewRunDialog dialog(jobs_, runs_->workspace(), presetsDirectory(), {}, this);
+  if (!runs_->workspace().isEmpty()) dialog.setQueue(queue_);
+  QString error;
+  if (!dialog.startFrom(yaml, &error)) {
+    QMessageBox::warning(this, tr("New Run Like This"), error);
+    return;
+  }
+  if (dialog.exec() != QDialog::Accepted) return;
+  runs_->refresh();
+  if (dialog.startedJob()) openRun(dialog.runDirectory());
 }
 
 void MainWindow::startRunFromYaml() {

@@ -71,6 +71,7 @@ class MainWindow : public QMainWindow {
   void chooseWorkspace();
   void openRunFolder();
   void newRun();
+  void newRunLikeShown();  // New Run prefilled from the run on the Run page
   void startRunFromYaml();
   void updateStatusBar();
   void closeWhenWorkersStopped();

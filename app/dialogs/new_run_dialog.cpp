@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "dialogs/new_run_dialog.h"
+#include "config/run_config.h"
 
 #include <QComboBox>
 #include <QDateTime>
@@ -232,28 +233,57 @@ bool NewRunDialog::selectPreset(const QString& path) {
   return true;
 }
 
+// A run file's values with its relative paths made absolute against its folder; `note` says what
+// was skipped (or why the file could not be read).
+QVariantMap NewRunDialog::valuesFromFile(const QString& path, QString* note) const {
+  const OptionSchema& schema = schemas_[job_];
+  QString error;
+  const QString text = readText(path, &error);
+  const ParsedRunYaml parsed = error.isEmpty() ? RunYamlCodec::parse(schema, text) : ParsedRunYaml{};
+  if (!error.isEmpty() || !parsed.ok()) {
+    *note = error.isEmpty() ? tr("%1: %2").arg(path, parsed.parseError) : error;
+    return {};
+  }
+  // Relative paths in a run file mean its own folder; the new run YAML lives elsewhere.
+  const QVariantMap values = RunYamlCodec::absolutePaths(schema, parsed.values, QFileInfo(path).absolutePath());
+  QStringList skipped = parsed.unknownKeys;
+  for (auto it = parsed.typeErrors.cbegin(); it != parsed.typeErrors.cend(); ++it)
+    skipped << it.key() + QStringLiteral(": ") + *it;
+  if (!skipped.isEmpty())
+    *note = tr("%1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
+  return values;
+}
+
 void NewRunDialog::loadPreset() {
   if (job_.isEmpty()) return;
-  const OptionSchema& schema = schemas_[job_];
   const QString path = presetCombo_->currentData().toString();
-  QVariantMap values;
   presetNote_.clear();
-  if (!path.isEmpty()) {
-    QString error;
-    const QString text = readText(path, &error);
-    const ParsedRunYaml parsed = error.isEmpty() ? RunYamlCodec::parse(schema, text) : ParsedRunYaml{};
-    if (!error.isEmpty() || !parsed.ok()) {
-      presetNote_ = error.isEmpty() ? tr("%1: %2").arg(path, parsed.parseError) : error;
-    } else {
-      // Relative paths in a preset mean its own folder; the run YAML lives elsewhere.
-      values = RunYamlCodec::absolutePaths(schema, parsed.values, QFileInfo(path).absolutePath());
-      QStringList skipped = parsed.unknownKeys;
-      for (auto it = parsed.typeErrors.cbegin(); it != parsed.typeErrors.cend(); ++it)
-        skipped << it.key() + QStringLiteral(": ") + *it;
-      if (!skipped.isEmpty())
-        presetNote_ = tr("Preset %1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
-    }
+  applyValues(path.isEmpty() ? QVariantMap() : valuesFromFile(path, &presetNote_));
+}
+
+bool NewRunDialog::startFrom(const QString& runYaml, QString* error) {
+  const auto cfg = RunConfig::load(runYaml, error);
+  if (!cfg) return false;
+  if (!setJob(cfg->job)) {
+    if (error) *error = tr("%1: the worker has no schema for job '%2'").arg(runYaml, cfg->job);
+    return false;
   }
+  // Named after the run it copies: <name>-2, -3, ... whichever is free.
+  const QString base = QFileInfo(QFileInfo(runYaml).absolutePath()).fileName();
+  QString name;
+  for (int n = 2; name.isEmpty() || QFileInfo::exists(QDir(workspace_).filePath(name)); ++n)
+    name = QStringLiteral("%1-%2").arg(base).arg(n);
+  setRunName(name);
+  presetNote_.clear();
+  QVariantMap values = valuesFromFile(runYaml, &presetNote_);
+  values.remove(QStringLiteral("resume_from_checkpoint"));  // a new run starts fresh
+  presetNote_ = tr("Like %1").arg(base) + (presetNote_.isEmpty() ? QString() : QStringLiteral(" — ") + presetNote_);
+  applyValues(values);
+  return true;
+}
+
+void NewRunDialog::applyValues(QVariantMap values) {
+  const OptionSchema& schema = schemas_[job_];
   if (!dataset_.isEmpty()) {
     // The open dataset wins over the preset's, which is usually the demo's.
     values.insert(QStringLiteral("train_data_meta"), dataset_);

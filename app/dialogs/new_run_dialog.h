@@ -54,6 +54,10 @@ class NewRunDialog : public QDialog {
   // (demo_data dropped, so a wrong path is an error, not a silent demo). "" = the preset's own.
   void setDataset(const QString& metadataPath, const QString& textEmbeddingsDir = {});
   QString dataset() const { return dataset_; }
+  // "New run like this one": the job and every value of an existing run's run.yaml (paths made
+  // absolute, resume_from_checkpoint dropped), named <its name>-N. False with *error when the file
+  // cannot be read or its job has no schema.
+  bool startFrom(const QString& runYaml, QString* error = nullptr);
   QString runDirectory() const;  // <workspace>/<run name>
   QString yamlText() const;
   void setYamlText(const QString& text);  // as if typed; the form follows after a short pause
@@ -111,6 +115,8 @@ class NewRunDialog : public QDialog {
   QTimer yamlTimer_;
   QPointer<WorkerJob> started_;
   QString dataset_, datasetEmbeddings_;
+  QVariantMap valuesFromFile(const QString& path, QString* note) const;
+  void applyValues(QVariantMap values);
   RunQueue* queue_ = nullptr;
   QString queuedId_;
   QPushButton* queueButton_ = nullptr;

@@ -276,6 +276,28 @@ class TestConfigForm : public QObject {
     QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
   }
 
+  // "New run like this one": every value of an existing run, its relative paths made absolute, the
+  // resume dropped, under a free name beside it.
+  void newRunLikeAnExistingOne() {
+    const QString yaml = write(QStringLiteral("ws/orig/run.yaml"),
+                               "job: upsampler\ntrain_data_meta: ../../data/metadata.json\noutput_dir: .\n"
+                               "learning_rate: 3.0e-4\nvideo_sample_size: 320\nresume_from_checkpoint: latest\n");
+    write(QStringLiteral("ws/orig-2/run.yaml"), "job: upsampler\n");  // taken: the next free name is -3
+    auto d = dialog();
+    QString error;
+    QVERIFY2(d->startFrom(yaml, &error), qPrintable(error));
+    QCOMPARE(d->job(), QStringLiteral("upsampler"));
+    QCOMPARE(d->runNameEdit()->text(), QStringLiteral("orig-3"));
+    QCOMPARE(d->form()->value("learning_rate").toDouble(), 3e-4);
+    QCOMPARE(d->form()->value("video_sample_size"), QVariant(qlonglong(320)));
+    QCOMPARE(d->form()->value("train_data_meta").toString(), QDir::cleanPath(dir_.filePath("data/metadata.json")));
+    QCOMPARE(d->form()->value("output_dir").toString(), QDir::cleanPath(dir_.filePath("ws/orig-3")));
+    QVERIFY2(!d->yamlText().contains("resume_from_checkpoint: latest"), qPrintable(d->yamlText()));
+    QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
+    QVERIFY(!d->startFrom(dir_.filePath("ws/none/run.yaml"), &error));
+    QVERIFY(error.contains("none"));
+  }
+
   void unavailableJobIsDisabledWithTheWorkersMessage() {
     auto d = dialog();
     const int row = d->jobCombo()->findData("experts");
