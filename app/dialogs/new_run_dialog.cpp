@@ -39,16 +39,10 @@
 namespace ws {
 namespace {
 
-const QString kOutputDir = QStringLiteral("output_dir");
+const QString kOutputDir = QString::fromLatin1(NewRunDialog::kOutputDirKey);
 const QString kComment = QStringLiteral(
     "Run config written by Wan Studio's New Run dialog.\n"
     "Relative paths resolve against this file's folder.");
-
-QString readText(const QString& path, QString* error) {
-  QFile f(path);
-  if (!openRegularFile(f, QIODevice::ReadOnly, error)) return {};
-  return QString::fromUtf8(f.readAll());
-}
 
 }  // namespace
 
@@ -231,73 +225,6 @@ bool NewRunDialog::selectPreset(const QString& path) {
   if (i == presetCombo_->currentIndex()) loadPreset();
   else presetCombo_->setCurrentIndex(i);
   return true;
-}
-
-// A run file's values with its relative paths made absolute against its folder; `note` says what
-// was skipped (or why the file could not be read).
-QVariantMap NewRunDialog::valuesFromFile(const QString& path, QString* note) const {
-  const OptionSchema& schema = schemas_[job_];
-  QString error;
-  const QString text = readText(path, &error);
-  const ParsedRunYaml parsed = error.isEmpty() ? RunYamlCodec::parse(schema, text) : ParsedRunYaml{};
-  if (!error.isEmpty() || !parsed.ok()) {
-    *note = error.isEmpty() ? tr("%1: %2").arg(path, parsed.parseError) : error;
-    return {};
-  }
-  // Relative paths in a run file mean its own folder; the new run YAML lives elsewhere.
-  const QVariantMap values = RunYamlCodec::absolutePaths(schema, parsed.values, QFileInfo(path).absolutePath());
-  QStringList skipped = parsed.unknownKeys;
-  for (auto it = parsed.typeErrors.cbegin(); it != parsed.typeErrors.cend(); ++it)
-    skipped << it.key() + QStringLiteral(": ") + *it;
-  if (!skipped.isEmpty())
-    *note = tr("%1: skipped %2").arg(QFileInfo(path).fileName(), skipped.join(QStringLiteral("; ")));
-  return values;
-}
-
-void NewRunDialog::loadPreset() {
-  if (job_.isEmpty()) return;
-  const QString path = presetCombo_->currentData().toString();
-  presetNote_.clear();
-  applyValues(path.isEmpty() ? QVariantMap() : valuesFromFile(path, &presetNote_));
-}
-
-bool NewRunDialog::startFrom(const QString& runYaml, QString* error) {
-  const auto cfg = RunConfig::load(runYaml, error);
-  if (!cfg) return false;
-  if (!setJob(cfg->job)) {
-    if (error) *error = tr("%1: the worker has no schema for job '%2'").arg(runYaml, cfg->job);
-    return false;
-  }
-  // Named after the run it copies: <name>-2, -3, ... whichever is free.
-  const QString base = QFileInfo(QFileInfo(runYaml).absolutePath()).fileName();
-  QString name;
-  for (int n = 2; name.isEmpty() || QFileInfo::exists(QDir(workspace_).filePath(name)); ++n)
-    name = QStringLiteral("%1-%2").arg(base).arg(n);
-  setRunName(name);
-  presetNote_.clear();
-  QVariantMap values = valuesFromFile(runYaml, &presetNote_);
-  values.remove(QStringLiteral("resume_from_checkpoint"));  // a new run starts fresh
-  presetNote_ = tr("Like %1").arg(base) + (presetNote_.isEmpty() ? QString() : QStringLiteral(" — ") + presetNote_);
-  applyValues(values);
-  return true;
-}
-
-void NewRunDialog::applyValues(QVariantMap values) {
-  const OptionSchema& schema = schemas_[job_];
-  if (!dataset_.isEmpty()) {
-    // The open dataset wins over the preset's, which is usually the demo's.
-    values.insert(QStringLiteral("train_data_meta"), dataset_);
-    values.remove(QStringLiteral("train_data_dir"));  // file paths resolve against the metadata's folder
-    values.remove(QStringLiteral("demo_data"));
-    if (!datasetEmbeddings_.isEmpty() && schema.find(QStringLiteral("text_embeddings_dir")))
-      values.insert(QStringLiteral("text_embeddings_dir"), datasetEmbeddings_);
-  }
-  values.insert(kOutputDir, runDirectory());
-  form_->setValues(values);
-  yamlIsSource_ = false;
-  yaml_ = ParsedRunYaml{};
-  writeYamlFromForm();
-  revalidate();
 }
 
 void NewRunDialog::onFormEdited() {

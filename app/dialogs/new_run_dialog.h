@@ -43,6 +43,7 @@ class NewRunDialog : public QDialog {
                QWidget* parent = nullptr);
 
   static QString verbForJob(const QString& job);
+  static constexpr const char* kOutputDirKey = "output_dir";  // the run folder: <workspace>/<run name>
 
   // The job (upsampler | experts); false when it is unknown or its schema is unavailable.
   bool setJob(const QString& job);
