@@ -2,7 +2,8 @@
 # SPDX-License-Identifier: Apache-2.0
 # The studio and its Qt tests under sanitizers (WANSTUDIO_SANITIZE), in build-sanitize/: only the
 # studio side is built (no LibTorch library is compiled), then every test labelled `studio` runs;
-# any sanitizer report fails it. Tests that need the real worker say SKIP here (it is not built).
+# any sanitizer report fails it. The worker is not the code under test: the regular build's
+# (packaging/build.sh, built first when missing) stands in for it.
 #   packaging/sanitize.sh                 AddressSanitizer + UndefinedBehaviorSanitizer
 #   packaging/sanitize.sh thread          ThreadSanitizer
 set -euo pipefail
@@ -11,6 +12,10 @@ sanitizers=${1:-address,undefined}
 build=${WANSTUDIO_SANITIZE_BUILD_DIR:-$root/build-sanitize${1:+-$1}}
 cmake -S "$root" -B "$build" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DWANSTUDIO_SANITIZE="$sanitizers" \
   -DWANSTUDIO_APP_TESTS_NEED_ENGINE=OFF -DCMAKE_CXX_COMPILER_LAUNCHER="$(command -v ccache || true)" >/dev/null
+regular=${WANSTUDIO_BUILD_DIR:-$root/build}/engine/wanstudio-engine
+[ -x "$regular" ] || "$root/packaging/build.sh"
+mkdir -p "$build/engine"
+ln -sfn "$regular" "$build/engine/wanstudio-engine"
 mapfile -t tests < <(cd "$root/tests/app" && ls test_*.cpp | sed 's/\.cpp$//')
 ninja -C "$build" wanstudio "${tests[@]}"
 export QT_QPA_PLATFORM=offscreen

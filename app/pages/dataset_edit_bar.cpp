@@ -81,10 +81,12 @@ DatasetEditBar::DatasetEditBar(DatasetPage* page) : QWidget(page), page_(page) {
   connect(page_->grid()->selectionModel(), &QItemSelectionModel::selectionChanged, this,
           &DatasetEditBar::updateButtons);
   // Files dropped on the grid become rows.
-  page_->grid()->viewport()->setAcceptDrops(true);
-  page_->grid()->viewport()->installEventFilter(this);
+  grid_ = page_->grid();
+  viewport_ = grid_->viewport();
+  viewport_->setAcceptDrops(true);
+  viewport_->installEventFilter(this);
   // Delete removes the selection, as in a file manager.
-  page_->grid()->installEventFilter(this);
+  grid_->installEventFilter(this);
   auto* tick = new QTimer(this);
   tick->setInterval(200);
   connect(tick, &QTimer::timeout, this, [this] {
@@ -247,12 +249,14 @@ SceneSplitDialog* DatasetEditBar::splitScenes(const QString& video) {
 }
 
 bool DatasetEditBar::eventFilter(QObject* watched, QEvent* event) {
-  if (watched == page_->grid() && event->type() == QEvent::KeyPress &&
+  // Compared with the pointers kept at construction: events also arrive while the page is being
+  // destroyed (its window closes in ~QWidget), when it is no DatasetPage any more to ask.
+  if (watched == grid_ && event->type() == QEvent::KeyPress &&
       static_cast<QKeyEvent*>(event)->key() == Qt::Key_Delete) {
     removeSelected();
     return true;
   }
-  if (watched != page_->grid()->viewport()) return QWidget::eventFilter(watched, event);
+  if (watched != viewport_) return QWidget::eventFilter(watched, event);
   if (event->type() == QEvent::DragEnter || event->type() == QEvent::DragMove) {
     auto* e = static_cast<QDropEvent*>(event);
     if (e->mimeData()->hasUrls()) {

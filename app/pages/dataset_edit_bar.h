@@ -6,6 +6,7 @@
 #pragma once
 
 #include <QFutureWatcher>
+#include <QPointer>
 #include <QStringList>
 #include <QWidget>
 
@@ -71,6 +72,8 @@ class DatasetEditBar : public QWidget {
   void importDone();
 
   DatasetPage* page_;
+  QPointer<QAbstractItemView> grid_;  // the page's grid and its viewport, watched for keys and drops
+  QPointer<QWidget> viewport_;
   QPushButton *new_, *add_, *remove_, *undo_, *export_, *dupes_, *split_, *cancel_;
   QLabel* progress_;
   QString importPath_;

@@ -145,18 +145,24 @@ void SceneSplitDialog::cancel() {
 
 void SceneSplitDialog::startScan() {
   if (scanning() || writing()) return;
-  cancelFlag_ = std::make_shared<std::atomic<bool>>(false);
-  done_ = std::make_shared<std::atomic<qint64>>(0);
   dataset::SplitOptions o;
   o.scene.threshold = threshold_->value();
   o.scene.min_scene_frames = minFrames_->value();
+  launch(scan_, o, /*dryRun=*/true);
+  status_->setText(tr("scanning…"));
+}
+
+// split_video on a worker thread with progress and cancel: the scan (dry run) or the write.
+void SceneSplitDialog::launch(QFutureWatcher<Outcome>& watcher, const dataset::SplitOptions& o, bool dryRun) {
+  cancelFlag_ = std::make_shared<std::atomic<bool>>(false);
+  done_ = std::make_shared<std::atomic<qint64>>(0);
   const std::string path = video_.toStdString();
   auto cancelFlag = cancelFlag_;
   auto done = done_;
-  scan_.setFuture(QtConcurrent::run([path, o, cancelFlag, done] {
+  watcher.setFuture(QtConcurrent::run([path, o, dryRun, cancelFlag, done] {
     Outcome out;
     try {
-      out.result = dataset::split_video(path, o, /*dry_run=*/true, [&](int64_t n) {
+      out.result = dataset::split_video(path, o, dryRun, [&](int64_t n) {
         done->store(n);
         return !cancelFlag->load();
       });
@@ -166,7 +172,6 @@ void SceneSplitDialog::startScan() {
     return out;
   }));
   writeButton_->setEnabled(false);
-  status_->setText(tr("scanning…"));
 }
 
 void SceneSplitDialog::scanDone() {
@@ -224,24 +229,7 @@ bool SceneSplitDialog::writeClips() {
   o.max_seconds = maxSeconds_->value();
   o.use_cuts = true;
   o.cuts.assign(timeline_->cuts().begin(), timeline_->cuts().end());
-  cancelFlag_ = std::make_shared<std::atomic<bool>>(false);
-  done_ = std::make_shared<std::atomic<qint64>>(0);
-  const std::string path = video_.toStdString();
-  auto cancelFlag = cancelFlag_;
-  auto done = done_;
-  write_.setFuture(QtConcurrent::run([path, o, cancelFlag, done] {
-    Outcome out;
-    try {
-      out.result = dataset::split_video(path, o, /*dry_run=*/false, [&](int64_t n) {
-        done->store(n);
-        return !cancelFlag->load();
-      });
-    } catch (const std::exception& e) {
-      out.error = QString::fromUtf8(e.what());
-    }
-    return out;
-  }));
-  writeButton_->setEnabled(false);
+  launch(write_, o, /*dryRun=*/false);
   status_->setText(tr("writing…"));
   return true;
 }

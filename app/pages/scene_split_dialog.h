@@ -58,6 +58,7 @@ class SceneSplitDialog : public QDialog {
     dataset::SplitResult result;
     QString error;
   };
+  void launch(QFutureWatcher<Outcome>& watcher, const dataset::SplitOptions& options, bool dryRun);
   void scanDone();
   void writeDone();
   void redetect();
