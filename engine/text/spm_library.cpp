@@ -12,6 +12,15 @@
 #include "text/spm/spm_api.h"
 
 namespace ws::text {
+namespace {
+// The sanitizers' runtimes refuse RTLD_DEEPBIND; their builds are the studio's (no LibTorch, so no
+// second protobuf to keep apart).
+#if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
+constexpr int kDeepBind = 0;
+#else
+constexpr int kDeepBind = RTLD_DEEPBIND;
+#endif
+}  // namespace
 
 struct SpmModel::Api {
   decltype(&ws_spm_load) load;
@@ -59,7 +68,7 @@ const SpmModel::Api& api() {
         continue;
       }
       // DEEPBIND: the module's libsentencepiece uses its own protobuf; LOCAL: nothing else sees it.
-      h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
+      h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
       if (h) break;
       tried += (tried.empty() ? "" : ", ") + c + " (" + ::dlerror() + ")";
     }
