@@ -13,12 +13,12 @@
 
 namespace ws::text {
 namespace {
-// The sanitizers' runtimes refuse RTLD_DEEPBIND; their builds are the studio's (no LibTorch, so no
-// second protobuf to keep apart).
+// ASan's and TSan's runtimes abort on RTLD_DEEPBIND, and without it the module's protobuf clashes
+// with the one OpenCV brings: a sanitizer build says so instead of loading it.
 #if defined(__SANITIZE_ADDRESS__) || defined(__SANITIZE_THREAD__)
-constexpr int kDeepBind = 0;
+constexpr bool kSanitized = true;
 #else
-constexpr int kDeepBind = RTLD_DEEPBIND;
+constexpr bool kSanitized = false;
 #endif
 }  // namespace
 
@@ -60,6 +60,12 @@ const SpmModel::Api& api() {
   static SpmModel::Api a{};
   static std::string error;
   std::call_once(once, [] {
+    if (kSanitized) {
+      error =
+          "this is a sanitizer build: the SentencePiece module cannot be loaded in isolation here "
+          "(RTLD_DEEPBIND); tokenizers work in the regular build";
+      return;
+    }
     void* h = nullptr;
     std::string tried;
     for (const auto& c : candidates()) {
@@ -68,7 +74,7 @@ const SpmModel::Api& api() {
         continue;
       }
       // DEEPBIND: the module's libsentencepiece uses its own protobuf; LOCAL: nothing else sees it.
-      h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL | kDeepBind);
+      h = ::dlopen(c.c_str(), RTLD_NOW | RTLD_LOCAL | RTLD_DEEPBIND);
       if (h) break;
       tried += (tried.empty() ? "" : ", ") + c + " (" + ::dlerror() + ")";
     }

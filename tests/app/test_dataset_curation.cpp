@@ -386,7 +386,9 @@ class TestDatasetCuration : public QObject {
     QString error;
     QVERIFY(!m->setTokenizer(tmp_.filePath("missing.model"), &error));
     QVERIFY(!error.isEmpty());
-    QVERIFY2(m->setTokenizer(spiece, &error), qPrintable(error));
+    if (!m->setTokenizer(spiece, &error) && error.contains(QStringLiteral("sanitizer build")))
+      QSKIP("no SentencePiece in a sanitizer build");
+    QVERIFY2(m->hasTokenizer(), qPrintable(error));
     const int n0 = m->captionTokens(0);
     QVERIFY(n0 > 0);
     QCOMPARE(m->index(0, DatasetModel::TokensColumn).data().toString(), QString::number(n0));
