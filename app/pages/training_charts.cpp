@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pages/training_charts.h"
 
+#include <QCheckBox>
+#include <QHBoxLayout>
 #include <QLabel>
 #include <QSettings>
 #include <QTabWidget>
@@ -26,6 +28,7 @@ TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(par
     auto* c = new LossChart(tabs_);
     c->setObjectName(QStringLiteral("chart_%1").arg(m));
     c->setAxisLabels(tr("step"), yLabels[m]);
+    chartYLabels_[size_t(m)] = yLabels[m];
     c->setEmptyText(empty[m]);
     c->setExportName(files[m]);
     charts_[size_t(m)] = c;
@@ -60,10 +63,26 @@ TrainingCharts::TrainingCharts(RunEvents* events, QWidget* parent) : QWidget(par
   share_->setObjectName(QStringLiteral("expertShare"));
   share_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   share_->hide();
+  expertAxis_ = new QCheckBox(tr("x axis: each expert's own steps"), this);
+  expertAxis_->setToolTip(
+      tr("Loss, learning rate and grad norm over each expert's step count (its warm-up and "
+         "schedule run on those), instead of the run's steps"));
+  expertAxis_->hide();
+  connect(expertAxis_, &QCheckBox::toggled, this, [this](bool on) {
+    curves_.setAxis(on ? ExpertCurves::Axis::ExpertStep : ExpertCurves::Axis::RunStep);
+    for (int m = 0; m < ExpertCurves::MetricCount; ++m)
+      if (ExpertCurves::perExpert(ExpertCurves::Metric(m)))
+        charts_[size_t(m)]->setAxisLabels(on ? tr("expert step") : tr("step"), chartYLabels_[size_t(m)]);
+    rebuild();
+    for (LossChart* c : charts_) c->fitToData();
+  });
 
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
-  layout->addWidget(share_);
+  auto* top = new QHBoxLayout;
+  top->addWidget(share_, 1);
+  top->addWidget(expertAxis_);
+  layout->addLayout(top);
   layout->addWidget(tabs_, 1);
 
   connect(events_, &RunEvents::stepsAppended, this, &TrainingCharts::addSteps);
@@ -114,6 +133,7 @@ void TrainingCharts::replotNow() {
 }
 
 void TrainingCharts::updateShare() {
+  expertAxis_->setVisible(curves_.isMultiExpert());
   if (!curves_.isMultiExpert()) {
     share_->hide();
     return;
@@ -126,10 +146,17 @@ void TrainingCharts::updateShare() {
 }
 
 void TrainingCharts::shareView(LossChart* from) {
+  // Only charts on the same kind of x axis share a view.
+  const auto axisOf = [this](LossChart* c) {
+    for (int m = 0; m < ExpertCurves::MetricCount; ++m)
+      if (charts_[size_t(m)] == c)
+        return curves_.axis() == ExpertCurves::Axis::ExpertStep && ExpertCurves::perExpert(ExpertCurves::Metric(m));
+    return false;
+  };
   const LossChart::View v = from->view();
   for (LossChart* c : charts_)
-    if (c != from) c->setView(v);
-  if (eval_ != from) eval_->setView(v);
+    if (c != from && axisOf(c) == axisOf(from)) c->setView(v);
+  if (eval_ != from && !axisOf(from)) eval_->setView(v);
 }
 
 }  // namespace ws

@@ -10,6 +10,7 @@
 
 #include "runfolder/expert_curves.h"
 
+class QCheckBox;
 class QLabel;
 class QTabWidget;
 
@@ -28,6 +29,8 @@ class TrainingCharts : public QWidget {
   LossChart* evalChart() const { return eval_; }
   QTabWidget* tabs() const { return tabs_; }
   QLabel* shareLabel() const { return share_; }
+  // Dual-expert runs: loss, learning rate and grad norm over each expert's own steps.
+  QCheckBox* expertAxis() const { return expertAxis_; }
   const ExpertCurves& curves() const { return curves_; }
   void replotNow();
 
@@ -43,8 +46,10 @@ class TrainingCharts : public QWidget {
   std::array<LossChart*, ExpertCurves::MetricCount> charts_{};
   QTabWidget* tabs_;
   QLabel* share_;
+  QCheckBox* expertAxis_;
   LossChart* eval_;
   int evalSeen_ = 0;  // events() already scanned for `eval`
+  std::array<QString, ExpertCurves::MetricCount> chartYLabels_;
 };
 
 }  // namespace ws

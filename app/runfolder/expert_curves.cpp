@@ -65,7 +65,7 @@ ExpertCurves::Batches ExpertCurves::add(const QVector<RunEvents::StepPoint>& ste
     for (int m = 0; m < MetricCount; ++m) {
       if (m == StepTime) continue;
       Points& pts = out[size_t(m)][seriesName(Metric(m), p)];
-      pts.steps << double(p.step);
+      pts.steps << double(axis_ == Axis::ExpertStep && perExpert(Metric(m)) ? p.expertStep : p.step);
       pts.values << value(Metric(m), p);
     }
     // Runs from before the split have no step time: no points rather than NaN ones.

@@ -31,6 +31,14 @@ class ExpertCurves {
     double fraction = 0;  // of all counted steps
   };
 
+  // Where per-expert points sit on the x axis: the run's step, or each expert's own step count (a
+  // high-noise expert's 5-step warm-up then looks 5 steps long, not 40). Throughput and step time
+  // belong to the run and stay on its steps. Takes effect for points added after it.
+  enum class Axis { RunStep, ExpertStep };
+  void setAxis(Axis axis) { axis_ = axis; }
+  Axis axis() const { return axis_; }
+  static bool perExpert(Metric m) { return m == Loss || m == LearningRate || m == GradNorm; }
+
   void clear();
   // Takes steps[first..]: returns their points per metric and series, and counts them.
   Batches add(const QVector<RunEvents::StepPoint>& steps, int first = 0);
@@ -52,6 +60,7 @@ class ExpertCurves {
   QStringList order_;
   QMap<QString, qint64> counts_;
   qint64 total_ = 0;
+  Axis axis_ = Axis::RunStep;
 };
 
 }  // namespace ws

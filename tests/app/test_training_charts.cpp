@@ -7,6 +7,7 @@
 #include <QStandardPaths>
 #include <QTabWidget>
 #include <QTemporaryDir>
+#include <QCheckBox>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -91,6 +92,40 @@ class TestTrainingCharts : public QObject {
     const ExpertCurves::Batch& sps = b[ExpertCurves::SamplesPerS];
     QCOMPARE(sps.keys(), QList<QString>{QStringLiteral("clips/s")});
     QCOMPARE(sps.first().steps.size(), 20);
+  }
+
+  // Each expert's own steps on the x axis: the high expert's steps 4, 8, ... become 1, 2, ...; the
+  // run's throughput stays on the run's steps.
+  void expertStepAxis() {
+    QByteArray b = started(0);
+    int high = 0, low = 0;
+    for (int s = 1; s <= 20; ++s) {
+      const bool isHigh = s % 4 == 0;
+      QByteArray line = step(s, expertOf(s), 1.0 / s, 1e-4, 1.0);
+      line.replace(QStringLiteral("\"expert_step\":%1,").arg(s).toUtf8(),
+                   QStringLiteral("\"expert_step\":%1,").arg(isHigh ? ++high : ++low).toUtf8());
+      b += line;
+    }
+    RunEvents ev;
+    ev.appendData(b);
+    ExpertCurves curves;
+    curves.setAxis(ExpertCurves::Axis::ExpertStep);
+    const ExpertCurves::Batches out = curves.add(ev.steps());
+    QCOMPARE(out[ExpertCurves::Loss][QStringLiteral("high")].steps, (QVector<double>{1, 2, 3, 4, 5}));
+    QCOMPARE(out[ExpertCurves::GradNorm][QStringLiteral("low")].steps.last(), 15.0);
+    QCOMPARE(out[ExpertCurves::SamplesPerS].first().steps.last(), 20.0);
+    // The page's toggle: shown for a dual-expert run, and the chart's x range follows it.
+    TrainingCharts charts(&ev);
+    QVERIFY(!charts.expertAxis()->isHidden());
+    charts.replotNow();
+    QCOMPARE(charts.lossChart()->pointCount(QStringLiteral("high")), 5);
+    charts.expertAxis()->setChecked(true);
+    charts.replotNow();
+    QVERIFY(charts.lossChart()->plot()->xAxis->range().upper <= 16.5);
+    QCOMPARE(charts.lossChart()->plot()->xAxis->label(), QStringLiteral("expert step"));
+    charts.expertAxis()->setChecked(false);
+    charts.replotNow();
+    QVERIFY(charts.lossChart()->plot()->xAxis->range().upper >= 19.5);
   }
 
   void stepTimeIsOneSeriesPerPhase() {
