@@ -7,6 +7,14 @@
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QShortcut>
+#include <QAbstractButton>
+#include <QAbstractSlider>
+#include <QTabBar>
+#include <QLineEdit>
+#include <QKeyEvent>
+#include <QApplication>
+#include <QAbstractSpinBox>
+#include <QAbstractScrollArea>
 #include <QSlider>
 #include <QStackedWidget>
 #include <QStyle>
@@ -102,13 +110,12 @@ VideoCompareView::VideoCompareView(QWidget* parent) : QWidget(parent) {
   layout->addWidget(stack_, 1);
   layout->addLayout(controls);
 
-  auto shortcut = [this](QKeySequence key, auto slot) {
-    auto* s = new QShortcut(key, this, slot);
-    s->setContext(Qt::WidgetWithChildrenShortcut);
-  };
-  shortcut(QKeySequence(Qt::Key_Space), [this] { clock_->togglePlay(); });
-  shortcut(QKeySequence(Qt::Key_Left), [this] { clock_->step(-1); });
-  shortcut(QKeySequence(Qt::Key_Right), [this] { clock_->step(1); });
+  auto* popOut = new QToolButton(this);
+  popOut->setText(tr("Pop Out"));
+  popOut->setToolTip(tr("The player in a window of its own (F11 there: full screen)"));
+  popOut->setAccessibleName(tr("Pop out the player"));
+  connect(popOut, &QToolButton::clicked, this, [this] { this->popOut(); });
+  controls->addWidget(popOut);
 
   connect(clock_, &PlaybackClock::frameChanged, this, &VideoCompareView::showClockFrame);
   connect(clock_, &PlaybackClock::frameChanged, this, &VideoCompareView::updateControls);
@@ -196,6 +203,82 @@ void VideoCompareView::setWipePair(int left, int right) {
 QList<VideoPane*> VideoCompareView::visiblePanes() const {
   if (sources_.isEmpty()) return {};
   return mode_ == Mode::Wipe ? QList<VideoPane*>{wipe_} : panes_;
+}
+
+void VideoCompareView::showEvent(QShowEvent* event) {
+  QWidget::showEvent(event);
+  if (!filtering_) qApp->installEventFilter(this);
+  filtering_ = true;
+}
+
+void VideoCompareView::hideEvent(QHideEvent* event) {
+  QWidget::hideEvent(event);
+  if (filtering_) qApp->removeEventFilter(this);
+  filtering_ = false;
+}
+
+bool VideoCompareView::eventFilter(QObject* watched, QEvent* event) {
+  if (event->type() != QEvent::KeyPress || !isVisible() || !window()->isActiveWindow()) return false;
+  // One key press reaches the filter once per object it is sent to: act on the focus widget's only.
+  QWidget* focus = QApplication::focusWidget();
+  if (watched != (focus ? static_cast<QObject*>(focus) : static_cast<QObject*>(window()))) return false;
+  const int key = static_cast<QKeyEvent*>(event)->key();
+  if (key != Qt::Key_Space && key != Qt::Key_Left && key != Qt::Key_Right && key != Qt::Key_Home && key != Qt::Key_End)
+    return false;
+  if (static_cast<QKeyEvent*>(event)->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))
+    return false;
+  // Keys a control outside the player uses itself stay its own.
+  const bool inside = focus && (focus == this || isAncestorOf(focus));
+  if (focus && !inside &&
+      (qobject_cast<QAbstractButton*>(focus) || qobject_cast<QLineEdit*>(focus) ||
+       qobject_cast<QAbstractSpinBox*>(focus) || qobject_cast<QComboBox*>(focus) ||
+       qobject_cast<QAbstractScrollArea*>(focus) || qobject_cast<QAbstractSlider*>(focus) ||
+       qobject_cast<QTabBar*>(focus)))
+    return false;
+  switch (key) {
+    case Qt::Key_Space: clock_->togglePlay(); break;
+    case Qt::Key_Left: clock_->step(-1); break;
+    case Qt::Key_Right: clock_->step(1); break;
+    case Qt::Key_Home: clock_->seek(0); break;
+    default: clock_->seek(clock_->frameCount() - 1); break;
+  }
+  return true;
+}
+
+QWidget* VideoCompareView::popOut() {
+  auto* window = new QWidget(nullptr, Qt::Window);
+  window->setAttribute(Qt::WA_DeleteOnClose);
+  window->setWindowTitle(info_->text().isEmpty() ? tr("Player") : info_->text());
+  auto* view = new VideoCompareView(window);
+  auto* fullScreen = new QToolButton(window);
+  fullScreen->setText(tr("Full Screen"));
+  fullScreen->setAccessibleName(tr("Full screen"));
+  fullScreen->setCheckable(true);
+  auto* layout = new QVBoxLayout(window);
+  layout->addWidget(view, 1);
+  layout->addWidget(fullScreen, 0, Qt::AlignRight);
+  const auto toggle = [window, fullScreen](bool on) {
+    const QSignalBlocker b(fullScreen);
+    fullScreen->setChecked(on);
+    on ? window->showFullScreen() : window->showNormal();
+  };
+  connect(fullScreen, &QToolButton::toggled, window, toggle);
+  auto* f11 = new QShortcut(QKeySequence(Qt::Key_F11), window);
+  connect(f11, &QShortcut::activated, window, [window, toggle] { toggle(!window->isFullScreen()); });
+  auto* esc = new QShortcut(QKeySequence(Qt::Key_Escape), window);
+  connect(esc, &QShortcut::activated, window, [window, toggle] {
+    if (window->isFullScreen()) toggle(false);
+    else window->close();
+  });
+  view->setVideos(videos_);
+  view->setInfo(info_->text());
+  view->setMode(mode_);
+  view->clock()->setLoop(clock_->loop());
+  const int frame = clock_->frame();
+  connect(view->clock(), &PlaybackClock::frameCountChanged, view, [view, frame](int) { view->clock()->seek(frame); });
+  window->resize(1200, 700);
+  window->show();
+  return window;
 }
 
 bool VideoCompareView::isPresentingCurrentFrame() const {

@@ -49,6 +49,15 @@ class VideoCompareView : public QWidget {
   QList<FrameSource*> sources() const { return sources_; }
   // Every pane on screen shows the clock's frame.
   bool isPresentingCurrentFrame() const;
+  // A window of its own with the same videos, mode and frame (F11 or its button: full screen).
+  QWidget* popOut();
+
+ protected:
+  // Space, ←/→ and Home/End act whenever the player is on screen in the active window, unless the
+  // keyboard focus is on a control that uses the key itself (a field, a button, a list...).
+  bool eventFilter(QObject* watched, QEvent* event) override;
+  void showEvent(QShowEvent* event) override;
+  void hideEvent(QHideEvent* event) override;
 
  Q_SIGNALS:
   void failed(const QString& message);
@@ -78,6 +87,7 @@ class VideoCompareView : public QWidget {
   QComboBox* wipeLeft_;
   QComboBox* wipeRight_;
   QLabel* error_;
+  bool filtering_ = false;
 };
 
 }  // namespace ws

@@ -18,6 +18,7 @@ VideoPane::VideoPane(ViewTransform* transform, QWidget* parent) : QWidget(parent
   setMinimumSize(160, 120);
   setMouseTracking(true);
   setAttribute(Qt::WA_OpaquePaintEvent);
+  setFocusPolicy(Qt::ClickFocus);  // a click on the picture takes the keys from a field elsewhere
   connect(transform_, &ViewTransform::changed, this, qOverload<>(&QWidget::update));
 }
 

@@ -5,6 +5,9 @@
 #include <QSignalSpy>
 #include <QTemporaryDir>
 #include <QTreeWidget>
+#include <QLineEdit>
+#include <QVBoxLayout>
+#include <QApplication>
 #include <QtTest>
 
 #include "frame_source.h"
@@ -163,6 +166,46 @@ class TestVideoCompare : public QObject {
     QTRY_VERIFY(view.clock()->frame() >= 13);
     view.clock()->pause();
     verifyShowing(view, view.clock()->frame());
+  }
+
+  // Space, arrows and Home/End work whenever the player is on screen, not only with the focus inside
+  // it; a field elsewhere keeps its keys; a click on a picture takes them. Pop Out opens a window
+  // of its own with the same videos.
+  void keysWorkWheneverThePlayerIsVisible() {
+    QWidget w;
+    auto* edit = new QLineEdit(&w);
+    auto* view = new VideoCompareView(&w);
+    auto* layout = new QVBoxLayout(&w);
+    layout->addWidget(edit);
+    layout->addWidget(view, 1);
+    w.resize(900, 500);
+    w.show();
+    w.activateWindow();
+    QVERIFY(QTest::qWaitForWindowActive(&w));
+    view->setVideos(threeVideos());
+    QTRY_COMPARE(view->clock()->frameCount(), kFrames);
+    edit->setFocus();
+    QTest::keyClick(edit, Qt::Key_Space);
+    QCOMPARE(edit->text(), QStringLiteral(" "));  // the field's own
+    QVERIFY(!view->clock()->isPlaying());
+    QTest::mouseClick(view->panes().at(1), Qt::LeftButton);
+    QCOMPARE(QApplication::focusWidget(), static_cast<QWidget*>(view->panes().at(1)));
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_End);
+    QCOMPARE(view->clock()->frame(), kFrames - 1);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Home);
+    QCOMPARE(view->clock()->frame(), 0);
+    QTest::keyClick(QApplication::focusWidget(), Qt::Key_Right);
+    QCOMPARE(view->clock()->frame(), 1);
+    // Focus on the window itself (no control): the player still takes the keys.
+    QApplication::focusWidget()->clearFocus();
+    QTest::keyClick(&w, Qt::Key_Right);
+    QCOMPARE(view->clock()->frame(), 2);
+    QWidget* popped = view->popOut();
+    auto* copy = popped->findChild<VideoCompareView*>();
+    QVERIFY(copy);
+    QCOMPARE(copy->videos().size(), 3);
+    QTRY_COMPARE(copy->clock()->frame(), 2);
+    popped->close();
   }
 
   void gateHoldsTheClockForASlowPane() {
