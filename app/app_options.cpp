@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "app_options.h"
 
+#include "jobs/preferences.h"
+
 #include "jobs/worker_job.h"
 
 namespace ws {
@@ -133,6 +135,7 @@ int AppOptions::effectiveHeartbeatTimeoutMs() const {
   bool ok = false;
   const double s = qEnvironmentVariable("WANSTUDIO_HEARTBEAT_TIMEOUT").toDouble(&ok);
   if (ok && s >= 0) return int(s * 1000);
+  if (const int chosen = prefs::heartbeatTimeoutS(); chosen >= 0) return chosen * 1000;  // Preferences
   return WorkerJob::kDefaultHeartbeatTimeoutMs;
 }
 

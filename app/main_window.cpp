@@ -21,6 +21,7 @@
 
 #include "app_resources.h"
 #include "dialogs/new_run_dialog.h"
+#include "dialogs/preferences_dialog.h"
 #include "docks/queue_dock.h"
 #include "docks/runs_dock.h"
 #include "jobs/engine_locator.h"
@@ -157,6 +158,13 @@ void MainWindow::createMenus() {
   file->addAction(tr("&Start Run from YAML…"), this, &MainWindow::startRunFromYaml);
   file->addSeparator();
   file->addAction(tr("&Quit"), QKeySequence::Quit, this, &QWidget::close);
+
+  QMenu* edit = menuBar()->addMenu(tr("&Edit"));
+  edit->addAction(tr("&Preferences…"), QKeySequence::Preferences, this, [this] {
+    PreferencesDialog dialog(this);
+    connect(&dialog, &PreferencesDialog::heartbeatTimeoutChanged, jobs_, &JobManager::setHeartbeatTimeout);
+    dialog.exec();
+  });
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Resume Run"), runPage_, &RunPage::resumeRun);

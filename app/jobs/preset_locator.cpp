@@ -9,6 +9,7 @@
 #include <algorithm>
 
 #include "config/run_config.h"
+#include "jobs/preferences.h"
 
 namespace ws {
 namespace {
@@ -26,6 +27,7 @@ QString presetsDirectory() {
   if (!overrideDir().isEmpty()) return overrideDir();
   const QString env = qEnvironmentVariable("WANSTUDIO_CONFIGS");
   if (!env.isEmpty()) return env;
+  if (const QString chosen = prefs::presetsDir(); !chosen.isEmpty()) return chosen;  // Preferences
   const QDir appDir(QCoreApplication::applicationDirPath());
   QStringList candidates{appDir.filePath(QStringLiteral("../share/wanstudio/configs")),
                          appDir.filePath(QStringLiteral("../configs")),

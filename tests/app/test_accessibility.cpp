@@ -18,6 +18,7 @@
 #include <QtTest>
 
 #include "dialogs/new_run_dialog.h"
+#include "dialogs/preferences_dialog.h"
 #include "item_models/dataset_model.h"
 #include "pages/duplicates_dialog.h"
 #include "pages/scene_split_dialog.h"
@@ -104,7 +105,7 @@ class TestAccessibility : public QObject {
   void datasetDialogsControlsAreNamed() {
     DatasetModel model;
     for (QDialog* d : std::initializer_list<QDialog*>{new SceneSplitDialog(ws_.filePath(QStringLiteral("none.mp4"))),
-                                                      new DuplicatesDialog(&model)}) {
+                                                      new DuplicatesDialog(&model), new PreferencesDialog}) {
       d->show();
       const QStringList missing = unnamed(d);
       for (const QString& m : missing) qInfo("unnamed: %s", qPrintable(m));

@@ -16,6 +16,8 @@
 #include <QStandardPaths>
 #include <QTableView>
 #include <QTemporaryDir>
+#include <QLineEdit>
+#include <QSpinBox>
 #include <QtTest>
 
 #include <signal.h>
@@ -28,6 +30,11 @@
 #include "jobs/worker_job.h"
 #include "loss_chart.h"
 #include "main_window.h"
+#include "app_options.h"
+#include "jobs/preset_locator.h"
+#include "jobs/engine_locator.h"
+#include "jobs/preferences.h"
+#include "dialogs/preferences_dialog.h"
 #include "pages/start_page.h"
 #include "item_models/event_level_filter.h"
 #include "runfolder/run_events.h"
@@ -622,6 +629,40 @@ exit 0)")
     job->cancel();
     QVERIFY(ended.wait(120'000));
     QCOMPARE(job->result().state, RunState::Cancelled);
+  }
+
+  // Preferences keep what was only a flag or a variable: the worker, the presets folder, the
+  // heartbeat timeout; the environment still wins for one launch; bad paths are refused.
+  void preferencesAreKeptAndUsed() {
+    const QString engine = fake::writeScript(ws_.path(), QStringLiteral("my-engine.sh"), QStringLiteral("exit 0"));
+    QTemporaryDir presets;
+    PreferencesDialog d;
+    d.enginePath()->setText(ws_.filePath(QStringLiteral("no-such-engine")));
+    d.accept();
+    QVERIFY(d.isVisible() || d.result() != QDialog::Accepted);  // refused, nothing kept
+    QVERIFY(prefs::enginePath().isEmpty());
+    d.enginePath()->setText(engine);
+    d.presetsDir()->setText(presets.path());
+    d.heartbeatTimeout()->setValue(30);
+    QSignalSpy changed(&d, &PreferencesDialog::heartbeatTimeoutChanged);
+    d.accept();
+    QCOMPARE(d.result(), int(QDialog::Accepted));
+    QCOMPARE(changed.at(0).at(0).toInt(), 30'000);
+    const QByteArray envEngine = qgetenv("WANSTUDIO_ENGINE"), envConfigs = qgetenv("WANSTUDIO_CONFIGS");
+    qunsetenv("WANSTUDIO_ENGINE");
+    qunsetenv("WANSTUDIO_CONFIGS");
+    QCOMPARE(engineExecutable(), engine);
+    QCOMPARE(presetsDirectory(), presets.path());
+    AppOptions o;
+    QCOMPARE(o.effectiveHeartbeatTimeoutMs(), 30'000);
+    qputenv("WANSTUDIO_ENGINE", "/env/wins");
+    QCOMPARE(engineExecutable(), QStringLiteral("/env/wins"));
+    if (envEngine.isEmpty()) qunsetenv("WANSTUDIO_ENGINE");
+    else qputenv("WANSTUDIO_ENGINE", envEngine);
+    if (!envConfigs.isEmpty()) qputenv("WANSTUDIO_CONFIGS", envConfigs);
+    prefs::setEnginePath({});
+    prefs::setPresetsDir({});
+    prefs::setHeartbeatTimeoutS(-1);
   }
 
   void remembersTheWorkspace() {
