@@ -20,6 +20,7 @@
 #include <QTabWidget>
 
 #include "app_resources.h"
+#include "help_menu.h"
 #include "dialogs/new_run_dialog.h"
 #include "dialogs/preferences_dialog.h"
 #include "docks/queue_dock.h"
@@ -179,14 +180,7 @@ void MainWindow::createMenus() {
   view->addAction(runsDock_->toggleViewAction());
   view->addAction(queueDock_->toggleViewAction());
 
-  QMenu* help = menuBar()->addMenu(tr("&Help"));
-  help->addAction(tr("&Getting Started"), QKeySequence::HelpContents, this, [this] { showPage(startPage_); });
-  help->addAction(tr("&About Wan Studio"), this, [this] {
-    QMessageBox::about(this, tr("About Wan Studio"),
-                       tr("<b>Wan Studio %1</b><p>Training studio for Wan 2.2 video models: the latent "
-                          "upsampler and the dual-expert DiT.</p><p>Worker: %2</p>")
-                           .arg(QStringLiteral(WANSTUDIO_VERSION), engineExecutable().toHtmlEscaped()));
-  });
+  addHelpMenu(this, [this] { showPage(startPage_); });
 }
 
 void MainWindow::setWorkspace(const QString& dir) {

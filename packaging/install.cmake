@@ -61,6 +61,9 @@ add_custom_command(
   DEPENDS ${WS_PKG}/changelog)
 add_custom_target(wanstudio_docs ALL DEPENDS ${WS_CHANGELOG_GZ})
 install(FILES ${WS_PKG}/copyright ${WS_CHANGELOG_GZ} DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/wanstudio)
+# The documentation, offline (Help ▸ Documentation opens it): the README and the design notes.
+install(FILES ${CMAKE_SOURCE_DIR}/README.md DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/wanstudio)
+install(DIRECTORY ${CMAKE_SOURCE_DIR}/docs DESTINATION ${CMAKE_INSTALL_DATADIR}/doc/wanstudio)
 
 # CPack: `cpack -G DEB` in the build folder writes wanstudio_<version>_amd64.deb.
 set(CPACK_PACKAGE_NAME wanstudio)

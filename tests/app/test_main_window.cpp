@@ -29,6 +29,7 @@
 #include "jobs/job_manager.h"
 #include "jobs/worker_job.h"
 #include "loss_chart.h"
+#include "help_menu.h"
 #include "main_window.h"
 #include "app_options.h"
 #include "jobs/preset_locator.h"
@@ -663,6 +664,17 @@ exit 0)")
     prefs::setEnginePath({});
     prefs::setPresetsDir({});
     prefs::setHeartbeatTimeoutS(-1);
+  }
+
+  // Help: every menu shortcut and the player's keys in one list; the shipped documentation found.
+  void helpListsShortcutsAndFindsTheDocs() {
+    MainWindow w(ws_.path(), 60'000);
+    const QString all = shortcutLines(&w).join(QLatin1Char('\n'));
+    QVERIFY2(all.contains(QKeySequence(QKeySequence::New).toString(QKeySequence::NativeText) + "\tNew Run"),
+             qPrintable(all));
+    QVERIFY(all.contains(QStringLiteral("\tGetting Started")));
+    QVERIFY(all.contains(QStringLiteral("Home / End")));
+    QVERIFY(QFileInfo::exists(documentationDir() + QStringLiteral("/docs/design/architecture.md")));
   }
 
   void remembersTheWorkspace() {

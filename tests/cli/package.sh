@@ -43,7 +43,8 @@ for f in ./usr/bin/wanstudio ./usr/bin/wanstudio-engine ./usr/lib/wanstudio/libw
          ./usr/share/icons/hicolor/48x48/apps/wanstudio.png ./usr/share/icons/hicolor/256x256/apps/wanstudio.png \
          ./usr/share/icons/hicolor/scalable/apps/wanstudio.svg \
          ./usr/share/man/man1/wanstudio.1.gz ./usr/share/man/man1/wanstudio-engine.1.gz \
-         ./usr/share/doc/wanstudio/copyright ./usr/share/doc/wanstudio/changelog.gz; do
+         ./usr/share/doc/wanstudio/copyright ./usr/share/doc/wanstudio/changelog.gz \
+         ./usr/share/doc/wanstudio/README.md ./usr/share/doc/wanstudio/docs/design/architecture.md; do
   grep -qx "$f" <<<"$files" || fail "the package lacks $f"
 done
 # The man pages are the programs' --help.
