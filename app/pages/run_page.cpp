@@ -401,6 +401,12 @@ void RunPage::saveNow() {
 }
 
 void RunPage::killRun() {
+  if (confirmKill_ &&
+      QMessageBox::question(this, tr("Kill Worker"),
+                            tr("Stop the worker now, without finishing its step? The last complete checkpoint stays "
+                               "valid; what it trained since is lost. (Cancel Run finishes the step and saves it.)"),
+                            QMessageBox::Yes | QMessageBox::No, QMessageBox::No) != QMessageBox::Yes)
+    return;
   if (job_ && job_->isRunning()) job_->kill();
   else signalElsewhere(SIGKILL);
 }
@@ -436,7 +442,11 @@ void RunPage::resumeRun() {
 }
 
 void RunPage::openFolder() {
-  if (!runDir_.isEmpty()) QDesktopServices::openUrl(QUrl::fromLocalFile(runDir_));
+  if (runDir_.isEmpty()) return;
+  // Never silent: without a file manager the folder's path is the answer.
+  if (!QDesktopServices::openUrl(QUrl::fromLocalFile(runDir_)))
+    QMessageBox::information(this, tr("Open Run Folder"),
+                             tr("No file manager opened it. The run folder is:\n%1").arg(runDir_));
 }
 
 }  // namespace ws

@@ -70,7 +70,8 @@ class RunPage : public QWidget {
  public Q_SLOTS:
   void cancelRun();
   void saveNow();  // a checkpoint after the current step; the run goes on
-  void killRun();
+  void killRun();  // asks first (setConfirmKill(false): scripts and tests)
+  void setConfirmKill(bool ask) { confirmKill_ = ask; }
   void resumeRun();  // asks for a new total first when the run has completed its steps
   void openFolder();
 
@@ -79,6 +80,7 @@ class RunPage : public QWidget {
   void refreshStatus();
   void refreshButtons();
   bool signalElsewhere(int signal);
+  bool confirmKill_ = true;
   void refreshLastLines();
   QString statsText() const;
 

@@ -18,6 +18,8 @@
 #include <QTemporaryDir>
 #include <QLineEdit>
 #include <QSpinBox>
+#include <QTimer>
+#include <QApplication>
 #include <QtTest>
 
 #include <signal.h>
@@ -380,6 +382,13 @@ done)")
     QVERIFY(!page->cancelButton()->isEnabled());  // asked once; the worker ignores it
     QTest::qWait(200);
     QVERIFY(job->isRunning());
+    // Kill asks first: answered No, the worker goes on.
+    QTimer::singleShot(0, page, [] {
+      if (auto* box = qobject_cast<QMessageBox*>(QApplication::activeModalWidget())) box->reject();
+    });
+    QTest::mouseClick(page->killButton(), Qt::LeftButton);
+    QVERIFY(job->isRunning());
+    page->setConfirmKill(false);
     QTest::mouseClick(page->killButton(), Qt::LeftButton);
     QVERIFY(ended.wait(10'000));
     QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Cancelled, 5000);
