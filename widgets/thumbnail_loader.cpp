@@ -19,13 +19,13 @@ namespace ws {
 
 namespace {
 
-// The thumbnail of one file: the middle frame, so fades from black do not hide the content.
-QImage decode_thumbnail(const QString& path, int edge, QString* error) {
+// The thumbnail of one file: by default the middle frame, so fades from black do not hide the content.
+QImage decode_thumbnail(const QString& path, int edge, bool first, QString* error) {
 #ifdef WANSTUDIO_HAVE_VIDEO
   try {
     video::VideoReader reader(path.toStdString());
     const int64_t n = reader.info().still_image ? 1 : reader.frame_count();
-    const video::RgbFrame f = reader.read(n > 1 ? n / 2 : 0);
+    const video::RgbFrame f = reader.read(n > 1 && !first ? n / 2 : 0);
     QImage image(f.width, f.height, QImage::Format_RGB888);
     for (int y = 0; y < f.height; ++y) std::memcpy(image.scanLine(y), f.pixel(0, y), size_t(f.width) * 3);
     return image.scaled(edge, edge, Qt::KeepAspectRatio, Qt::SmoothTransformation);
@@ -36,6 +36,7 @@ QImage decode_thumbnail(const QString& path, int edge, QString* error) {
 #else
   Q_UNUSED(path);
   Q_UNUSED(edge);
+  Q_UNUSED(first);
   *error = QStringLiteral("this build has no video decoding (WANSTUDIO_VIDEO=OFF)");
   return {};
 #endif
@@ -43,10 +44,11 @@ QImage decode_thumbnail(const QString& path, int edge, QString* error) {
 
 }  // namespace
 
-ThumbnailLoader::ThumbnailLoader(int edge, QObject* parent)
+ThumbnailLoader::ThumbnailLoader(int edge, QObject* parent, Frame frame)
     : QThread(parent),
       cacheDir_(QStandardPaths::writableLocation(QStandardPaths::CacheLocation) + QStringLiteral("/thumbnails")),
-      edge_(edge) {}
+      edge_(edge),
+      frame_(frame) {}
 
 void ThumbnailLoader::setCacheDir(const QString& dir) {
   QMutexLocker lock(&mutex_);
@@ -120,11 +122,16 @@ void ThumbnailLoader::run() {
     }
     QString error;
     const QString key = cacheDir.isEmpty() ? QString() : contentKey(job.path);
-    const QString cached = key.isEmpty() ? QString() : QStringLiteral("%1/%2-%3.png").arg(cacheDir).arg(key).arg(edge_);
+    const bool first = frame_ == Frame::First;
+    const QString cached = key.isEmpty() ? QString()
+                                         : QStringLiteral("%1/%2-%3%4.png")
+                                               .arg(cacheDir, key)
+                                               .arg(edge_)
+                                               .arg(first ? QStringLiteral("-first") : QString());
     QImage image;
     if (!cached.isEmpty()) image.load(cached, "PNG");
     if (image.isNull()) {
-      image = decode_thumbnail(job.path, edge_, &error);
+      image = decode_thumbnail(job.path, edge_, first, &error);
       {
         QMutexLocker lock(&mutex_);
         ++decoded_;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
-// Thumbnails for the dataset grid, decoded on one background thread: the middle frame of a
-// video (or the picture), scaled to fit `edge` pixels. Requests queue in the order asked and
+// Thumbnails for the dataset and validation grids, decoded on one background thread: the middle
+// (or first) frame of a video (or the picture), scaled to fit `edge` pixels. Requests queue in the order asked and
 // a repeated request moves to the front (both O(1): a dataset of 100,000 rows asks often), so
 // the rows on screen come first; clear() drops everything queued (a newly opened dataset).
 // Each thumbnail is also kept on disk, keyed by the file's content (its size and a SHA-1 of its
@@ -23,7 +23,10 @@ namespace ws {
 class ThumbnailLoader : public QThread {
   Q_OBJECT
  public:
-  explicit ThumbnailLoader(int edge = 160, QObject* parent = nullptr);
+  // Which frame stands for a video: the middle one (clips that fade in) or the first one.
+  enum class Frame { Middle, First };
+
+  explicit ThumbnailLoader(int edge = 160, QObject* parent = nullptr, Frame frame = Frame::Middle);
   ~ThumbnailLoader() override;
 
   // `key` comes back with the image (the row); `generation` tells results of a cleared batch
@@ -60,6 +63,7 @@ class ThumbnailLoader : public QThread {
   quint64 generation_ = 0;
   bool abort_ = false;
   int edge_;
+  Frame frame_;
 };
 
 }  // namespace ws

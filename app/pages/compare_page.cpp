@@ -27,7 +27,6 @@
 #include "item_models/runs_model.h"
 #include "jobs/job_manager.h"
 #include "jobs/render_job.h"
-#include "runfolder/run_checkpoints.h"
 #include "video_compare_view.h"
 #include "video_export.h"
 
@@ -242,18 +241,6 @@ void ComparePage::fillRuns() {
   updateInputs();
 }
 
-void ComparePage::fillCheckpoints(int i) {
-  Side& s = sides_[size_t(i)];
-  const QVariant current = s.checkpoint->currentData();
-  const QSignalBlocker block(s.checkpoint);
-  s.checkpoint->clear();
-  QList<qint64> steps = checkpointSteps(s.run->currentData().toString());
-  std::reverse(steps.begin(), steps.end());  // newest first
-  for (qint64 st : steps) s.checkpoint->addItem(tr("step %1").arg(st), st);
-  const int keep = s.checkpoint->findData(current);
-  if (keep >= 0) s.checkpoint->setCurrentIndex(keep);
-}
-
 QString ComparePage::job() const { return sides_[0].run->currentData(Qt::UserRole + 1).toString(); }
 
 void ComparePage::updateInputs() {
@@ -267,19 +254,6 @@ void ComparePage::updateInputs() {
               true);
   else if (sides_[0].run->count() == 0) setStatus(tr("No expert or upsampler runs in the workspace yet."));
   else setStatus({});
-}
-
-bool ComparePage::choose(int i, const QString& runDir, qint64 step) {
-  Side& s = sides_[size_t(i)];
-  const int row = s.run->findData(JobManager::normalizedPath(runDir));
-  if (row < 0) return false;
-  s.run->setCurrentIndex(row);
-  fillCheckpoints(i);
-  const int ck = s.checkpoint->findData(step);
-  if (ck < 0) return false;
-  s.checkpoint->setCurrentIndex(ck);
-  updateInputs();
-  return true;
 }
 
 RenderRequest ComparePage::requestFor(int i) const {
@@ -310,11 +284,23 @@ void ComparePage::render() {
   const QString other = sides_[1].run->currentData(Qt::UserRole + 1).toString();
   QString problem = job() != other ? tr("compare checkpoints of the same kind of run") : QString();
   for (int i = 0; i < 2 && problem.isEmpty(); ++i) {
+    if (keptChoice(i)) continue;  // nothing to render
     const QString p = requestFor(i).problem();
     if (!p.isEmpty()) problem = QStringLiteral("%1: %2").arg(QLatin1String(kSideNames[i]), p);
   }
-  if (!problem.isEmpty()) {
-    setStatus(problem, true);
+  // Kept validation renders are shown as they are: both sides, or neither.
+  const std::optional<KeptRender> keptA = keptChoice(0), keptB = keptChoice(1);
+  if (problem.isEmpty() && bool(keptA) != bool(keptB))
+    problem = tr("%1 is a kept validation render and %2 a checkpoint: pick two validation renders, or two "
+                 "checkpoints to render on the same input")
+                  .arg(QLatin1String(kSideNames[keptA ? 0 : 1]), QLatin1String(kSideNames[keptA ? 1 : 0]));
+  if (keptA && keptB && problem.isEmpty()) {
+    sides_[0].kept = keptA;
+    sides_[1].kept = keptB;
+    if (showKept()) return;
+  }
+  if (!problem.isEmpty() || (keptA && keptB)) {
+    if (!problem.isEmpty()) setStatus(problem, true);
     Q_EMIT renderFinished(false);
     return;
   }
@@ -329,6 +315,7 @@ void ComparePage::render() {
   for (int i = 0; i < 2; ++i) {
     Side& s = sides_[size_t(i)];
     s.result.reset();
+    s.kept.reset();
     s.request = requestFor(i);
     s.progress->setValue(0);
     s.state->setText(tr("waiting"));
@@ -384,13 +371,14 @@ void ComparePage::onSideFinished(int i, bool ok, const RenderResult& r, const QS
 
 void ComparePage::showResults() {
   const RenderResult &a = *sides_[0].result, &b = *sides_[1].result;
-  const QString la = QStringLiteral("A: %1").arg(sides_[0].request.label());
-  const QString lb = QStringLiteral("B: %1").arg(sides_[1].request.label());
+  const QString la = QStringLiteral("A: %1").arg(sideLabel(0));
+  const QString lb = QStringLiteral("B: %1").arg(sideLabel(1));
+  const bool kept = sides_[0].kept && sides_[1].kept;
   QList<VideoCompareView::Video> videos;
   if (job() == QLatin1String("upsampler")) {
     videos << VideoCompareView::Video{la, a.video, tr("PSNR %1").arg(db(a.psnr))}
-           << VideoCompareView::Video{lb, b.video, tr("PSNR %1").arg(db(b.psnr))}
-           << VideoCompareView::Video{tr("high-res decode"), a.reference, tr("reference")};
+           << VideoCompareView::Video{lb, b.video, tr("PSNR %1").arg(db(b.psnr))};
+    if (!a.reference.isEmpty()) videos << VideoCompareView::Video{tr("high-res decode"), a.reference, tr("reference")};
     setStatus(
         tr("Against the high-res decode: A %1, B %2, bilinear %3. Against the source clip: A %4, B %5, "
            "ceiling %6 (the high-res decode itself: no upsampler is expected to beat it).")
@@ -398,7 +386,12 @@ void ComparePage::showResults() {
   } else {
     videos << VideoCompareView::Video{la, a.video, sides_[0].request.settings.prompt.left(60)}
            << VideoCompareView::Video{lb, b.video, sides_[1].request.settings.prompt.left(60)};
-    setStatus(tr("Same prompt, seed and settings; the chart shows how far apart the two videos are (A against B)."));
+    if (kept)
+      setStatus(
+          tr("Validation renders as the runs made them (each with its run's prompt, seed and settings); the "
+             "chart shows how far apart the two videos are (A against B)."));
+    else
+      setStatus(tr("Same prompt, seed and settings; the chart shows how far apart the two videos are (A against B)."));
   }
   player_->setInfo(QStringLiteral("<b>%1</b> vs <b>%2</b>").arg(la.toHtmlEscaped(), lb.toHtmlEscaped()));
   player_->setVideos(videos);
@@ -415,7 +408,9 @@ void ComparePage::startMetrics() {
   QList<Pair> pairs;
   const RenderResult &a = *sides_[0].result, &b = *sides_[1].result;
   if (!a.reference.isEmpty()) {
-    pairs << Pair{tr("A vs high-res"), a.video, a.reference} << Pair{tr("B vs high-res"), b.video, a.reference};
+    // Each side against its own high-res decode (one and the same for two renders of one input).
+    pairs << Pair{tr("A vs high-res"), a.video, a.reference}
+          << Pair{tr("B vs high-res"), b.video, b.reference.isEmpty() ? a.reference : b.reference};
   } else {
     pairs << Pair{tr("A vs B"), a.video, b.video};
   }

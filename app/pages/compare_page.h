@@ -1,13 +1,16 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compare: any two checkpoints, of one run or two, rendered on the same input and played side
-// by side. Expert checkpoints render a prompt with `sample`; upsampler checkpoints upsample a
-// video with `upsample` (their high-res decode is the reference). Renders run as background
-// jobs through a cache keyed by checkpoint + input + settings, so a second look is instant.
-// Below the player: per-frame PSNR and SSIM (each side against the reference, or A against
-// B when there is none), and an export of the side-by-side view as one MP4.
+// by side, or any two validation renders the runs kept (every validation step, whether or not
+// its checkpoint survived rotation: those are shown as they are, nothing is rendered). Expert checkpoints render a
+// prompt with `sample`; upsampler checkpoints upsample a video with `upsample` (their high-res decode is the
+// reference). Renders run as background jobs through a cache keyed by checkpoint + input + settings, so a second look
+// is instant. Below the player: per-frame PSNR and SSIM (each side against the reference, or A against B when there is
+// none), and an export of the side-by-side view as one MP4.
 #pragma once
 
+#include <QDateTime>
 #include <QFutureWatcher>
+#include <QHash>
 #include <QPointer>
 #include <QWidget>
 
@@ -16,6 +19,7 @@
 #include <memory>
 
 #include "jobs/render_request.h"
+#include "runfolder/kept_renders.h"
 #include "video_metrics.h"
 
 class QCheckBox;
@@ -45,6 +49,7 @@ class ComparePage : public QWidget {
     QPointer<RenderJob> job;
     std::optional<RenderResult> result;
     RenderRequest request;
+    std::optional<KeptRender> kept;  // set when the side shows a kept validation render
   };
   // One line of the chart: a name ("A vs high-res") and its scores.
   struct Series {
@@ -61,6 +66,8 @@ class ComparePage : public QWidget {
 
   // Chooses a run (by folder) and a checkpoint step for side 0 (A) or 1 (B).
   bool choose(int side, const QString& runDir, qint64 step);
+  // Chooses the validation render `index` a run kept at `step` (the checkpoint list's lower part).
+  bool chooseKept(int side, const QString& runDir, qint64 step, int index);
   QString job() const;  // the kind of run on side A ("experts" | "upsampler" | "")
 
   void render();
@@ -95,6 +102,10 @@ class ComparePage : public QWidget {
   void fillCheckpoints(int side);
   void updateInputs();
   RenderRequest requestFor(int side) const;
+  const QList<KeptRender>& keptFor(const QString& runDir);
+  std::optional<KeptRender> keptChoice(int side);
+  QString sideLabel(int side) const;
+  bool showKept();
   void onSideFinished(int side, bool ok, const RenderResult& result, const QString& error);
   void showResults();
   void startMetrics();
@@ -115,6 +126,13 @@ class ComparePage : public QWidget {
   VideoCompareView* player_;
   QCustomPlot* chart_;
   QList<Series> series_;
+  // Kept renders per run folder, re-read when events.jsonl changes.
+  struct KeptList {
+    qint64 size = -1;
+    QDateTime modified;
+    QList<KeptRender> renders;
+  };
+  QHash<QString, KeptList> kept_;
   // Metrics in the background: a newer request supersedes the running one.
   QFutureWatcher<QList<Series>> metricsWatcher_;
   std::shared_ptr<std::atomic_bool> metricsAbort_;

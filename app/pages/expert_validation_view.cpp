@@ -7,6 +7,7 @@
 #include <algorithm>
 
 #include "runfolder/run_events.h"
+#include "thumbnail_loader.h"
 #include "video_compare_view.h"
 
 namespace ws {
@@ -24,6 +25,20 @@ ExpertValidationView::ExpertValidationView(RunEvents* events, QWidget* parent) :
                    .arg(kMaxShown));
 
   connect(grid_, &QTableWidget::itemSelectionChanged, this, &ExpertValidationView::onSelection);
+
+  // Each cell shows its video's first frame, decoded on the loader's thread; results come back
+  // queued to this view, keyed by the sample's index into samples_ of the same generation.
+  grid_->setIconSize(QSize(kThumbEdge, kThumbEdge));
+  grid_->verticalHeader()->setSectionResizeMode(QHeaderView::ResizeToContents);
+  thumbs_ = new ThumbnailLoader(kThumbEdge, this, ThumbnailLoader::Frame::First);
+  connect(thumbs_, &ThumbnailLoader::thumbnailReady, this, [this](int key, const QImage& image, quint64 generation) {
+    if (generation != thumbs_->generation() || key < 0 || key >= samples_.size()) return;
+    const ExpertSample& s = samples_[key];
+    const QPixmap pixmap = QPixmap::fromImage(image);
+    pictures_.insert(s.video, pixmap);
+    if (QTableWidgetItem* item = grid_->item(int(steps_.indexOf(s.step)), s.index))
+      item->setData(Qt::DecorationRole, pixmap);
+  });
 }
 
 int ExpertValidationView::sampleAt(int row, int column) const {
@@ -55,6 +70,7 @@ void ExpertValidationView::refresh() {
   for (const ExpertSample& s : samples_) promptTexts[s.index] = s.prompt;
 
   const QList<int> keep = shown_;
+  thumbs_->clear();
   const QSignalBlocker block(grid_);
   grid_->clear();
   grid_->setRowCount(int(steps_.size()));
@@ -77,6 +93,9 @@ void ExpertValidationView::refresh() {
         item->setToolTip(QStringLiteral("%1\n%2").arg(s.prompt, s.video.isEmpty() ? s.latents : s.video));
         item->setTextAlignment(Qt::AlignCenter);
         if (s.video.isEmpty()) item->setFlags(Qt::ItemIsEnabled);
+        else if (const auto it = pictures_.constFind(s.video); it != pictures_.constEnd())
+          item->setData(Qt::DecorationRole, *it);
+        else thumbs_->request(i, s.video);
         if (keep.contains(i)) item->setSelected(true);
       }
       grid_->setItem(r, c, item);

@@ -300,6 +300,44 @@ class TestComparePage : public QObject {
     QVERIFY(!p->isRendering());
   }
 
+  void keptValidationRendersOfEveryStep() {
+    ComparePage* p = page();
+    // Run A kept renders of two prompts at steps 0, 1 and 2; step 0 never had a checkpoint.
+    QVERIFY(p->chooseKept(0, run("experts-a"), 0, 1));
+    QVERIFY(!p->choose(0, run("experts-a"), 0));
+    QVERIFY(p->chooseKept(0, run("experts-a"), 0, 1));
+    QVERIFY(p->chooseKept(1, run("experts-a"), 2, 1));
+    QComboBox* list = p->side(0).checkpoint;
+    int keptItems = 0;
+    for (int k = 0; k < list->count(); ++k)
+      keptItems += list->itemText(k).startsWith(QStringLiteral("validation render"));
+    QCOMPARE(keptItems, 6);
+    QSignalSpy done(p, &ComparePage::renderFinished);
+    QSignalSpy metrics(p, &ComparePage::metricsReady);
+    p->render();
+    // Shown as they are: nothing renders, nothing goes to the cache.
+    QCOMPARE(done.count(), 1);
+    QCOMPARE(done.takeFirst().at(0).toBool(), true);
+    QVERIFY(!p->isRendering());
+    QCOMPARE(p->player()->videos().size(), 2);
+    QVERIFY(p->player()->videos()[0].path.endsWith(QStringLiteral("experts-a/sample/step0_val1.mp4")));
+    QVERIFY(p->player()->videos()[1].path.endsWith(QStringLiteral("experts-a/sample/step2_val1.mp4")));
+    QVERIFY(p->player()->videos()[0].title.contains(QStringLiteral("validation 1")));
+    QCOMPARE(p->side(0).request.settings.prompt, QStringLiteral("a blue square"));
+    QVERIFY(p->statusLabel()->text().contains(QStringLiteral("Validation renders")));
+    QVERIFY(waitFor(metrics));
+    QCOMPARE(p->series().size(), 1);
+    QCOMPARE(p->series()[0].scores.psnr.size(), 5);
+    // A kept render against a checkpoint would compare two different inputs: refused, said.
+    QVERIFY(p->choose(1, run("experts-b"), 1));
+    p->render();
+    QCOMPARE(done.count(), 1);
+    QCOMPARE(done.takeFirst().at(0).toBool(), false);
+    QVERIFY2(p->statusLabel()->text().contains(QStringLiteral("kept validation render")),
+             qPrintable(p->statusLabel()->text()));
+    QVERIFY(!p->isRendering());
+  }
+
   void expertValidationGrid() {
     window_->openRun(run("experts-a"));
     RunPage* rp = window_->runPage();
@@ -311,6 +349,10 @@ class TestComparePage : public QObject {
     QCOMPARE(v->grid()->rowCount(), 3);
     QCOMPARE(v->grid()->columnCount(), 2);
     QCOMPARE(v->grid()->horizontalHeaderItem(1)->toolTip(), QStringLiteral("a blue square"));
+    // Every cell gets its video's first frame as a picture.
+    for (int r = 0; r < 3; ++r)
+      for (int c = 0; c < 2; ++c)
+        QTRY_VERIFY_WITH_TIMEOUT(!v->grid()->item(r, c)->data(Qt::DecorationRole).value<QPixmap>().isNull(), 20'000);
     // Opening the tab plays the newest step's prompts.
     QTRY_COMPARE(v->player()->videos().size(), 2);
     QVERIFY(v->player()->videos()[0].path.endsWith(QStringLiteral("sample/step2_val0.mp4")));
