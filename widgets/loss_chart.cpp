@@ -24,10 +24,12 @@ QColor seriesColor(const QString& name, int index) {
   if (name == QLatin1String("high")) return QColor(0xe3, 0x6b, 0x1c);
   if (name == QLatin1String("low")) return QColor(0x1f, 0x6f, 0xeb);
   if (name == QLatin1String("upsampler")) return QColor(0x1a, 0x7f, 0x37);
-  // Four apart, so the step-time chart's four phases never share a colour.
+  // The first four apart, so the step-time chart's four phases never share a colour; eight for
+  // the runs of a loss overlay.
   static const QColor palette[] = {QColor(0x82, 0x50, 0xdf), QColor(0xbf, 0x38, 0x89), QColor(0x0a, 0x7e, 0xa4),
-                                   QColor(0x57, 0x60, 0x6a)};
-  return palette[index % 4];
+                                   QColor(0x57, 0x60, 0x6a), QColor(0xe3, 0x6b, 0x1c), QColor(0x1f, 0x6f, 0xeb),
+                                   QColor(0x1a, 0x7f, 0x37), QColor(0xb0, 0x8b, 0x00)};
+  return palette[index % 8];
 }
 
 }  // namespace

@@ -16,6 +16,7 @@
 #include <QSplitter>
 #include <QStackedWidget>
 #include <QStandardPaths>
+#include <QTabWidget>
 #include <QToolButton>
 #include <QVBoxLayout>
 #include <QtConcurrent>
@@ -27,6 +28,7 @@
 #include "item_models/runs_model.h"
 #include "jobs/job_manager.h"
 #include "jobs/render_job.h"
+#include "pages/loss_overlay.h"
 #include "video_compare_view.h"
 #include "video_export.h"
 
@@ -165,12 +167,23 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   split->setStretchFactor(0, 4);
   split->setStretchFactor(1, 1);
 
-  auto* layout = new QVBoxLayout(this);
+  auto* videos = new QWidget(this);
+  auto* layout = new QVBoxLayout(videos);
   layout->addLayout(sidesRow);
   layout->addWidget(inputs_);
   layout->addLayout(settingsRow);
   layout->addWidget(status_);
   layout->addWidget(split, 1);
+  // Two ways to compare runs: their videos (above) and their loss curves on one chart.
+  tabs_ = new QTabWidget(this);
+  tabs_->setObjectName(QStringLiteral("compareTabs"));
+  tabs_->setAccessibleName(tr("Compare"));
+  tabs_->addTab(videos, tr("Videos"));
+  overlay_ = new LossOverlay(runs_, this);
+  tabs_->addTab(overlay_, tr("Loss Curves"));
+  auto* outer = new QVBoxLayout(this);
+  outer->setContentsMargins(0, 0, 0, 0);
+  outer->addWidget(tabs_);
 
   connect(render_, &QPushButton::clicked, this, &ComparePage::render);
   connect(cancel_, &QPushButton::clicked, this, &ComparePage::cancel);

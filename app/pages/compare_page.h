@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
-// Compare: any two checkpoints, of one run or two, rendered on the same input and played side
-// by side, or any two validation renders the runs kept (every validation step, whether or not
-// its checkpoint survived rotation: those are shown as they are, nothing is rendered). Expert checkpoints render a
-// prompt with `sample`; upsampler checkpoints upsample a video with `upsample` (their high-res decode is the
-// reference). Renders run as background jobs through a cache keyed by checkpoint + input + settings, so a second look
-// is instant. Below the player: per-frame PSNR and SSIM (each side against the reference, or A against B when there is
-// none), and an export of the side-by-side view as one MP4.
+// Compare, tab Videos: any two checkpoints, of one run or two, rendered on the same input and
+// played side by side, or any two validation renders the runs kept (every validation step,
+// whether or not its checkpoint survived rotation; those are shown as they are). Expert
+// checkpoints render a prompt with `sample`; upsampler checkpoints upsample a video with
+// `upsample` (their high-res decode is the reference). Renders run as background jobs through a
+// cache keyed by checkpoint + input + settings, so a second look is instant. Below the player:
+// per-frame PSNR and SSIM (each side against the reference, or A against B when there is none),
+// and an export of the side-by-side view as one MP4. Tab Loss Curves: LossOverlay.
 #pragma once
 
 #include <QDateTime>
@@ -31,9 +32,11 @@ class QProgressBar;
 class QPushButton;
 class QSpinBox;
 class QStackedWidget;
+class QTabWidget;
 
 namespace ws {
 
+class LossOverlay;
 class RenderJob;
 class RunsModel;
 class VideoCompareView;
@@ -90,6 +93,8 @@ class ComparePage : public QWidget {
   QLabel* statusLabel() const { return status_; }
   VideoCompareView* player() const { return player_; }
   QCustomPlot* chart() const { return chart_; }
+  QTabWidget* tabs() const { return tabs_; }
+  LossOverlay* lossOverlay() const { return overlay_; }  // the Loss Curves tab
   const QList<Series>& series() const { return series_; }
 
  Q_SIGNALS:
@@ -125,6 +130,8 @@ class ComparePage : public QWidget {
   QLabel* status_;
   VideoCompareView* player_;
   QCustomPlot* chart_;
+  QTabWidget* tabs_;
+  LossOverlay* overlay_;
   QList<Series> series_;
   // Kept renders per run folder, re-read when events.jsonl changes.
   struct KeptList {

@@ -10,6 +10,8 @@
 #include <QPushButton>
 #include <QSignalSpy>
 #include <QSpinBox>
+#include <QListWidget>
+#include <QTabWidget>
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QLineEdit>
@@ -18,10 +20,13 @@
 #include <qcustomplot.h>
 
 #include "item_models/runs_model.h"
+#include "jobs/job_manager.h"
 #include "jobs/render_job.h"
+#include "loss_chart.h"
 #include "main_window.h"
 #include "pages/compare_page.h"
 #include "pages/expert_validation_view.h"
+#include "pages/loss_overlay.h"
 #include "pages/run_page.h"
 #include "test_paths.h"
 #include "video/video_decode.h"
@@ -336,6 +341,52 @@ class TestComparePage : public QObject {
     QVERIFY2(p->statusLabel()->text().contains(QStringLiteral("kept validation render")),
              qPrintable(p->statusLabel()->text()));
     QVERIFY(!p->isRendering());
+  }
+
+  void lossCurvesOfSeveralRuns() {
+    ComparePage* p = page();
+    p->tabs()->setCurrentWidget(p->lossOverlay());
+    LossOverlay* o = p->lossOverlay();
+    QVERIFY(o->isVisible());
+    QCOMPARE(o->runList()->count(), 4);
+    QSignalSpy loaded(o, &LossOverlay::curvesLoaded);
+    QVERIFY(o->setRunChecked(JobManager::normalizedPath(run("experts-a")), true));
+    QVERIFY(o->setRunChecked(JobManager::normalizedPath(run("upsampler-c")), true));
+    QTRY_VERIFY_WITH_TIMEOUT(!loaded.isEmpty(), 10'000);
+    // experts-a: one curve per expert it trained (its two steps may route to one expert);
+    // upsampler-c: one. Each point is a step a run logged.
+    QStringList names;
+    int points = 0;
+    for (const auto& c : o->curves()) {
+      names << c.name;
+      points += int(c.x.size());
+      QVERIFY2(c.name == QStringLiteral("upsampler-c") || c.name == QStringLiteral("experts-a · high") ||
+                   c.name == QStringLiteral("experts-a · low"),
+               qPrintable(c.name));
+    }
+    QVERIFY2(names.contains(QStringLiteral("upsampler-c")) && names.size() >= 2, qPrintable(names.join(',')));
+    QCOMPARE(o->chart()->seriesNames().size(), names.size());
+    QCOMPARE(points, 4);  // two steps of each run
+    // The expert-step axis counts each expert's own updates: none past the run's step.
+    loaded.clear();
+    o->setExpertSteps(true);
+    QTRY_VERIFY_WITH_TIMEOUT(!loaded.isEmpty(), 10'000);
+    double expertMax = 0;
+    for (const auto& c : o->curves())
+      if (c.name.startsWith(QStringLiteral("experts-a")))
+        expertMax = std::max(expertMax, *std::max_element(c.x.begin(), c.x.end()));
+    QVERIFY(expertMax <= 2 && expertMax >= 1);
+    loaded.clear();
+    QVERIFY(o->setRunChecked(JobManager::normalizedPath(run("upsampler-c")), false));
+    QTRY_VERIFY_WITH_TIMEOUT(!loaded.isEmpty(), 10'000);
+    QCOMPARE(o->curves().size(), names.size() - 1);
+    if (!qEnvironmentVariableIsEmpty("WS_SCREENSHOT_DIR")) {
+      QVERIFY(o->setRunChecked(JobManager::normalizedPath(run("experts-b")), true));
+      QTest::qWait(800);
+      window_->grab().save(
+          QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("loss-overlay.png")));
+    }
+    p->tabs()->setCurrentIndex(0);
   }
 
   void expertValidationGrid() {
