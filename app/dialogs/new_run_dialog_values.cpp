@@ -4,6 +4,11 @@
 #include <QDir>
 #include <QFile>
 #include <QFileInfo>
+#include <QJsonArray>
+#include <QJsonDocument>
+#include <QJsonObject>
+
+#include <algorithm>
 
 #include "config/run_config.h"
 #include "config/run_yaml_codec.h"
@@ -20,6 +25,22 @@ QString readText(const QString& path, QString* error) {
   QFile f(path);
   if (!openRegularFile(f, QIODevice::ReadOnly, error)) return {};
   return QString::fromUtf8(f.readAll());
+}
+
+// Up to `n` video files of a metadata.json that exist on disk (file paths are relative to its folder).
+QStringList datasetVideos(const QString& metadataPath, int n) {
+  QString error;
+  const QJsonArray rows = QJsonDocument::fromJson(readText(metadataPath, &error).toUtf8()).array();
+  const QDir dir = QFileInfo(metadataPath).absoluteDir();
+  QStringList out;
+  for (const QJsonValue& row : rows) {
+    const QJsonObject o = row.toObject();
+    if (o.value(QStringLiteral("type")).toString(QStringLiteral("video")) != QLatin1String("video")) continue;
+    const QString file = QDir::cleanPath(dir.absoluteFilePath(o.value(QStringLiteral("file_path")).toString()));
+    if (QFileInfo(file).isFile()) out << file;
+    if (out.size() >= n) break;
+  }
+  return out;
 }
 
 }  // namespace
@@ -82,6 +103,19 @@ void NewRunDialog::applyValues(QVariantMap values) {
     values.remove(QStringLiteral("demo_data"));
     if (!datasetEmbeddings_.isEmpty() && schema.find(QStringLiteral("text_embeddings_dir")))
       values.insert(QStringLiteral("text_embeddings_dir"), datasetEmbeddings_);
+    // The preset's validation clips are the demo's: where they are missing, two of the dataset's.
+    const QString key = QStringLiteral("validation_paths");
+    const QStringList given = values.value(key).toStringList();
+    const bool missing =
+        std::any_of(given.begin(), given.end(), [](const QString& f) { return !QFileInfo::exists(f); });
+    if (schema.find(key) && missing) {
+      const QStringList clips = datasetVideos(dataset_, 2);
+      if (!clips.isEmpty()) {
+        values.insert(key, QVariantList(clips.begin(), clips.end()));
+        presetNote_ += (presetNote_.isEmpty() ? QString() : QStringLiteral(" — ")) +
+                       tr("validation clips taken from the dataset (the preset's are not there)");
+      }
+    }
   }
   values.insert(kOutputDir, runDirectory());
   form_->setValues(values);

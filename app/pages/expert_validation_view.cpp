@@ -101,10 +101,16 @@ void ExpertValidationView::refresh() {
       grid_->setItem(r, c, item);
     }
   }
+  // A run opened on this tab gets its events after the tab was shown.
+  if (isVisible()) playNewestIfIdle();
 }
 
 void ExpertValidationView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
+  playNewestIfIdle();
+}
+
+void ExpertValidationView::playNewestIfIdle() {
   // Opening the tab plays the newest step's prompts; decoding waits until someone looks.
   if (shown_.isEmpty() && !steps_.isEmpty()) {
     QList<QPair<int, int>> cells;

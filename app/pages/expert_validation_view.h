@@ -41,6 +41,7 @@ class ExpertValidationView : public ValidationPage {
  private:
   void refresh() override;
   void onSelection();
+  void playNewestIfIdle();
   int sampleAt(int row, int column) const;  // index into samples_, -1 if none
 
   QVector<ExpertSample> samples_;

@@ -71,10 +71,16 @@ void ValidationView::refresh() {
   }
   for (int row : selected)
     if (row < list_->topLevelItemCount()) list_->topLevelItem(row)->setSelected(true);
+  // A run opened on this tab gets its events after the tab was shown.
+  if (isVisible()) playNewestIfIdle();
 }
 
 void ValidationView::showEvent(QShowEvent* event) {
   QWidget::showEvent(event);
+  playNewestIfIdle();
+}
+
+void ValidationView::playNewestIfIdle() {
   // Opening the tab plays the newest validation; decoding waits until someone looks.
   if (shown_.isEmpty() && !samples_.isEmpty()) selectSamples({int(samples_.size()) - 1});
 }

@@ -31,6 +31,7 @@ class ValidationView : public ValidationPage {
  private:
   void refresh() override;
   void onSelection();
+  void playNewestIfIdle();
 
   QVector<ValidationSample> samples_;
   QTreeWidget* list_;
