@@ -10,6 +10,10 @@ namespace ws {
 
 void initResources();  // idempotent; the resources of a static library need an explicit init
 QIcon appIcon();
-void applyStyle(QApplication& app);  // window icon + resources/style.qss
+// Window icon, the theme kept in the preferences and resources/style.qss in its colours.
+void applyStyle(QApplication& app);
+// "system": the platform's style and palette as they were at start; "light" / "dark": Fusion
+// with a light or dark palette. The style sheet's status colours follow. Unknown = "system".
+void applyTheme(QApplication& app, const QString& theme);
 
 }  // namespace ws

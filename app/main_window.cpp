@@ -7,6 +7,7 @@
 #include <cstdio>
 
 #include <QAction>
+#include <QActionGroup>
 #include <QApplication>
 #include <QCloseEvent>
 #include <QDir>
@@ -27,6 +28,7 @@
 #include "docks/runs_dock.h"
 #include "jobs/engine_locator.h"
 #include "jobs/job_manager.h"
+#include "jobs/preferences.h"
 #include "jobs/preset_locator.h"
 #include "jobs/run_queue.h"
 #include "jobs/worker_job.h"
@@ -179,6 +181,21 @@ void MainWindow::createMenus() {
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(runsDock_->toggleViewAction());
   view->addAction(queueDock_->toggleViewAction());
+  // Light, dark, or whatever the platform gives; kept for the next launch.
+  QMenu* theme = view->addMenu(tr("&Theme"));
+  auto* themes = new QActionGroup(theme);
+  for (const auto& [key, label] : {std::pair{"system", tr("Follow the &System")}, std::pair{"light", tr("&Light")},
+                                   std::pair{"dark", tr("&Dark")}}) {
+    QAction* a = theme->addAction(label);
+    a->setCheckable(true);
+    a->setData(QString::fromLatin1(key));
+    a->setChecked(prefs::theme() == QLatin1String(key));
+    themes->addAction(a);
+    connect(a, &QAction::triggered, this, [key = QString::fromLatin1(key)] {
+      prefs::setTheme(key);
+      applyTheme(*qApp, key);
+    });
+  }
 
   addHelpMenu(this, [this] { showPage(startPage_); });
 }

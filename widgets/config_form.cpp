@@ -10,6 +10,7 @@
 #include <QVBoxLayout>
 
 #include "option_editor.h"
+#include "option_label.h"
 
 namespace ws {
 
@@ -33,6 +34,7 @@ void ConfigForm::setSchema(const OptionSchema& schema) {
   editors_.clear();
   labels_.clear();
   groups_.clear();
+  notes_.clear();
   auto* content = new QWidget;
   auto* column = new QVBoxLayout(content);
   for (const QString& group : schema.groups()) {
@@ -43,7 +45,12 @@ void ConfigForm::setSchema(const OptionSchema& schema) {
     for (const OptionSpec& spec : schema.options()) {
       if (spec.group != group) continue;
       auto* editor = new OptionEditor(spec, box);
-      auto* label = new QLabel(spec.required ? spec.name + QStringLiteral(" *") : spec.name, box);
+      // Plain words first, the config key under them (what run files and the docs use).
+      auto* label = new QLabel(
+          QStringLiteral("%1%2<br><small>%3</small>")
+              .arg(plainLabel(spec.name).toHtmlEscaped(), spec.required ? QStringLiteral(" *") : QString(), spec.name),
+          box);
+      label->setTextFormat(Qt::RichText);
       label->setToolTip(editor->input()->toolTip());
       label->setBuddy(editor->input());
       form->addRow(label, editor);
@@ -111,13 +118,33 @@ void ConfigForm::setLocked(const QString& name, bool locked, const QString& why)
   if (OptionEditor* e = editors_.value(name)) e->setLocked(locked, why);
 }
 
+void ConfigForm::setGroupNote(const QString& group, const QString& text) {
+  QGroupBox* box = groups_.value(group);
+  if (!box) return;
+  QLabel*& note = notes_[group];
+  if (!note) {
+    note = new QLabel(box);
+    note->setObjectName(QStringLiteral("hint"));
+    note->setWordWrap(true);
+    static_cast<QFormLayout*>(box->layout())->insertRow(0, note);
+  }
+  note->setText(text);
+  note->setVisible(!text.isEmpty());
+}
+
+QString ConfigForm::groupNote(const QString& group) const {
+  const QLabel* note = notes_.value(group);
+  return note ? note->text() : QString();
+}
+
 void ConfigForm::setFilter(const QString& text) {
   if (filter_->text() != text) filter_->setText(text);
   QSet<QString> shownGroups;
   for (OptionEditor* e : std::as_const(editors_)) {
     const OptionSpec& s = e->spec();
-    const bool show =
-        text.isEmpty() || s.name.contains(text, Qt::CaseInsensitive) || s.help.contains(text, Qt::CaseInsensitive);
+    const bool show = text.isEmpty() || s.name.contains(text, Qt::CaseInsensitive) ||
+                      s.help.contains(text, Qt::CaseInsensitive) ||
+                      plainLabel(s.name).contains(text, Qt::CaseInsensitive);
     e->setVisible(show);
     labels_.value(s.name)->setVisible(show);
     if (show) shownGroups.insert(s.group);

@@ -40,6 +40,9 @@ class ConfigForm : public QWidget {
   void setErrors(const QMap<QString, QString>& errors);  // by option; others are cleared
   QString error(const QString& name) const;
   void setLocked(const QString& name, bool locked, const QString& why = {});
+  // A line of prose at the top of a section (empty hides it): what its options do together.
+  void setGroupNote(const QString& group, const QString& text);
+  QString groupNote(const QString& group) const;
   OptionEditor* editor(const QString& name) const { return editors_.value(name); }
   void setFilter(const QString& text);  // shows only options whose name or help contains it
 
@@ -55,6 +58,7 @@ class ConfigForm : public QWidget {
   QMap<QString, OptionEditor*> editors_;
   QMap<QString, QLabel*> labels_;
   QMap<QString, QGroupBox*> groups_;
+  QMap<QString, QLabel*> notes_;
 };
 
 }  // namespace ws

@@ -16,6 +16,7 @@
 
 #include "decimation.h"
 #include "ema_smoothing.h"
+#include "theme.h"
 
 namespace ws {
 namespace {
@@ -41,7 +42,6 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
   plot_->xAxis->setLabel(tr("step"));
   plot_->yAxis->setLabel(tr("loss"));
   plot_->legend->setVisible(true);
-  plot_->legend->setBrush(QColor(255, 255, 255, 200));
   plot_->setMinimumHeight(160);
   emptyText_ = new QCPItemText(plot_);
   emptyText_->position->setType(QCPItemPosition::ptAxisRectRatio);
@@ -109,6 +109,7 @@ LossChart::LossChart(QWidget* parent) : QWidget(parent) {
   replotTimer_.setInterval(150);  // live runs add points often; redraw a few times a second
   connect(&replotTimer_, &QTimer::timeout, this, &LossChart::rebuild);
   setSmoothing(beta_);
+  styleChart(plot_);
 }
 
 void LossChart::clear() {

@@ -15,7 +15,9 @@
 #include <climits>
 
 #include "float_spin_box.h"
+#include "option_label.h"
 #include "option_schema.h"
+#include "theme.h"
 
 namespace ws {
 namespace {
@@ -52,7 +54,7 @@ OptionEditor::OptionEditor(const OptionSpec& spec, QWidget* parent) : QWidget(pa
   if (spec.list) {
     line_ = new QLineEdit(this);
     line_->setPlaceholderText(tr("comma-separated %1 values").arg(spec.type));
-    connect(line_, &QLineEdit::textEdited, this, &OptionEditor::edited);
+    connect(line_, &QLineEdit::textChanged, this, &OptionEditor::edited);
     input_ = line_;
   } else if (spec.type == QLatin1String("bool")) {
     check_ = new QCheckBox(this);
@@ -75,32 +77,32 @@ OptionEditor::OptionEditor(const OptionSpec& spec, QWidget* parent) : QWidget(pa
     combo_ = new QComboBox(this);
     if (nullable()) combo_->addItem(notSet, QVariant());
     for (const QString& c : spec.choices) combo_->addItem(c, c);
-    connect(combo_, &QComboBox::activated, this, [this] { Q_EMIT edited(); });
+    connect(combo_, &QComboBox::currentIndexChanged, this, [this] { Q_EMIT edited(); });
     input_ = combo_;
   } else {
     line_ = new QLineEdit(this);
     if (nullable()) line_->setPlaceholderText(notSet);
-    connect(line_, &QLineEdit::textEdited, this, &OptionEditor::edited);
+    connect(line_, &QLineEdit::textChanged, this, &OptionEditor::edited);
     input_ = line_;
   }
   input_->setToolTip(tooltipFor(spec));
-  // What a screen reader speaks: the option's name (the form's label beside it is not its buddy),
-  // and its help as the description.
-  input_->setAccessibleName(spec.name);
-  input_->setAccessibleDescription(spec.help);
+  // What a screen reader speaks: the form's visible label, and the help with the config key.
+  input_->setAccessibleName(plainLabel(spec.name));
+  input_->setAccessibleDescription(spec.help.isEmpty() ? spec.name
+                                                       : QStringLiteral("%1 (%2)").arg(spec.help, spec.name));
   row->addWidget(input_, 1);
   if (spec.type == QLatin1String("path")) {
     auto* button = new QToolButton(this);
     button->setText(QStringLiteral("…"));
     button->setToolTip(wantsFolder(spec) ? tr("Choose a folder") : tr("Choose a file"));
-    button->setAccessibleName(button->toolTip() + QStringLiteral(" (") + spec.name + QLatin1Char(')'));
+    button->setAccessibleName(button->toolTip() + QStringLiteral(": ") + plainLabel(spec.name));
     connect(button, &QToolButton::clicked, this, &OptionEditor::browse);
     row->addWidget(button);
     browse_ = button;
   }
   errorLabel_ = new QLabel(this);
   errorLabel_->setObjectName(QStringLiteral("fieldError"));
-  errorLabel_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+  setTone(errorLabel_, Tone::Error);
   errorLabel_->setWordWrap(true);
   errorLabel_->hide();
   auto* layout = new QVBoxLayout(this);
@@ -203,8 +205,7 @@ void OptionEditor::browse() {
   if (picked.isEmpty()) return;
   if (spec_.list && !line_->text().trimmed().isEmpty())
     line_->setText(line_->text() + QStringLiteral(", ") + picked.join(QStringLiteral(", ")));
-  else line_->setText(picked.join(QStringLiteral(", ")));
-  Q_EMIT edited();
+  else line_->setText(picked.join(QStringLiteral(", ")));  // textChanged says edited
 }
 
 }  // namespace ws

@@ -39,7 +39,7 @@ class OptionEditor : public QWidget {
   QWidget* input() const { return input_; }  // the actual editor, for tests and focus
 
  Q_SIGNALS:
-  void edited();  // by the user
+  void edited();  // by the user or through the accessibility interface (never by setValue)
 
  private:
   void browse();

@@ -25,6 +25,7 @@
 #include "playback_clock.h"
 #include "video_pane.h"
 #include "view_transform.h"
+#include "theme.h"
 
 namespace ws {
 
@@ -37,7 +38,7 @@ VideoCompareView::VideoCompareView(QWidget* parent) : QWidget(parent) {
   info_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   info_->setWordWrap(true);
   error_ = new QLabel(this);
-  error_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+  setTone(error_, Tone::Error);
   error_->setWordWrap(true);
   error_->hide();
 

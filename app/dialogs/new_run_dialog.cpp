@@ -35,6 +35,7 @@
 #include "option_editor.h"
 #include "runfolder/run_paths.h"
 #include "runfolder/regular_file.h"
+#include "theme.h"
 
 namespace ws {
 namespace {
@@ -105,7 +106,7 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
 
   problemsLabel_ = new QLabel(this);
   problemsLabel_->setObjectName(QStringLiteral("problems"));
-  problemsLabel_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+  setTone(problemsLabel_, Tone::Error);
   problemsLabel_->setWordWrap(true);
   problemsLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   buttons_ = new QDialogButtonBox(QDialogButtonBox::Ok | QDialogButtonBox::Cancel, this);
@@ -305,6 +306,7 @@ void NewRunDialog::revalidate() {
                                            .arg(QStringList(schemaErrors_.values()).join(QStringLiteral("; ")))
                                      : tr("Choose a job"));
   } else {
+    updateScheduleNote();
     fieldErrors = ConfigValidator::validate(schemas_[job_], runValues(), runDirectory());
     const auto inputErrors = form_->inputErrors();
     for (auto it = inputErrors.cbegin(); it != inputErrors.cend(); ++it) fieldErrors.insert(it.key(), *it);
@@ -336,7 +338,7 @@ void NewRunDialog::revalidate() {
 
   runFolder_->setText(runDirectory().isEmpty() ? QString() : tr("Writes %1/run.yaml").arg(runDirectory()));
   yamlStatus_->setText(yamlLines.isEmpty() ? tr("In sync with the form.") : yamlLines.join(QLatin1Char('\n')));
-  yamlStatus_->setStyleSheet(yamlLines.isEmpty() ? QString() : QStringLiteral("color: #cf222e;"));
+  setTone(yamlStatus_, yamlLines.isEmpty() ? Tone::None : Tone::Error);
   QStringList shown = problems_.mid(0, 6);
   if (problems_.size() > 6) shown << tr("… and %n more", nullptr, int(problems_.size() - 6));
   if (!presetNote_.isEmpty()) shown << presetNote_;
@@ -382,25 +384,25 @@ void NewRunDialog::accept() {
 
 void NewRunDialog::estimateMemory() {
   if (yamlTimer_.isActive()) syncFormFromYaml();
-  estimateLabel_->setStyleSheet(QString());
+  setTone(estimateLabel_, Tone::None);
   estimateLabel_->setText(tr("Estimating…"));
   estimate_->start(yamlText(), processes_->value());
 }
 
 void NewRunDialog::showEstimate(const MemoryEstimateResult& r) {
   if (!r.ok) {
-    estimateLabel_->setStyleSheet(QStringLiteral("color: #9a6700;"));
+    setTone(estimateLabel_, Tone::Warning);
     estimateLabel_->setText(tr("No estimate: %1").arg(r.error));
     return;
   }
   const QString parts = r.parts.mid(0, 4).join(QStringLiteral(", "));
   if (r.fits) {
-    estimateLabel_->setStyleSheet(QString());
+    setTone(estimateLabel_, Tone::None);
     estimateLabel_->setText(
         tr("Needs about %1 of this machine's %2 (%3)")
             .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
   } else {
-    estimateLabel_->setStyleSheet(QStringLiteral("color: #cf222e;"));
+    setTone(estimateLabel_, Tone::Error);
     estimateLabel_->setText(
         tr("Warning: needs about %1, more than this machine's %2 (%3). Try gradient checkpointing, "
            "a smaller sample size, LoRA or more processes with zero_stage 2.")

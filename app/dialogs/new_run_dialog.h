@@ -98,6 +98,7 @@ class NewRunDialog : public QDialog {
   void onRunNameEdited();
   void writeYamlFromForm();
   void revalidate();
+  void updateScheduleNote();      // the Validation section says every schedule that will run
   QVariantMap runValues() const;  // the form's values with output_dir = the run folder
   // Validates and writes <run folder>/run.yaml; its path, or "" after telling the user why.
   QString writeRunYaml();

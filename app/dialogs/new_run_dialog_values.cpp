@@ -125,4 +125,33 @@ void NewRunDialog::applyValues(QVariantMap values) {
   revalidate();
 }
 
+void NewRunDialog::updateScheduleNote() {
+  // Each job validates on two schedules at once; the form shows them apart, so say it here.
+  const auto every = [this](const char* key) { return form_->value(QLatin1String(key)).toLongLong(); };
+  const auto isSet = [this](const char* key) {
+    const QVariant v = form_->value(QLatin1String(key));
+    return v.typeId() == QMetaType::QVariantList ? !v.toList().isEmpty() : !v.toString().trimmed().isEmpty();
+  };
+  QString note;
+  if (job_ == QLatin1String("upsampler")) {
+    note = isSet("validation_paths")
+               ? tr("Validation runs on both schedules: every %1 steps (validation_steps) and after every %2 "
+                    "epochs (validation_epochs).")
+                     .arg(every("validation_steps"))
+                     .arg(every("validation_epochs"))
+               : tr("No validation clips (validation_paths): this run validates nothing.");
+  } else if (job_ == QLatin1String("experts")) {
+    const QString eval = isSet("eval_data_meta") ? tr("eval loss every %1 steps (eval_steps)").arg(every("eval_steps"))
+                                                 : tr("no eval loss (no eval_data_meta)");
+    QString videos = tr("no validation videos (no validation_prompts)");
+    if (isSet("validation_prompts") || isSet("validation_prompt_embeddings")) {
+      videos =
+          tr("validation videos every %1 steps (validation_steps) and after the last").arg(every("validation_steps"));
+      if (form_->value(QStringLiteral("validation_at_start")).toBool()) videos += tr(", and before the first update");
+    }
+    note = tr("Two schedules: %1; %2.").arg(eval, videos);
+  }
+  form_->setGroupNote(QStringLiteral("Validation"), note);
+}
+
 }  // namespace ws

@@ -16,6 +16,7 @@
 #include "jobs/preferences.h"
 #include "jobs/preset_locator.h"
 #include "jobs/worker_job.h"
+#include "theme.h"
 
 namespace ws {
 
@@ -52,7 +53,7 @@ PreferencesDialog::PreferencesDialog(QWidget* parent) : QDialog(parent) {
   form->addRow(tr("Presets folder"), browse(presets_, true));
   form->addRow(tr("Heartbeat timeout"), heartbeat_);
   problem_ = new QLabel(this);
-  problem_->setStyleSheet(QStringLiteral("color: #c0392b"));
+  setTone(problem_, Tone::Error);
   problem_->setWordWrap(true);
   auto* note = new QLabel(tr("The command line and the environment ($WANSTUDIO_ENGINE, --configs, "
                              "--heartbeat-timeout) still win for one launch."),

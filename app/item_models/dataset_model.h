@@ -97,6 +97,8 @@ class DatasetModel : public QAbstractListModel {
   // Checks every row against its file in the background (the `probe` verb's check).
   void probe();
   bool probing() const { return watcher_.isRunning(); }
+  // Every row has a report of the last check (rows added since need Check files again).
+  bool checked() const { return !meta_.rows.empty() && reports_.size() == meta_.rows.size(); }
   // Writes the probed width/height into rows that lack them or disagree (probe --fix).
   int fillSizesFromProbe();
   // Rows with problems / modified rows, for the status line.

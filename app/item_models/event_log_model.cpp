@@ -1,11 +1,13 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "item_models/event_log_model.h"
 
+#include <QGuiApplication>
 #include <QColor>
 #include <QDateTime>
 
 #include "runfolder/event_format.h"
 #include "runfolder/run_events.h"
+#include "theme.h"
 
 namespace ws {
 namespace {
@@ -65,9 +67,11 @@ QVariant EventLogModel::data(const QModelIndex& index, int role) const {
     case Qt::ForegroundRole: {
       if (ev.dropped) return QColor(Qt::gray);
       const LogLevel level = eventLevel(ev);
-      if (level == LogLevel::Error) return QColor(0xcf, 0x22, 0x2e);
-      if (level == LogLevel::Warning) return QColor(0x9a, 0x67, 0x00);
-      if (ev.type == QLatin1String("started") || ev.type == QLatin1String("finished")) return QColor(0x1f, 0x6f, 0xeb);
+      const QPalette pal = QGuiApplication::palette();
+      if (level == LogLevel::Error) return toneColor(Tone::Error, pal);
+      if (level == LogLevel::Warning) return toneColor(Tone::Warning, pal);
+      if (ev.type == QLatin1String("started") || ev.type == QLatin1String("finished"))
+        return toneColor(Tone::Running, pal);
       return {};
     }
     default: return {};

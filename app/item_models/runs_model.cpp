@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "item_models/runs_model.h"
 
+#include <QGuiApplication>
 #include <QColor>
 #include <QDir>
 #include <QFile>
@@ -13,6 +14,7 @@
 #include "jobs/job_manager.h"
 #include "runfolder/run_paths.h"
 #include "runfolder/regular_file.h"
+#include "theme.h"
 
 namespace ws {
 namespace {
@@ -163,9 +165,9 @@ QVariant RunsModel::data(const QModelIndex& index, int role) const {
   if (role == Qt::ForegroundRole && index.column() == StateColumn) {
     switch (e.status.state) {
       case RunState::Failed:
-      case RunState::Interrupted: return QColor(0xcf, 0x22, 0x2e);
-      case RunState::Running: return QColor(0x1f, 0x6f, 0xeb);
-      case RunState::Completed: return QColor(0x1a, 0x7f, 0x37);
+      case RunState::Interrupted: return toneColor(Tone::Error, QGuiApplication::palette());
+      case RunState::Running: return toneColor(Tone::Running, QGuiApplication::palette());
+      case RunState::Completed: return toneColor(Tone::Completed, QGuiApplication::palette());
       default: return {};
     }
   }

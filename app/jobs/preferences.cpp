@@ -14,4 +14,10 @@ void setHeartbeatTimeoutS(int seconds) {
   QSettings().setValue(QStringLiteral("preferences/heartbeatTimeoutS"), seconds);
 }
 
+QString theme() {
+  const QString t = QSettings().value(QStringLiteral("preferences/theme")).toString();
+  return t == QLatin1String("light") || t == QLatin1String("dark") ? t : QStringLiteral("system");
+}
+void setTheme(const QString& theme) { QSettings().setValue(QStringLiteral("preferences/theme"), theme); }
+
 }  // namespace ws::prefs

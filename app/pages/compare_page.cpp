@@ -29,6 +29,7 @@
 #include "jobs/job_manager.h"
 #include "jobs/render_job.h"
 #include "pages/loss_overlay.h"
+#include "theme.h"
 #include "video_compare_view.h"
 #include "video_export.h"
 
@@ -155,12 +156,15 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   chart_ = new QCustomPlot(this);
   chart_->setObjectName(QStringLiteral("compareChart"));
   chart_->setMinimumHeight(140);
+  chart_->setAccessibleName(tr("Per-frame PSNR and SSIM"));
+  chart_->setToolTip(tr("PSNR and SSIM of each frame, measured on the video files as written (8-bit, compressed)"));
   chart_->xAxis->setLabel(tr("frame"));
   chart_->yAxis->setLabel(tr("PSNR (dB)"));
   chart_->yAxis2->setLabel(tr("SSIM"));
   chart_->yAxis2->setVisible(true);
   chart_->legend->setVisible(true);
   chart_->legend->setFont(font());
+  styleChart(chart_);
   auto* split = new QSplitter(Qt::Vertical, this);
   split->addWidget(player_);
   split->addWidget(chart_);
@@ -185,6 +189,7 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   outer->setContentsMargins(0, 0, 0, 0);
   outer->addWidget(tabs_);
 
+  watchChoice();
   connect(render_, &QPushButton::clicked, this, &ComparePage::render);
   connect(cancel_, &QPushButton::clicked, this, &ComparePage::cancel);
   connect(export_, &QPushButton::clicked, this, [this] {
@@ -256,19 +261,6 @@ void ComparePage::fillRuns() {
 
 QString ComparePage::job() const { return sides_[0].run->currentData(Qt::UserRole + 1).toString(); }
 
-void ComparePage::updateInputs() {
-  const bool upsampler = job() == QLatin1String("upsampler");
-  inputs_->setCurrentIndex(upsampler ? 1 : 0);
-  for (QWidget* w : std::initializer_list<QWidget*>{width_, widthLabel_, steps_, stepsLabel_, seed_, seedLabel_})
-    w->setVisible(!upsampler);
-  const QString other = sides_[1].run->currentData(Qt::UserRole + 1).toString();
-  if (!job().isEmpty() && !other.isEmpty() && other != job())
-    setStatus(tr("A is an %1 run and B an %2 run: compare checkpoints of the same kind of run.").arg(job(), other),
-              true);
-  else if (sides_[0].run->count() == 0) setStatus(tr("No expert or upsampler runs in the workspace yet."));
-  else setStatus({});
-}
-
 RenderRequest ComparePage::requestFor(int i) const {
   const Side& s = sides_[size_t(i)];
   RenderRequest r;
@@ -318,6 +310,7 @@ void ComparePage::render() {
     return;
   }
   player_->clear();
+  shown_.clear();
   series_.clear();
   drawChart();
   export_->setEnabled(false);
@@ -394,7 +387,9 @@ void ComparePage::showResults() {
     if (!a.reference.isEmpty()) videos << VideoCompareView::Video{tr("high-res decode"), a.reference, tr("reference")};
     setStatus(
         tr("Against the high-res decode: A %1, B %2, bilinear %3. Against the source clip: A %4, B %5, "
-           "ceiling %6 (the high-res decode itself: no upsampler is expected to beat it).")
+           "ceiling %6 (the high-res decode itself: no upsampler is expected to beat it). The engine measured "
+           "these on the decoded frames; the chart measures the written video files (8-bit, compressed), so "
+           "its figures run a little lower.")
             .arg(db(a.psnr), db(b.psnr), db(a.psnrLowres), db(a.psnrSource), db(b.psnrSource), db(a.psnrCeiling)));
   } else {
     videos << VideoCompareView::Video{la, a.video, sides_[0].request.settings.prompt.left(60)}
@@ -406,6 +401,7 @@ void ComparePage::showResults() {
     else
       setStatus(tr("Same prompt, seed and settings; the chart shows how far apart the two videos are (A against B)."));
   }
+  shown_ = tr("%1 vs %2").arg(la, lb);
   player_->setInfo(QStringLiteral("<b>%1</b> vs <b>%2</b>").arg(la.toHtmlEscaped(), lb.toHtmlEscaped()));
   player_->setVideos(videos);
   export_->setEnabled(true);
@@ -453,7 +449,7 @@ void ComparePage::drawChart() {
     for (int f = 0; f < x.size(); ++f) x[f] = f;
     frames = std::max(frames, int(x.size()));
     QCPGraph* g = chart_->addGraph(chart_->xAxis, chart_->yAxis);
-    g->setName(tr("%1 PSNR (clip %2)").arg(s.name, db(s.scores.pooledPsnr())));
+    g->setName(tr("%1 PSNR (clip %2, of the video files)").arg(s.name, db(s.scores.pooledPsnr())));
     g->setPen(QPen(colors[k % 3], 2));
     g->setData(x, s.scores.psnr, true);
     QCPGraph* g2 = chart_->addGraph(chart_->xAxis, chart_->yAxis2);
@@ -487,11 +483,6 @@ bool ComparePage::exportSideBySide(const QString& path) {
     return ws::exportSideBySide(videos, path, &error, {}, abort.get()) ? QString() : error;
   }));
   return true;
-}
-
-void ComparePage::setStatus(const QString& text, bool error) {
-  status_->setText(text);
-  status_->setStyleSheet(error ? QStringLiteral("color: #c0392b;") : QString());
 }
 
 }  // namespace ws

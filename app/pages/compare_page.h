@@ -115,7 +115,12 @@ class ComparePage : public QWidget {
   void showResults();
   void startMetrics();
   void drawChart();
-  void setStatus(const QString& text, bool error = false);
+  // The status line says what the last action found, for the choice it was made on; `remember`
+  // false shows a passing note without forgetting that.
+  void setStatus(const QString& text, bool error = false, bool remember = true);
+  QString choiceKey() const;  // the runs, checkpoints and input chosen now
+  void watchChoice();
+  void choiceChanged();
 
   RunsModel* runs_;
   QString cacheDir_, program_;
@@ -133,6 +138,11 @@ class ComparePage : public QWidget {
   QTabWidget* tabs_;
   LossOverlay* overlay_;
   QList<Series> series_;
+  QString shown_;  // "A: … vs B: …" while the player holds a comparison
+  struct Remembered {
+    QString key, text;
+    bool error = false;
+  } statusFor_;
   // Kept renders per run folder, re-read when events.jsonl changes.
   struct KeptList {
     qint64 size = -1;

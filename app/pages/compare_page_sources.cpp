@@ -115,6 +115,7 @@ bool ComparePage::choose(int i, const QString& runDir, qint64 step) {
 
 bool ComparePage::showKept() {
   player_->clear();
+  shown_.clear();
   series_.clear();
   drawChart();
   ++metricsGeneration_;

@@ -37,6 +37,7 @@
 #include "pages/extraction_picker.h"
 #include "pages/scores_panel.h"
 #include "pages/trim_bar.h"
+#include "theme.h"
 
 namespace ws {
 
@@ -175,7 +176,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   facts_->setTextInteractionFlags(Qt::TextSelectableByMouse);
   problems_ = new QLabel(this);
   problems_->setWordWrap(true);
-  problems_->setStyleSheet(QStringLiteral("color: #c0392b"));
+  setTone(problems_, Tone::Error);
   training_ = new QLabel(this);
   training_->setWordWrap(true);
   training_->setObjectName(QStringLiteral("trainingShape"));
@@ -469,7 +470,11 @@ void DatasetPage::updateStatus() {
   if (!open) return;
   QString s = tr("%1 — %n row(s)", nullptr, model_->rowCount()).arg(model_->path());
   if (proxy_->rowCount() != model_->rowCount()) s += tr(", %1 shown").arg(proxy_->rowCount());
-  if (const int p = model_->problemCount()) s += tr(", %n with problems", nullptr, p);
+  const int p = model_->problemCount();
+  if (model_->checked() && !model_->probing())  // what Check files found, said once it is done
+    s += p ? tr(", files checked: %n with problems (the filter ! lists them)", nullptr, p)
+           : tr(", files checked: no problems");
+  else if (p) s += tr(", %n with problems", nullptr, p);
   if (model_->probing()) s += tr(", checking files…");
   if (model_->isModified()) s += tr(", unsaved edits");
   if (!encoder_->encoderPath().isEmpty()) s += tr(", %1 with a text embedding").arg(model_->embeddingsReady());

@@ -29,7 +29,10 @@ RunStatus deriveRunStatus(const RunSummary& summary, bool liveJob, const std::op
   if (liveJob) return {RunState::Running, {}, false};
   if (summary.finished) {
     if (summary.finishedStatus == QLatin1String("completed")) return {RunState::Completed, {}, false};
-    if (summary.finishedStatus == QLatin1String("cancelled")) return {RunState::Cancelled, {}, false};
+    // A worker stops itself on Cancel without an error; an `error` before `cancelled` is the
+    // supervisor's account of a kill ("worker killed on request"), which the label keeps.
+    if (summary.finishedStatus == QLatin1String("cancelled"))
+      return {RunState::Cancelled, summary.errors.isEmpty() ? QString() : summary.errors.last(), false};
     QString reason = summary.errors.isEmpty() ? QString() : summary.errors.join(QStringLiteral("; "));
     if (summary.finishedStatus != QLatin1String("failed"))
       reason = QStringLiteral("unknown status \"%1\"").arg(summary.finishedStatus);

@@ -333,6 +333,14 @@ class TestComparePage : public QObject {
     QVERIFY(waitFor(metrics));
     QCOMPARE(p->series().size(), 1);
     QCOMPARE(p->series()[0].scores.psnr.size(), 5);
+    // Another choice: the status no longer describes it, it says what the videos below are.
+    const QString said = p->statusLabel()->text();
+    QVERIFY(p->chooseKept(1, run("experts-a"), 1, 1));
+    QVERIFY2(p->statusLabel()->text().contains(QStringLiteral("changed since")) &&
+                 p->statusLabel()->text().contains(QStringLiteral("step 2 · validation 1")),
+             qPrintable(p->statusLabel()->text()));
+    QVERIFY(p->chooseKept(1, run("experts-a"), 2, 1));
+    QCOMPARE(p->statusLabel()->text(), said);
     // A kept render against a checkpoint would compare two different inputs: refused, said.
     QVERIFY(p->choose(1, run("experts-b"), 1));
     p->render();

@@ -15,6 +15,7 @@
 #include <QStandardItemModel>
 #include <QTemporaryDir>
 #include <QToolButton>
+#include <QAccessible>
 #include <QtTest>
 
 #include "app/fake_worker.h"
@@ -28,6 +29,7 @@
 #include "config/run_config.h"
 #include "config/run_yaml_codec.h"
 #include "option_editor.h"
+#include "option_label.h"
 #include "test_paths.h"
 
 using namespace ws;
@@ -51,7 +53,9 @@ const char* kSchemaJson = R"({"verb": "train-upsampler", "job": "upsampler", "op
  {"name": "adam_beta1", "type": "float", "list": false, "required": false, "default": 0.9, "min": 0, "max": 1, "group": "Optimizer", "help": "beta1"},
  {"name": "noise_shift", "type": "float", "list": false, "required": false, "default": null, "group": "Optimizer", "help": "shift"},
  {"name": "trainable_modules", "type": "string", "list": true, "required": false, "default": ["."], "group": "Model", "help": "modules"},
- {"name": "validation_paths", "type": "path", "list": true, "required": false, "default": [], "group": "Validation", "help": "videos"}
+ {"name": "validation_paths", "type": "path", "list": true, "required": false, "default": [], "group": "Validation", "help": "videos"},
+ {"name": "validation_steps", "type": "int", "list": false, "required": false, "default": 2000, "min": 1, "group": "Validation", "help": "validate every N steps"},
+ {"name": "validation_epochs", "type": "int", "list": false, "required": false, "default": 5, "min": 1, "group": "Validation", "help": "validate every N epochs"}
 ]})";
 
 OptionSchema fixtureSchema() {
@@ -114,7 +118,7 @@ class TestConfigForm : public QObject {
 
   void schemaParsesTypesDefaultsAndLimits() {
     const OptionSchema s = fixtureSchema();
-    QCOMPARE(s.options().size(), 16);
+    QCOMPARE(s.options().size(), 18);
     QCOMPARE(s.groups(), (QStringList{"Data", "Training", "Optimizer", "Model", "Validation"}));
     QCOMPARE(s.find("video_sample_size")->defaultValue, QVariant(qlonglong(640)));
     QCOMPARE(*s.find("video_sample_size")->min, 48.0);
@@ -131,7 +135,7 @@ class TestConfigForm : public QObject {
   void formHasOneEditorPerOptionByType() {
     ConfigForm form;
     form.setSchema(fixtureSchema());
-    QCOMPARE(form.findChildren<OptionEditor*>().size(), 16);
+    QCOMPARE(form.findChildren<OptionEditor*>().size(), 18);
     QVERIFY(qobject_cast<QCheckBox*>(form.editor("use_ema")->input()));
     QVERIFY(qobject_cast<QSpinBox*>(form.editor("video_sample_size")->input()));
     QVERIFY(qobject_cast<FloatSpinBox*>(form.editor("learning_rate")->input()));
@@ -154,6 +158,65 @@ class TestConfigForm : public QObject {
     QCOMPARE(qobject_cast<QLineEdit*>(form.editor("trainable_modules")->input())->text(), QStringLiteral("."));
     QVERIFY(form.values().isEmpty());
     QVERIFY(form.value("max_train_steps").isNull());
+  }
+
+  // Labels in plain words with the config key under them; a screen reader hears the same words,
+  // and a value it sets is an edit like a typed one (the form re-validates).
+  void plainLabelsAndEditsThroughAccessibility() {
+    QCOMPARE(plainLabel("lr_warmup_steps"), QStringLiteral("Learning-rate warmup steps"));
+    QCOMPARE(plainLabel("video_sample_n_frames"), QStringLiteral("Video sample frames"));
+    QCOMPARE(plainLabel("use_8bit_adam"), QStringLiteral("Use 8-bit Adam"));
+    QCOMPARE(plainLabel("train_data_dir"), QStringLiteral("Train data folder"));
+    QCOMPARE(plainLabel("vae_path"), QStringLiteral("VAE path"));
+    ConfigForm form;
+    form.setSchema(fixtureSchema());
+    form.show();
+    QWidget* lr = form.editor("learning_rate")->input();
+    QLabel* label = nullptr;
+    for (QLabel* l : form.findChildren<QLabel*>())
+      if (l->buddy() == lr) label = l;
+    QVERIFY(label);
+    QVERIFY2(label->text().startsWith(QStringLiteral("Learning rate")) &&
+                 label->text().contains(QStringLiteral("<small>learning_rate</small>")),
+             qPrintable(label->text()));
+    QCOMPARE(lr->accessibleName(), QStringLiteral("Learning rate"));
+    QVERIFY(lr->accessibleDescription().contains(QStringLiteral("learning_rate")));
+    form.setFilter(QStringLiteral("learning rate"));  // the plain words find it too
+    QVERIFY(form.editor("learning_rate")->isVisibleTo(&form));
+    QVERIFY(!form.editor("use_ema")->isVisibleTo(&form));
+    form.setFilter({});
+
+    QSignalSpy changed(&form, &ConfigForm::valuesChanged);
+    QWidget* dir = form.editor("logging_dir")->input();
+    QAccessibleInterface* iface = QAccessible::queryAccessibleInterface(dir);
+    QVERIFY(iface && iface->editableTextInterface());
+    iface->setText(QAccessible::Value, QStringLiteral("elsewhere"));
+    QCOMPARE(form.value("logging_dir").toString(), QStringLiteral("elsewhere"));
+    QCOMPARE(changed.size(), 1);
+    auto* precision = qobject_cast<QComboBox*>(form.editor("mixed_precision")->input());
+    precision->setCurrentIndex(precision->findText(QStringLiteral("fp16")));  // as an assistive tool does
+    QCOMPARE(changed.size(), 2);
+    QCOMPARE(form.value("mixed_precision").toString(), QStringLiteral("fp16"));
+    QAccessibleInterface* size = QAccessible::queryAccessibleInterface(form.editor("video_sample_size")->input());
+    QVERIFY(size && size->valueInterface());
+    size->valueInterface()->setCurrentValue(7);
+    QCOMPARE(changed.size(), 3);
+    QVERIFY(!form.editor("video_sample_size")->isDefault());
+    // Setting values from a file is not an edit.
+    form.setValue("logging_dir", QStringLiteral("again"));
+    QCOMPARE(changed.size(), 3);
+  }
+
+  // Both validation schedules of a run are said together at the top of its Validation section.
+  void validationSchedulesShownTogether() {
+    auto d = dialog();
+    QVERIFY(d->setJob("upsampler"));
+    QVERIFY2(d->form()->groupNote("Validation").contains("validates nothing"),
+             qPrintable(d->form()->groupNote("Validation")));
+    d->form()->setValue("validation_paths", QVariantList{dir_.filePath("data/a.mp4")});
+    qobject_cast<QSpinBox*>(d->form()->editor("validation_steps")->input())->setValue(300);
+    const QString note = d->form()->groupNote("Validation");
+    QVERIFY2(note.contains("every 300 steps") && note.contains("every 5 epochs"), qPrintable(note));
   }
 
   void realWorkerSchemaBuildsAForm() {
@@ -524,7 +587,7 @@ class TestConfigForm : public QObject {
     QTRY_VERIFY(d->estimateLabel()->text().startsWith(QStringLiteral("Warning")));
     QVERIFY2(d->estimateLabel()->text().contains(QStringLiteral("33.00 GiB, more than this machine's 20.00 GiB")),
              qPrintable(d->estimateLabel()->text()));
-    QVERIFY(d->estimateLabel()->styleSheet().contains(QStringLiteral("#cf222e")));
+    QCOMPARE(d->estimateLabel()->property("tone").toString(), QStringLiteral("error"));  // shown in red
     // A worker that cannot estimate says why.
     const QString broken =
         fake::writeScript(dir_.path(), "broken.sh", "echo 'error: config_path: file not found' >&2\nexit 1\n");

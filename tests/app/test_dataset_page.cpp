@@ -156,7 +156,8 @@ class TestDatasetPage : public QObject {
     QVERIFY2(missing.join(" ").contains("no such file", Qt::CaseInsensitive), qPrintable(missing.join(" | ")));
     QVERIFY(m->index(0).data(DatasetModel::FramesRole).toLongLong() > 0);
     QVERIFY(m->problemCount() >= 1);
-    QVERIFY(page.status()->text().contains("with problems"));
+    QVERIFY2(page.status()->text().contains("files checked: ") && page.status()->text().contains("with problems"),
+             qPrintable(page.status()->text()));
     // Which size and frames each row trains at, following the run options on the page.
     const QString t0 = m->index(0).data(DatasetModel::TrainingRole).toString();
     QVERIFY2(t0.startsWith("trains at ") && t0.contains(" frames at stride 2"), qPrintable(t0));

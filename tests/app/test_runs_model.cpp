@@ -190,6 +190,34 @@ kill -9 $$)")
     QCOMPARE(s.state, RunState::Failed);
     QVERIFY2(s.reason.contains(QStringLiteral("SIGKILL")), qPrintable(s.reason));
   }
+
+  // Kill is not Cancel: the run is cancelled, and its label says the worker was killed, in this
+  // session and in any other that reads the run folder.
+  void killedOnRequestSaysSo() {
+    JobManager jobs;
+    RunsModel m(&jobs);
+    const QString run = p("killed");
+    QDir().mkpath(run);
+    auto* job = new WorkerJob;
+    job->setProgram(fake::writeScript(ws_.path(), QStringLiteral("killed.sh"),
+                                      QStringLiteral(R"(
+echo '{"type":"started","time":1700000000,"job":"upsampler","resume_step":0,"max_train_steps":5}' | tee -a '%1/events.jsonl'
+while true; do sleep 1; done)")
+                                          .arg(run)));
+    job->setRunDirectory(run);
+    job->setHeartbeatTimeout(0);
+    QSignalSpy ended(job, &WorkerJob::ended);
+    QSignalSpy events(job, &WorkerJob::eventReceived);
+    jobs.addJob(job);
+    QTRY_VERIFY_WITH_TIMEOUT(events.size() >= 1, 10'000);
+    job->kill();
+    QVERIFY(ended.wait(10'000));
+    m.setWorkspace(ws_.path());
+    QCOMPARE(label(m, "killed"), QStringLiteral("cancelled: worker killed on request"));
+    RunsModel other(nullptr);
+    other.setWorkspace(ws_.path());
+    QCOMPARE(other.status(other.rowForRunDir(run)).label(), QStringLiteral("cancelled: worker killed on request"));
+  }
 };
 
 QTEST_GUILESS_MAIN(TestRunsModel)
