@@ -38,6 +38,8 @@ QStringList shortcutLines(QMainWindow* window) {
   lines << QObject::tr("Space\tPlay or pause the player (whenever it is on screen)")
         << QObject::tr("Left / Right\tOne frame back / forward") << QObject::tr("Home / End\tFirst / last frame")
         << QObject::tr("F11\tFull screen (a popped-out player)")
+        << QObject::tr("Ctrl+S\tSave the dataset (Dataset page)")
+        << QObject::tr("Ctrl+F\tFind an option in New Run's form; Tab goes to its field")
         << QObject::tr("Delete\tRemove the selected dataset rows (Undo remove puts them back)")
         << QObject::tr("Delete (scene timeline)\tDrop the selected cut; Left / Right move it");
   return lines;

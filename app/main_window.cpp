@@ -172,11 +172,12 @@ void MainWindow::createMenus() {
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Resume Run"), runPage_, &RunPage::resumeRun);
   run->addAction(tr("New Run &Like This…"), this, &MainWindow::newRunLikeShown);
-  run->addAction(tr("&Save Checkpoint Now"), runPage_, &RunPage::saveNow);
+  run->addAction(tr("&Save Checkpoint Now"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), runPage_,
+                 &RunPage::saveNow);
   run->addAction(tr("&Cancel Run"), runPage_, &RunPage::cancelRun);
   run->addAction(tr("&Kill Worker"), runPage_, &RunPage::killRun);
   run->addAction(tr("Open Run &Folder in File Manager"), runPage_, &RunPage::openFolder);
-  run->addAction(tr("&Refresh Runs"), QKeySequence::Refresh, runs_, &RunsModel::refresh);
+  run->addAction(tr("Refres&h Runs"), QKeySequence::Refresh, runs_, &RunsModel::refresh);
 
   QMenu* view = menuBar()->addMenu(tr("&View"));
   view->addAction(runsDock_->toggleViewAction());

@@ -7,6 +7,8 @@
 #include <QLineEdit>
 #include <QScrollArea>
 #include <QSet>
+#include <QShortcut>
+#include <QToolButton>
 #include <QVBoxLayout>
 
 #include "option_editor.h"
@@ -20,9 +22,17 @@ ConfigForm::ConfigForm(QWidget* parent) : QWidget(parent) {
   filter_->setPlaceholderText(tr("Filter options…"));
   filter_->setClearButtonEnabled(true);
   connect(filter_, &QLineEdit::textChanged, this, &ConfigForm::setFilter);
+  // Ctrl+F: to any option from the keyboard (type its name or words, then Tab to its field).
+  auto* find = new QShortcut(QKeySequence::Find, this, nullptr, nullptr, Qt::WindowShortcut);
+  connect(find, &QShortcut::activated, this, [this] {
+    filter_->setFocus(Qt::ShortcutFocusReason);
+    filter_->selectAll();
+  });
+  filter_->setToolTip(tr("Show only the options whose key, label or help holds these words (Ctrl+F)"));
   scroll_ = new QScrollArea(this);
   scroll_->setWidgetResizable(true);
   scroll_->setFrameShape(QFrame::NoFrame);
+  scroll_->setFocusPolicy(Qt::NoFocus);  // Tab from the filter goes to the first field shown
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
   layout->addWidget(filter_);
@@ -35,12 +45,24 @@ void ConfigForm::setSchema(const OptionSchema& schema) {
   labels_.clear();
   groups_.clear();
   notes_.clear();
+  forms_.clear();
   auto* content = new QWidget;
   auto* column = new QVBoxLayout(content);
   for (const QString& group : schema.groups()) {
     auto* box = new QGroupBox(group, content);
     groups_.insert(group, box);
-    auto* form = new QFormLayout(box);
+    // The section's note (setGroupNote) above its rows, outside the form layout: QFormLayout
+    // writes past its row arrays when a spanning row is inserted while other rows are hidden.
+    auto* note = new QLabel(box);
+    note->setObjectName(QStringLiteral("hint"));
+    note->setWordWrap(true);
+    note->hide();
+    notes_.insert(group, note);
+    auto* boxLayout = new QVBoxLayout(box);
+    boxLayout->addWidget(note);
+    auto* form = new QFormLayout;
+    boxLayout->addLayout(form);
+    forms_.insert(group, form);
     form->setFieldGrowthPolicy(QFormLayout::AllNonFixedFieldsGrow);
     for (const OptionSpec& spec : schema.options()) {
       if (spec.group != group) continue;
@@ -65,6 +87,16 @@ void ConfigForm::setSchema(const OptionSchema& schema) {
   }
   column->addStretch(1);
   scroll_->setWidget(content);  // deletes the previous form
+  // Tab goes from the filter through the fields in the form's order (they are made after the
+  // widgets around the form, which the focus chain would otherwise visit first).
+  QWidget* previous = filter_;
+  for (const OptionSpec& spec : schema.options())
+    if (OptionEditor* e = editors_.value(spec.name))
+      for (QWidget* w : {e->input(), static_cast<QWidget*>(e->findChild<QToolButton*>())})
+        if (w) {
+          QWidget::setTabOrder(previous, w);
+          previous = w;
+        }
   setFilter(filter_->text());
 }
 
@@ -119,15 +151,8 @@ void ConfigForm::setLocked(const QString& name, bool locked, const QString& why)
 }
 
 void ConfigForm::setGroupNote(const QString& group, const QString& text) {
-  QGroupBox* box = groups_.value(group);
-  if (!box) return;
-  QLabel*& note = notes_[group];
-  if (!note) {
-    note = new QLabel(box);
-    note->setObjectName(QStringLiteral("hint"));
-    note->setWordWrap(true);
-    static_cast<QFormLayout*>(box->layout())->insertRow(0, note);
-  }
+  QLabel* note = notes_.value(group);
+  if (!note) return;
   note->setText(text);
   note->setVisible(!text.isEmpty());
 }
@@ -145,8 +170,9 @@ void ConfigForm::setFilter(const QString& text) {
     const bool show = text.isEmpty() || s.name.contains(text, Qt::CaseInsensitive) ||
                       s.help.contains(text, Qt::CaseInsensitive) ||
                       plainLabel(s.name).contains(text, Qt::CaseInsensitive);
-    e->setVisible(show);
-    labels_.value(s.name)->setVisible(show);
+    // The row as a whole: QFormLayout (Qt 6.4) overruns its arrays when a row's widgets are
+    // hidden one by one and the layout is then recomputed.
+    if (QFormLayout* form = forms_.value(s.group)) form->setRowVisible(e, show);
     if (show) shownGroups.insert(s.group);
   }
   for (auto it = groups_.cbegin(); it != groups_.cend(); ++it) it.value()->setVisible(shownGroups.contains(it.key()));

@@ -11,6 +11,7 @@
 
 #include "option_schema.h"
 
+class QFormLayout;
 class QGroupBox;
 class QLabel;
 class QLineEdit;
@@ -59,6 +60,7 @@ class ConfigForm : public QWidget {
   QMap<QString, QLabel*> labels_;
   QMap<QString, QGroupBox*> groups_;
   QMap<QString, QLabel*> notes_;
+  QMap<QString, QFormLayout*> forms_;
 };
 
 }  // namespace ws

@@ -103,7 +103,9 @@ OptionEditor::OptionEditor(const OptionSpec& spec, QWidget* parent) : QWidget(pa
   errorLabel_ = new QLabel(this);
   errorLabel_->setObjectName(QStringLiteral("fieldError"));
   setTone(errorLabel_, Tone::Error);
-  errorLabel_->setWordWrap(true);
+  // No word wrap: a height-for-width row makes Qt 6.4's QFormLayout write past its arrays once
+  // the filter hides rows (seen under valgrind). The whole message is also the tooltip.
+  errorLabel_->setWordWrap(false);
   errorLabel_->hide();
   auto* layout = new QVBoxLayout(this);
   layout->setContentsMargins(0, 0, 0, 0);
@@ -181,6 +183,7 @@ void OptionEditor::setError(const QString& message) {
   if (message == error_) return;
   error_ = message;
   errorLabel_->setText(message);
+  errorLabel_->setToolTip(message);
   errorLabel_->setVisible(!message.isEmpty());
 }
 

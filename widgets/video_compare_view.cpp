@@ -14,12 +14,14 @@
 #include <QKeyEvent>
 #include <QApplication>
 #include <QAbstractSpinBox>
-#include <QAbstractScrollArea>
+#include <QAbstractItemView>
 #include <QSlider>
 #include <QStackedWidget>
 #include <QStyle>
 #include <QToolButton>
 #include <QVBoxLayout>
+#include <QPlainTextEdit>
+#include <QTextEdit>
 
 #include "frame_source.h"
 #include "playback_clock.h"
@@ -228,13 +230,14 @@ bool VideoCompareView::eventFilter(QObject* watched, QEvent* event) {
     return false;
   if (static_cast<QKeyEvent*>(event)->modifiers() & (Qt::ControlModifier | Qt::AltModifier | Qt::MetaModifier))
     return false;
-  // Keys a control outside the player uses itself stay its own.
+  // Keys a control outside the player uses itself stay its own (a page's plain scroll area,
+  // which a click on the page focuses, is not one: the keys go to the player).
   const bool inside = focus && (focus == this || isAncestorOf(focus));
   if (focus && !inside &&
       (qobject_cast<QAbstractButton*>(focus) || qobject_cast<QLineEdit*>(focus) ||
        qobject_cast<QAbstractSpinBox*>(focus) || qobject_cast<QComboBox*>(focus) ||
-       qobject_cast<QAbstractScrollArea*>(focus) || qobject_cast<QAbstractSlider*>(focus) ||
-       qobject_cast<QTabBar*>(focus)))
+       qobject_cast<QAbstractItemView*>(focus) || qobject_cast<QPlainTextEdit*>(focus) ||
+       qobject_cast<QTextEdit*>(focus) || qobject_cast<QAbstractSlider*>(focus) || qobject_cast<QTabBar*>(focus)))
     return false;
   switch (key) {
     case Qt::Key_Space: clock_->togglePlay(); break;

@@ -78,6 +78,7 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
 
   auto* open = new QPushButton(tr("Open…"), this);
   save_ = new QPushButton(tr("Save"), this);
+  save_->setShortcut(QKeySequence::Save);  // only while the page is on screen
   revert_ = new QPushButton(tr("Revert"), this);
   check_ = new QPushButton(tr("Check files"), this);
   check_->setToolTip(tr("Open every file and compare it with its row (the engine's probe)"));

@@ -96,6 +96,12 @@ class TestAccessibility : public QObject {
     NewRunDialog d(&jobs, ws_.path(), QString());
     d.show();
     QVERIFY(d.schemaError(QStringLiteral("upsampler")).isEmpty());  // the form has its fields
+    if (!qEnvironmentVariableIsEmpty("WS_SCREENSHOT_DIR")) {        // the README's picture of New Run
+      d.setRunName(QStringLiteral("my-first-run"));
+      d.resize(1000, 720);
+      QVERIFY(QTest::qWaitForWindowExposed(&d));
+      QVERIFY(d.grab().save(QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("new-run.png"))));
+    }
     const QStringList missing = unnamed(&d);
     for (const QString& m : missing) qInfo("unnamed: %s", qPrintable(m));
     QVERIFY2(missing.isEmpty(), qPrintable(QStringLiteral("%1 unnamed:\n").arg(missing.size()) + missing.join('\n')));
