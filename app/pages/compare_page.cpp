@@ -144,9 +144,6 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   settingsRow->addWidget(seedLabel_);
   settingsRow->addWidget(seed_);
   settingsRow->addStretch(1);
-  settingsRow->addWidget(render_);
-  settingsRow->addWidget(cancel_);
-  settingsRow->addWidget(export_);
   status_ = new QLabel(this);
   status_->setObjectName(QStringLiteral("compareStatus"));
   status_->setWordWrap(true);
@@ -176,7 +173,13 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   layout->addLayout(sidesRow);
   layout->addWidget(inputs_);
   layout->addLayout(settingsRow);
-  layout->addWidget(status_);
+  // The buttons beside the status line, not after the settings: the page fits 1280 px with the docks.
+  auto* actionRow = new QHBoxLayout;
+  actionRow->addWidget(status_, 1);
+  actionRow->addWidget(render_, 0, Qt::AlignTop);
+  actionRow->addWidget(cancel_, 0, Qt::AlignTop);
+  actionRow->addWidget(export_, 0, Qt::AlignTop);
+  layout->addLayout(actionRow);
   layout->addWidget(split, 1);
   // Two ways to compare runs: their videos (above) and their loss curves on one chart.
   tabs_ = new QTabWidget(this);

@@ -20,6 +20,7 @@
 #include <QSpinBox>
 #include <QTimer>
 #include <QApplication>
+#include <QScrollArea>
 #include <QtTest>
 
 #include <signal.h>
@@ -607,6 +608,13 @@ exit 0)")
                               .arg(w.minimumSizeHint().height())));
       QVERIFY2(w.width() <= 1280,
                qPrintable(QStringLiteral("%1: %2 px wide").arg(w.pages()->tabText(i)).arg(w.width())));
+      // Nothing of the page is left to a sideways scroll (with the docks open).
+      if (auto* area = qobject_cast<QScrollArea*>(w.pages()->currentWidget()))
+        QVERIFY2(area->widget()->minimumSizeHint().width() <= area->viewport()->width(),
+                 qPrintable(QStringLiteral("%1 needs %2 px, has %3")
+                                .arg(w.pages()->tabText(i))
+                                .arg(area->widget()->minimumSizeHint().width())
+                                .arg(area->viewport()->width())));
     }
   }
 
