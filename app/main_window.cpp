@@ -171,7 +171,9 @@ void MainWindow::createMenus() {
 
   QMenu* run = menuBar()->addMenu(tr("&Run"));
   run->addAction(tr("&Resume Run"), runPage_, &RunPage::resumeRun);
+  run->addAction(tr("Resume from Check&point…"), runPage_, &RunPage::resumeFromChosen);
   run->addAction(tr("New Run &Like This…"), this, &MainWindow::newRunLikeShown);
+  run->addAction(tr("&Branch from Checkpoint…"), this, [this] { newRunLikeShown(true); });
   run->addAction(tr("&Save Checkpoint Now"), QKeySequence(Qt::CTRL | Qt::SHIFT | Qt::Key_S), runPage_,
                  &RunPage::saveNow);
   run->addAction(tr("&Cancel Run"), runPage_, &RunPage::cancelRun);
@@ -301,11 +303,13 @@ void MainWindow::newRun() {
     return;
   }
   if (!dialog.startedJob()) return;
+  // A run made in another folder: that folder becomes the workspace, so the run is listed.
+  if (dialog.folder() != runs_->workspace()) setWorkspace(dialog.folder());
   runs_->refresh();
   openRun(dialog.runDirectory());
 }
 
-void MainWindow::newRunLikeShown() {
+void MainWindow::newRunLikeShown(bool fromCheckpoint) {
   const QString yaml = QDir(runPage_->runDir()).filePath(QStringLiteral("run.yaml"));
   if (runPage_->runDir().isEmpty() || !QFileInfo::exists(yaml)) {
     QMessageBox::information(this, tr("New Run Like This"),
@@ -321,7 +325,14 @@ void MainWindow::newRunLikeShown() {
     QMessageBox::warning(this, tr("New Run Like This"), error);
     return;
   }
+  // A branch: a new run that goes on from one of this run's checkpoints, leaving this run as it is.
+  if (fromCheckpoint) {
+    const QString checkpoint = runPage_->chooseCheckpoint(tr("Branch from Checkpoint"));
+    if (checkpoint.isEmpty()) return;
+    dialog.setResumeFrom(checkpoint);
+  }
   if (dialog.exec() != QDialog::Accepted) return;
+  if (dialog.startedJob() && dialog.folder() != runs_->workspace()) setWorkspace(dialog.folder());
   runs_->refresh();
   if (dialog.startedJob()) openRun(dialog.runDirectory());
 }

@@ -71,7 +71,9 @@ class MainWindow : public QMainWindow {
   void chooseWorkspace();
   void openRunFolder();
   void newRun();
-  void newRunLikeShown();  // New Run prefilled from the run on the Run page
+  // New Run prefilled from the run on the Run page; `fromCheckpoint`: branched from a checkpoint
+  // of it the user picks.
+  void newRunLikeShown(bool fromCheckpoint = false);
   void startRunFromYaml();
   void updateStatusBar();
   void closeWhenWorkersStopped();

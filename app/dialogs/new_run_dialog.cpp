@@ -10,6 +10,7 @@
 #include <QFileInfo>
 #include <QFontDatabase>
 #include <QFormLayout>
+#include <QFileDialog>
 #include <QHBoxLayout>
 #include <QLabel>
 #include <QLineEdit>
@@ -72,10 +73,27 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   jobNote_->setObjectName(QStringLiteral("hint"));
   jobNote_->setWordWrap(true);
   jobNote_->hide();
+  // Where the run folder goes: the workspace, or any folder chosen here (none open yet included).
+  folder_ = new QLineEdit(workspace_, this);
+  folder_->setAccessibleName(tr("Folder"));
+  folder_->setReadOnly(true);
+  folder_->setPlaceholderText(tr("no folder yet: choose one"));
+  auto* chooseFolder = new QPushButton(tr("C&hoose…"), this);
+  chooseFolder->setAccessibleName(tr("Choose the folder"));
+  chooseFolder->setToolTip(tr("The folder the run folder is made in (it becomes the studio's workspace)"));
+  connect(chooseFolder, &QPushButton::clicked, this, [this] {
+    const QString dir = QFileDialog::getExistingDirectory(this, tr("Folder for the Run"), workspace_);
+    if (!dir.isEmpty()) setFolder(dir);
+  });
+  auto* folderRow = new QHBoxLayout;
+  folderRow->addWidget(folder_, 1);
+  folderRow->addWidget(chooseFolder);
   auto* head = new QFormLayout;
   head->addRow(tr("&Job"), jobCombo_);
   head->addRow(QString(), jobNote_);
   head->addRow(tr("&Preset"), presetCombo_);
+  head->addRow(tr("&Folder"), folderRow);
+  if (auto* l = qobject_cast<QLabel*>(head->labelForField(folderRow))) l->setBuddy(folder_);
   head->addRow(tr("Run &name"), runName_);
   head->addRow(QString(), runFolder_);
   // Data parallel on this machine (wanstudio-engine launch): P ranks, each every P-th batch.
@@ -321,7 +339,7 @@ void NewRunDialog::revalidate() {
         yamlLines << tr("job: %1 disagrees with the chosen job %2").arg(yaml_.job, job_);
     }
   }
-  if (workspace_.isEmpty()) problems_ << tr("No workspace: choose one with File ▸ Choose Workspace… first");
+  if (workspace_.isEmpty()) problems_ << tr("No folder for the run: Choose… one beside Folder");
   const QString name = runName_->text().trimmed();
   if (name.isEmpty()) problems_ << tr("Give the run a name");
   else if (name.contains(QLatin1Char('/')) || name.contains(QLatin1Char('\\')) || name == QLatin1String(".") ||
@@ -345,7 +363,13 @@ void NewRunDialog::revalidate() {
   problemsLabel_->setText(shown.join(QLatin1Char('\n')));
   problemsLabel_->setVisible(!shown.isEmpty());
   buttons_->button(QDialogButtonBox::Ok)->setEnabled(problems_.isEmpty());
-  if (queueButton_) queueButton_->setEnabled(problems_.isEmpty());
+  // The queue is the workspace's: a run in another folder is started, not queued.
+  const bool queueable = queue_ && workspace_ == queueWorkspace_;
+  if (queueButton_) {
+    queueButton_->setEnabled(problems_.isEmpty() && queueable);
+    queueButton_->setToolTip(queueable ? tr("Write the run and start it after the queued runs, one after another")
+                                       : tr("The queue belongs to %1: the run goes elsewhere").arg(queueWorkspace_));
+  }
 }
 
 QString NewRunDialog::writeRunYaml() {
@@ -412,9 +436,9 @@ void NewRunDialog::showEstimate(const MemoryEstimateResult& r) {
 
 void NewRunDialog::setQueue(RunQueue* queue) {
   queue_ = queue;
+  queueWorkspace_ = workspace_;
   if (!queueButton_) {
     queueButton_ = buttons_->addButton(tr("Add to &Queue"), QDialogButtonBox::ActionRole);
-    queueButton_->setToolTip(tr("Write the run and start it after the queued runs, one after another"));
     connect(queueButton_, &QPushButton::clicked, this, &NewRunDialog::addToQueue);
   }
   queueButton_->setVisible(queue_ != nullptr);

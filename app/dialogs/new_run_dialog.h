@@ -59,7 +59,12 @@ class NewRunDialog : public QDialog {
   // absolute, resume_from_checkpoint dropped), named <its name>-N. False with *error when the file
   // cannot be read or its job has no schema.
   bool startFrom(const QString& runYaml, QString* error = nullptr);
+  // A branch: the new run starts from this checkpoint's weights and state (resume_from_checkpoint).
+  void setResumeFrom(const QString& checkpointDir);
   QString runDirectory() const;  // <workspace>/<run name>
+  // The folder the run folder is made in (the workspace at first); Choose… changes it.
+  void setFolder(const QString& dir);
+  QString folder() const { return workspace_; }
   QString yamlText() const;
   void setYamlText(const QString& text);  // as if typed; the form follows after a short pause
   void syncFormFromYaml();                // that pause, now
@@ -105,6 +110,8 @@ class NewRunDialog : public QDialog {
 
   JobManager* jobs_;
   QString workspace_;
+  QString queueWorkspace_;  // the workspace whose queue Add to Queue writes to
+  QLineEdit* folder_ = nullptr;
   QString presetsDir_;
   QMap<QString, OptionSchema> schemas_;
   QMap<QString, QString> schemaErrors_;

@@ -7,6 +7,7 @@
 #include <QJsonArray>
 #include <QJsonDocument>
 #include <QJsonObject>
+#include <QLineEdit>
 
 #include <algorithm>
 
@@ -152,6 +153,17 @@ void NewRunDialog::updateScheduleNote() {
     note = tr("Two schedules: %1; %2.").arg(eval, videos);
   }
   form_->setGroupNote(QStringLiteral("Validation"), note);
+}
+
+void NewRunDialog::setResumeFrom(const QString& checkpointDir) {
+  form_->setValue(QStringLiteral("resume_from_checkpoint"), checkpointDir);
+  onFormEdited();
+}
+
+void NewRunDialog::setFolder(const QString& dir) {
+  workspace_ = QDir::cleanPath(dir);
+  folder_->setText(workspace_);
+  onRunNameEdited();  // output_dir follows, and the checks run again
 }
 
 }  // namespace ws

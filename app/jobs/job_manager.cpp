@@ -34,11 +34,13 @@ QStringList JobManager::workerArguments(const QString& verb, const QString& runY
   return args;
 }
 
-QStringList JobManager::resumeArguments(const QString& runDir) {
-  return {QStringLiteral("--output_dir"), runDir, QStringLiteral("--resume_from_checkpoint"), QStringLiteral("latest")};
+QStringList JobManager::resumeArguments(const QString& runDir, const QString& checkpoint) {
+  return {QStringLiteral("--output_dir"), runDir, QStringLiteral("--resume_from_checkpoint"),
+          checkpoint.isEmpty() ? QStringLiteral("latest") : checkpoint};
 }
 
-WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error) {
+WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error,
+                                 const QString& checkpoint) {
   const QString dir = normalizedPath(runDir);
   const QString yaml = runFile(dir, contract::kRunYaml);
   if (!QFileInfo::exists(yaml)) {
@@ -49,7 +51,7 @@ WorkerJob* JobManager::resumeRun(const QString& runDir, const QStringList& extra
   RunEvents events;
   events.setKeepHistory(false);
   const int world = events.loadFile(runFile(dir, contract::kEventsFile)) ? events.summary().worldSize : 1;
-  return startVerb(yaml, dir, resumeArguments(dir) + extraArgs, error, std::max(1, world));
+  return startVerb(yaml, dir, resumeArguments(dir, checkpoint) + extraArgs, error, std::max(1, world));
 }
 
 WorkerJob* JobManager::startVerb(const QString& runYaml, const QString& runDir, const QStringList& extraArgs,

@@ -36,7 +36,10 @@ class JobManager : public QObject {
   // `--output_dir RUN_DIR --resume_from_checkpoint latest [extra]` (the folder wins over the
   // YAML's output_dir, which names the machine it ran on when the run was copied here). A
   // data-parallel run resumes with the number of processes of its last start.
-  WorkerJob* resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error);
+  // `checkpoint`: a checkpoint folder to resume from instead of the latest (an earlier one: the
+  // steps after it are trained again).
+  WorkerJob* resumeRun(const QString& runDir, const QStringList& extraArgs, QString* error,
+                       const QString& checkpoint = {});
   // Tracks (and owns) a job configured elsewhere, then starts it.
   WorkerJob* addJob(WorkerJob* job);
 
@@ -48,7 +51,7 @@ class JobManager : public QObject {
   RunStatus statusFor(const QString& runDir, const RunSummary& summary) const;
 
   static QString normalizedPath(const QString& dir);
-  static QStringList resumeArguments(const QString& runDir);
+  static QStringList resumeArguments(const QString& runDir, const QString& checkpoint = {});
   // The worker's arguments for `verb` (the launcher in front for processes > 1).
   static QStringList workerArguments(const QString& verb, const QString& runYaml, const QStringList& extraArgs,
                                      int processes);

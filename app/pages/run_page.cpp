@@ -25,6 +25,7 @@
 #include <QVBoxLayout>
 
 #include <climits>
+#include <algorithm>
 #include <cmath>
 
 #include "runfolder/run_lock.h"
@@ -411,7 +412,7 @@ void RunPage::killRun() {
   else signalElsewhere(SIGKILL);
 }
 
-bool RunPage::resume(qint64 maxTrainSteps, QString* error) {
+bool RunPage::resume(qint64 maxTrainSteps, QString* error, const QString& checkpoint) {
   QString why;
   if (!canResume(&why)) {
     if (error) *error = why;
@@ -419,7 +420,7 @@ bool RunPage::resume(qint64 maxTrainSteps, QString* error) {
   }
   QStringList extra;
   if (maxTrainSteps > 0) extra << QStringLiteral("--max_train_steps") << QString::number(maxTrainSteps);
-  if (!jobs_->resumeRun(runDir_, extra, error)) return false;
+  if (!jobs_->resumeRun(runDir_, extra, error, checkpoint)) return false;
   attachJob();
   refreshStatus();
   return true;
@@ -439,6 +440,32 @@ void RunPage::resumeRun() {
   }
   QString error;
   if (!resume(total, &error)) QMessageBox::warning(this, tr("Resume Run"), error);
+}
+
+QString RunPage::chooseCheckpoint(const QString& title) {
+  QList<qint64> steps = checkpointSteps(runDir_);
+  if (steps.isEmpty()) {
+    QMessageBox::information(this, title, tr("The run has no checkpoint."));
+    return {};
+  }
+  std::reverse(steps.begin(), steps.end());
+  QStringList items;
+  for (qint64 s : steps) items << QStringLiteral("checkpoint-%1").arg(s);
+  bool ok = false;
+  const QString item = QInputDialog::getItem(this, title, tr("Checkpoint:"), items, 0, false, &ok);
+  return ok ? QDir(runDir_).filePath(item) : QString();
+}
+
+void RunPage::resumeFromChosen() {
+  QString why;
+  if (!canResume(&why)) {
+    QMessageBox::information(this, tr("Resume from Checkpoint"), why);
+    return;
+  }
+  const QString checkpoint = chooseCheckpoint(tr("Resume from Checkpoint"));
+  QString error;
+  if (!checkpoint.isEmpty() && !resume(0, &error, checkpoint))
+    QMessageBox::warning(this, tr("Resume from Checkpoint"), error);
 }
 
 void RunPage::openFolder() {

@@ -48,7 +48,9 @@ class RunPage : public QWidget {
   bool canResume(QString* why = nullptr) const;
   // Restarts the worker on the run's run.yaml from its latest checkpoint; maxTrainSteps > 0
   // raises the total (to train a completed run on). False with *error when it cannot start.
-  bool resume(qint64 maxTrainSteps = 0, QString* error = nullptr);
+  bool resume(qint64 maxTrainSteps = 0, QString* error = nullptr, const QString& checkpoint = {});
+  // Asks which of the run's checkpoints (newest first); its folder, or "" when cancelled or none.
+  QString chooseCheckpoint(const QString& title);
 
   RunEvents* events() const { return events_; }
   TrainingCharts* charts() const { return charts_; }
@@ -72,7 +74,8 @@ class RunPage : public QWidget {
   void saveNow();  // a checkpoint after the current step; the run goes on
   void killRun();  // asks first (setConfirmKill(false): scripts and tests)
   void setConfirmKill(bool ask) { confirmKill_ = ask; }
-  void resumeRun();  // asks for a new total first when the run has completed its steps
+  void resumeRun();         // asks for a new total first when the run has completed its steps
+  void resumeFromChosen();  // Resume from Checkpoint…: an earlier checkpoint, the steps after it again
   void openFolder();
 
  private:

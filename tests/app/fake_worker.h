@@ -19,7 +19,7 @@ finished() { ev finished "\"status\":\"$1\",\"step\":${2:-3}"; }
 )";
 
 // A training worker in miniature, for the whole-run tests: `train-* --config Y [--output_dir D]
-// [--resume_from_checkpoint latest] [--max_train_steps N]`. Reads output_dir, max_train_steps
+// [--resume_from_checkpoint latest|DIR/checkpoint-N] [--max_train_steps N]`. Reads output_dir, max_train_steps
 // and checkpointing_steps from Y, writes D/run.yaml, appends events to stdout and
 // D/events.jsonl, writes checkpoint-N folders, resumes from the newest one, and on a `cancel`
 // line or SIGTERM finishes the step, checkpoints and exits 130. STEP_SLEEP paces it.
@@ -44,6 +44,8 @@ emit() { local l; l=$(ev "$@"); echo "$l"; echo "$l" >> "$out/events.jsonl"; }
 from=0
 if [ "$resume" = latest ]; then
   for d in "$out"/checkpoint-*; do n=${d##*/checkpoint-}; [ -d "$d" ] && [ "$n" -gt "$from" ] && from=$n; done
+elif [ -n "$resume" ]; then
+  from=${resume##*/checkpoint-}
 fi
 echo "training $verb in $out from step $from" >&2
 emit started "\"job\":\"upsampler\",\"resume_step\":$from,\"max_train_steps\":$max,\"world_size\":1,\"config\":{\"output_dir\":\"$out\"}"

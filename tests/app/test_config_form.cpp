@@ -48,6 +48,7 @@ const char* kSchemaJson = R"({"verb": "train-upsampler", "job": "upsampler", "op
  {"name": "max_train_steps", "type": "int", "list": false, "required": false, "default": null, "min": 1, "group": "Training", "help": "steps"},
  {"name": "use_ema", "type": "bool", "list": false, "required": false, "default": false, "group": "Training", "help": "EMA weights"},
  {"name": "mixed_precision", "type": "enum", "list": false, "required": false, "default": "bf16", "choices": ["no", "fp16", "bf16"], "group": "Training", "help": "precision"},
+ {"name": "resume_from_checkpoint", "type": "string", "list": false, "required": false, "default": null, "group": "Training", "help": "'latest' or a checkpoint folder"},
  {"name": "logging_dir", "type": "string", "list": false, "required": false, "default": "logs", "group": "Training", "help": "log folder"},
  {"name": "learning_rate", "type": "float", "list": false, "required": false, "default": 2e-05, "min": 0, "group": "Optimizer", "help": "the learning rate"},
  {"name": "adam_beta1", "type": "float", "list": false, "required": false, "default": 0.9, "min": 0, "max": 1, "group": "Optimizer", "help": "beta1"},
@@ -118,7 +119,7 @@ class TestConfigForm : public QObject {
 
   void schemaParsesTypesDefaultsAndLimits() {
     const OptionSchema s = fixtureSchema();
-    QCOMPARE(s.options().size(), 18);
+    QCOMPARE(s.options().size(), 19);
     QCOMPARE(s.groups(), (QStringList{"Data", "Training", "Optimizer", "Model", "Validation"}));
     QCOMPARE(s.find("video_sample_size")->defaultValue, QVariant(qlonglong(640)));
     QCOMPARE(*s.find("video_sample_size")->min, 48.0);
@@ -135,7 +136,7 @@ class TestConfigForm : public QObject {
   void formHasOneEditorPerOptionByType() {
     ConfigForm form;
     form.setSchema(fixtureSchema());
-    QCOMPARE(form.findChildren<OptionEditor*>().size(), 18);
+    QCOMPARE(form.findChildren<OptionEditor*>().size(), 19);
     QVERIFY(qobject_cast<QCheckBox*>(form.editor("use_ema")->input()));
     QVERIFY(qobject_cast<QSpinBox*>(form.editor("video_sample_size")->input()));
     QVERIFY(qobject_cast<FloatSpinBox*>(form.editor("learning_rate")->input()));
@@ -357,8 +358,28 @@ class TestConfigForm : public QObject {
     QCOMPARE(d->form()->value("output_dir").toString(), QDir::cleanPath(dir_.filePath("ws/orig-3")));
     QVERIFY2(!d->yamlText().contains("resume_from_checkpoint: latest"), qPrintable(d->yamlText()));
     QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
+    // Branched from a checkpoint: the new run goes on from it.
+    d->setResumeFrom(dir_.filePath("ws/orig/checkpoint-4"));
+    QVERIFY2(d->yamlText().contains("resume_from_checkpoint: " + dir_.filePath("ws/orig/checkpoint-4")),
+             qPrintable(d->yamlText()));
     QVERIFY(!d->startFrom(dir_.filePath("ws/none/run.yaml"), &error));
     QVERIFY(error.contains("none"));
+  }
+
+  // New Run opened before any workspace: the folder is chosen in the dialog, not before it.
+  void theFolderIsChosenInTheDialog() {
+    NewRunDialog d(&jobs_, QString(), dir_.filePath(QStringLiteral("presets")), fixtureSource());
+    d.setRunName(QStringLiteral("r1"));
+    QVERIFY(d.setJob("upsampler"));
+    QVERIFY2(d.problems().join('\n').contains("No folder"), qPrintable(d.problems().join('\n')));
+    QVERIFY(d.runDirectory().isEmpty());
+    const QString elsewhere = dir_.filePath(QStringLiteral("elsewhere"));
+    QVERIFY(QDir().mkpath(elsewhere));
+    d.setFolder(elsewhere);
+    QCOMPARE(d.folder(), QDir::cleanPath(elsewhere));
+    QCOMPARE(d.runDirectory(), QDir::cleanPath(elsewhere + QStringLiteral("/r1")));
+    QCOMPARE(d.form()->value("output_dir").toString(), d.runDirectory());
+    QVERIFY2(d.problems().isEmpty(), qPrintable(d.problems().join('\n')));
   }
 
   void unavailableJobIsDisabledWithTheWorkersMessage() {

@@ -123,6 +123,19 @@ class TestRunLifecycle : public QObject {
     QCOMPARE(page->lossChart()->pointCount(QStringLiteral("upsampler")), 80);
     QCOMPARE(page->progressBar()->value(), 80);
     QCOMPARE(latestCheckpointStep(dir), 80);
+
+    // Resume from an earlier checkpoint: the steps after it are trained again.
+    QVERIFY(checkpointSteps(dir).contains(25));
+    QString why;
+    QVERIFY2(page->resume(0, &why, dir + QStringLiteral("/checkpoint-25")), qPrintable(why));
+    WorkerJob* again = w.jobs()->lastJobForRun(dir);
+    QVERIFY(again != resumed);
+    const QStringList args = again->arguments();
+    QCOMPARE(args.at(args.indexOf(QStringLiteral("--resume_from_checkpoint")) + 1),
+             dir + QStringLiteral("/checkpoint-25"));
+    QTRY_COMPARE_WITH_TIMEOUT(page->status().state, RunState::Completed, 20'000);
+    QCOMPARE(page->events()->summary().resumeStep, 25);
+    QCOMPARE(keptSteps(*page->events()), oneTo(80));
   }
 
   // Data parallel from the GUI: N processes go through the engine's launcher, and a resume
