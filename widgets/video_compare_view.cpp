@@ -249,6 +249,8 @@ bool VideoCompareView::eventFilter(QObject* watched, QEvent* event) {
   return true;
 }
 
+QImage VideoCompareView::frameImage() const { return stack_->grab().toImage(); }
+
 QWidget* VideoCompareView::popOut() {
   auto* window = new QWidget(nullptr, Qt::Window);
   window->setAttribute(Qt::WA_DeleteOnClose);

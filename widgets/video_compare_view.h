@@ -4,6 +4,7 @@
 // step, loop and scrubbing. Each video decodes on its own FrameSource thread.
 #pragma once
 
+#include <QImage>
 #include <QList>
 #include <QWidget>
 
@@ -51,6 +52,8 @@ class VideoCompareView : public QWidget {
   bool isPresentingCurrentFrame() const;
   // A window of its own with the same videos, mode and frame (F11 or its button: full screen).
   QWidget* popOut();
+  // The panes as they are drawn now (side by side or the wipe), for Export Frame.
+  QImage frameImage() const;
 
  protected:
   // Space, ←/→ and Home/End act whenever the player is on screen in the active window, unless the

@@ -4,11 +4,16 @@
 // a rebuild whenever events arrive.
 #pragma once
 
+#include <QFutureWatcher>
 #include <QList>
 #include <QString>
 #include <QWidget>
 
+#include <atomic>
+#include <memory>
+
 class QLabel;
+class QPushButton;
 
 namespace ws {
 
@@ -20,6 +25,15 @@ class ValidationPage : public QWidget {
  public:
   void setRunDir(const QString& runDir);
   VideoCompareView* player() const { return player_; }
+  ~ValidationPage() override;
+
+  // What the player shows, written out: the frame on screen as a PNG, or the videos side by side
+  // as one MP4 (in the background; exportFinished follows). False when there is nothing to write.
+  bool exportFrame(const QString& path, QString* error = nullptr);
+  bool exportVideo(const QString& path);
+
+ Q_SIGNALS:
+  void exportFinished(bool ok, const QString& pathOrError);
 
  protected:
   ValidationPage(RunEvents* events, QWidget* parent);
@@ -32,6 +46,12 @@ class ValidationPage : public QWidget {
   QLabel* hint_ = nullptr;
   VideoCompareView* player_ = nullptr;
   QList<int> shown_;  // the samples on the player
+
+ private:
+  QPushButton *exportFrame_ = nullptr, *exportVideo_ = nullptr;
+  QLabel* exportStatus_ = nullptr;
+  QFutureWatcher<QString> exportWatcher_;
+  std::shared_ptr<std::atomic_bool> exportAbort_;
 };
 
 }  // namespace ws

@@ -369,6 +369,17 @@ class TestVideoCompare : public QObject {
     QVERIFY(view.player()->videos()[1].caption.contains("31.25"));
     QTRY_COMPARE(view.player()->clock()->frameCount(), kFrames);
     QTRY_VERIFY(view.player()->isPresentingCurrentFrame());
+    // Export from the validation player: the frame on screen, and the three videos as one MP4.
+    QString error;
+    const QString png = dir_.filePath(QStringLiteral("frame.png")), mp4 = dir_.filePath(QStringLiteral("side.mp4"));
+    QVERIFY2(view.exportFrame(png, &error), qPrintable(error));
+    const QImage frame(png);
+    QVERIFY(!frame.isNull() && frame.width() > 300);
+    QSignalSpy exported(&view, &ValidationPage::exportFinished);
+    QVERIFY(view.exportVideo(mp4));
+    QVERIFY(exported.wait(60'000));
+    QVERIFY2(exported.first().at(0).toBool(), qPrintable(exported.first().at(1).toString()));
+    QVERIFY(QFileInfo(mp4).size() > 1000);
 
     // Two steps: their upsampled videos, compared the same way.
     view.selectSamples({0, 1});
