@@ -251,6 +251,12 @@ bool VideoCompareView::eventFilter(QObject* watched, QEvent* event) {
 
 QImage VideoCompareView::frameImage() const { return stack_->grab().toImage(); }
 
+QList<ExportVideo> VideoCompareView::exportList() const {
+  QList<ExportVideo> out;
+  for (const Video& v : videos_) out << ExportVideo{v.title, v.path};
+  return out;
+}
+
 QWidget* VideoCompareView::popOut() {
   auto* window = new QWidget(nullptr, Qt::Window);
   window->setAttribute(Qt::WA_DeleteOnClose);

@@ -8,6 +8,8 @@
 #include <QList>
 #include <QWidget>
 
+#include "video_export.h"
+
 class QCheckBox;
 class QComboBox;
 class QLabel;
@@ -54,6 +56,8 @@ class VideoCompareView : public QWidget {
   QWidget* popOut();
   // The panes as they are drawn now (side by side or the wipe), for Export Frame.
   QImage frameImage() const;
+  // The videos on the player, titled, for exportSideBySide.
+  QList<ExportVideo> exportList() const;
 
  protected:
   // Space, ←/→ and Home/End act whenever the player is on screen in the active window, unless the

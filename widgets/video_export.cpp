@@ -4,6 +4,7 @@
 #include <QFont>
 #include <QImage>
 #include <QPainter>
+#include <QtConcurrent>
 
 #include <algorithm>
 #include <memory>
@@ -94,6 +95,14 @@ bool exportSideBySide(const QList<ExportVideo>& videos, const QString& outPath, 
   if (error) *error = QStringLiteral("this build has no video support");
   return false;
 #endif
+}
+
+QFuture<QString> exportSideBySideInBackground(QList<ExportVideo> videos, QString outPath,
+                                              std::shared_ptr<std::atomic_bool> abort) {
+  return QtConcurrent::run([videos = std::move(videos), outPath = std::move(outPath), abort = std::move(abort)] {
+    QString error;
+    return exportSideBySide(videos, outPath, &error, {}, abort.get()) ? QString() : error;
+  });
 }
 
 }  // namespace ws

@@ -471,20 +471,13 @@ void ComparePage::drawChart() {
 }
 
 bool ComparePage::exportSideBySide(const QString& path) {
-  const QList<VideoCompareView::Video> shown = player_->videos();
-  if (shown.isEmpty() || exportWatcher_.isRunning()) return false;
-  QList<ExportVideo> videos;
-  for (const auto& v : shown) videos << ExportVideo{v.title, v.path};
+  if (player_->videos().isEmpty() || exportWatcher_.isRunning()) return false;
   if (exportAbort_) *exportAbort_ = true;
   exportAbort_ = std::make_shared<std::atomic_bool>(false);
-  auto abort = exportAbort_;
   export_->setEnabled(false);
   setStatus(tr("Exporting %1…").arg(path));
   exportWatcher_.setProperty("path", path);
-  exportWatcher_.setFuture(QtConcurrent::run([videos, path, abort] {
-    QString error;
-    return ws::exportSideBySide(videos, path, &error, {}, abort.get()) ? QString() : error;
-  }));
+  exportWatcher_.setFuture(exportSideBySideInBackground(player_->exportList(), path, exportAbort_));
   return true;
 }
 

@@ -7,7 +7,6 @@
 #include <QPushButton>
 #include <QSplitter>
 #include <QVBoxLayout>
-#include <QtConcurrent>
 
 #include "runfolder/run_events.h"
 #include "theme.h"
@@ -104,19 +103,12 @@ bool ValidationPage::exportFrame(const QString& path, QString* error) {
 }
 
 bool ValidationPage::exportVideo(const QString& path) {
-  const QList<VideoCompareView::Video> shown = player_->videos();
-  if (shown.isEmpty() || exportWatcher_.isRunning()) return false;
-  QList<ExportVideo> videos;
-  for (const auto& v : shown) videos << ExportVideo{v.title, v.path};
+  if (player_->videos().isEmpty() || exportWatcher_.isRunning()) return false;
   exportAbort_ = std::make_shared<std::atomic_bool>(false);
-  const auto abort = exportAbort_;
   exportVideo_->setEnabled(false);
   exportStatus_->setText(tr("Exporting %1…").arg(path));
   exportWatcher_.setProperty("path", path);
-  exportWatcher_.setFuture(QtConcurrent::run([videos, path, abort] {
-    QString error;
-    return ws::exportSideBySide(videos, path, &error, {}, abort.get()) ? QString() : error;
-  }));
+  exportWatcher_.setFuture(exportSideBySideInBackground(player_->exportList(), path, exportAbort_));
   return true;
 }
 

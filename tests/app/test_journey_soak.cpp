@@ -36,14 +36,13 @@
 #include "pages/trim_bar.h"
 #include "pages/validation_view.h"
 #include "runfolder/run_events.h"
+#include "real_worker.h"
 #include "test_paths.h"
 #include "video_compare_view.h"
 
 using namespace ws;
 
 namespace {
-
-QString configs() { return QDir::cleanPath(QStringLiteral(WS_TEST_DATA "/../../configs")); }
 
 // Acts on the next modal widget of type T once it is up: exec() blocks whoever opened it.
 template <class T>
@@ -58,16 +57,6 @@ void onNextModal(std::function<void(T*)> act) {
     act(w);
   });
   timer->start();
-}
-
-// How many events of `type` the run has written so far.
-int eventCount(const QString& runDir, const char* type) {
-  RunEvents ev;
-  if (!ev.loadFile(QDir(runDir).filePath(QStringLiteral("events.jsonl")))) return 0;
-  if (QLatin1String(type) == QLatin1String("step")) return int(ev.steps().size());  // kept apart, compact
-  int n = 0;
-  for (const RunEvent& e : ev.events()) n += e.type == QLatin1String(type);
-  return n;
 }
 
 // The end of a run's events and log, for a failure message.
@@ -103,18 +92,13 @@ class TestJourneySoak : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    if (!QFileInfo(QStringLiteral(WS_ENGINE_EXE)).isExecutable()) QFAIL("wanstudio-engine is not built");
     QVERIFY(tmp_.isValid());
     QStandardPaths::setTestModeEnabled(true);
-    qputenv("WANSTUDIO_ENGINE", WS_ENGINE_EXE);
-    qputenv("WANSTUDIO_CONFIGS", configs().toUtf8());
     ws_ = tmp_.filePath(QStringLiteral("workspace"));
     QVERIFY(QDir().mkpath(ws_));
     const QString data = tmp_.filePath(QStringLiteral("data"));
-    QProcess p;
-    p.start(QStringLiteral(WS_ENGINE_EXE), {QStringLiteral("demo-data"), data});
-    QVERIFY(p.waitForFinished(300'000) && p.exitCode() == 0);
-    meta_ = data + QStringLiteral("/metadata.json");
+    meta_ = test::setUpRealWorker(data);
+    if (meta_.isEmpty()) QFAIL("wanstudio-engine is not built, or its demo-data failed");
     clip_ = data + QStringLiteral("/videos/clip_00.mp4");
     QVERIFY(QFileInfo::exists(clip_));
   }
@@ -127,12 +111,7 @@ class TestJourneySoak : public QObject {
     w.show();
     w.runPage()->setConfirmKill(false);
     // Workers outlive the studio by design: a failed check must not leave one training.
-    struct KillLeft {
-      MainWindow& w;
-      ~KillLeft() {
-        for (WorkerJob* j : w.jobs()->liveJobs()) j->kill();
-      }
-    } killLeft{w};
+    test::KillLeftWorkers killLeft{w};
     QElapsedTimer clock;
     clock.start();
     QString previousRun;
@@ -165,7 +144,7 @@ class TestJourneySoak : public QObject {
       QString problem;
       onNextModal<NewRunDialog>([&](NewRunDialog* dlg) {
         if (!dlg->setJob(QStringLiteral("upsampler")) ||
-            !dlg->selectPreset(configs() + QStringLiteral("/demo-upsampler.yaml"))) {
+            !dlg->selectPreset(test::configs() + QStringLiteral("/demo-upsampler.yaml"))) {
           problem =
               QStringLiteral("no upsampler schema or preset: %1").arg(dlg->schemaError(QStringLiteral("upsampler")));
           dlg->reject();
@@ -197,21 +176,21 @@ class TestJourneySoak : public QObject {
       QTRY_VERIFY_WITH_TIMEOUT(w.jobs()->liveJobForRun(run), 10'000);
       QCOMPARE(w.runPage()->runDir(), run);
       // Save Now once a validation render is written; Cancel; Resume; Cancel.
-      QTRY_VERIFY2_WITH_TIMEOUT(eventCount(run, "validation") >= 1, qPrintable(lastLines(run)), 30'000);
+      QTRY_VERIFY2_WITH_TIMEOUT(test::eventCount(run, "validation") >= 1, qPrintable(lastLines(run)), 30'000);
       w.runPage()->saveNow();
-      QTRY_VERIFY_WITH_TIMEOUT(eventCount(run, "checkpoint") >= 1, 60'000);
+      QTRY_VERIFY_WITH_TIMEOUT(test::eventCount(run, "checkpoint") >= 1, 60'000);
       w.runPage()->cancelRun();
       QTRY_VERIFY_WITH_TIMEOUT(!w.jobs()->liveJobForRun(run), 120'000);
-      QCOMPARE(eventCount(run, "finished"), 1);
+      QCOMPARE(test::eventCount(run, "finished"), 1);
       QString why;
       QVERIFY2(w.runPage()->canResume(&why), qPrintable(why));
-      const int stepsBefore = eventCount(run, "step");
+      const int stepsBefore = test::eventCount(run, "step");
       w.runPage()->resumeRun();
-      QTRY_VERIFY_WITH_TIMEOUT(eventCount(run, "started") == 2, 60'000);
-      QTRY_VERIFY_WITH_TIMEOUT(eventCount(run, "step") > stepsBefore, 60'000);
+      QTRY_VERIFY_WITH_TIMEOUT(test::eventCount(run, "started") == 2, 60'000);
+      QTRY_VERIFY_WITH_TIMEOUT(test::eventCount(run, "step") > stepsBefore, 60'000);
       w.runPage()->cancelRun();
       QTRY_VERIFY_WITH_TIMEOUT(!w.jobs()->liveJobForRun(run), 120'000);
-      QCOMPARE(eventCount(run, "finished"), 2);
+      QCOMPARE(test::eventCount(run, "finished"), 2);
       // The run's validation player.
       QVERIFY(w.runPage()->showTab(QStringLiteral("validation")));
       QTRY_VERIFY_WITH_TIMEOUT(!w.runPage()->validationView()->player()->videos().isEmpty(), 20'000);

@@ -31,14 +31,13 @@
 #include "pages/validation_view.h"
 #include "playback_clock.h"
 #include "runfolder/run_events.h"
+#include "real_worker.h"
 #include "test_paths.h"
 #include "video_compare_view.h"
 
 using namespace ws;
 
 namespace {
-
-QString configs() { return QDir::cleanPath(QStringLiteral(WS_TEST_DATA "/../../configs")); }
 
 // A key as the user presses it: to whatever has the keyboard focus.
 void press(int key, Qt::KeyboardModifiers mods = Qt::NoModifier) {
@@ -58,15 +57,6 @@ QString focusName() {
   QWidget* f = QApplication::focusWidget();
   return f ? QStringLiteral("%1 '%2'").arg(QLatin1String(f->metaObject()->className()), f->accessibleName())
            : QStringLiteral("nothing");
-}
-
-int eventCount(const QString& runDir, const char* type) {
-  RunEvents ev;
-  if (!ev.loadFile(QDir(runDir).filePath(QStringLiteral("events.jsonl")))) return 0;
-  if (QLatin1String(type) == QLatin1String("step")) return int(ev.steps().size());
-  int n = 0;
-  for (const RunEvent& e : ev.events()) n += e.type == QLatin1String(type);
-  return n;
 }
 
 // Alt+R opens the Run menu; the item is chosen by its underlined letter.
@@ -107,18 +97,13 @@ class TestKeyboardJourney : public QObject {
 
  private Q_SLOTS:
   void initTestCase() {
-    if (!QFileInfo(QStringLiteral(WS_ENGINE_EXE)).isExecutable()) QFAIL("wanstudio-engine is not built");
     QVERIFY(tmp_.isValid());
     QStandardPaths::setTestModeEnabled(true);
-    qputenv("WANSTUDIO_ENGINE", WS_ENGINE_EXE);
-    qputenv("WANSTUDIO_CONFIGS", configs().toUtf8());
     ws_ = tmp_.filePath(QStringLiteral("workspace"));
     QVERIFY(QDir().mkpath(ws_));
     const QString data = tmp_.filePath(QStringLiteral("data"));
-    QProcess p;
-    p.start(QStringLiteral(WS_ENGINE_EXE), {QStringLiteral("demo-data"), data});
-    QVERIFY(p.waitForFinished(300'000) && p.exitCode() == 0);
-    meta_ = data + QStringLiteral("/metadata.json");
+    meta_ = test::setUpRealWorker(data);
+    if (meta_.isEmpty()) QFAIL("wanstudio-engine is not built, or its demo-data failed");
   }
 
   // Alt+letter reaches every menu, and a letter inside a menu one item: a letter two items share
@@ -149,12 +134,7 @@ class TestKeyboardJourney : public QObject {
     w.show();
     QApplication::setActiveWindow(&w);
     QVERIFY(QTest::qWaitForWindowActive(&w));
-    struct KillLeft {
-      MainWindow& w;
-      ~KillLeft() {
-        for (WorkerJob* j : w.jobs()->liveJobs()) j->kill();
-      }
-    } killLeft{w};
+    test::KillLeftWorkers killLeft{w};
 
     // F1: Getting Started, the start page.
     w.showPage(w.runPage());
@@ -224,13 +204,13 @@ class TestKeyboardJourney : public QObject {
     QVERIFY(QTest::qWaitForWindowActive(&w));
 
     // Save Now (Ctrl+Shift+S) once a validation render is out; Cancel and Resume from the Run menu.
-    QTRY_VERIFY_WITH_TIMEOUT(eventCount(run, "validation") >= 1, 60'000);
+    QTRY_VERIFY_WITH_TIMEOUT(test::eventCount(run, "validation") >= 1, 60'000);
     press(Qt::Key_S, Qt::ControlModifier | Qt::ShiftModifier);
-    QTRY_VERIFY_WITH_TIMEOUT(eventCount(run, "checkpoint") >= 1, 60'000);
+    QTRY_VERIFY_WITH_TIMEOUT(test::eventCount(run, "checkpoint") >= 1, 60'000);
     runMenu(&w, Qt::Key_C);  // &Cancel Run
     QTRY_VERIFY_WITH_TIMEOUT(!w.jobs()->liveJobForRun(run), 120'000);
     runMenu(&w, Qt::Key_R);  // &Resume Run
-    QTRY_VERIFY_WITH_TIMEOUT(eventCount(run, "started") == 2, 60'000);
+    QTRY_VERIFY_WITH_TIMEOUT(test::eventCount(run, "started") == 2, 60'000);
     runMenu(&w, Qt::Key_C);
     QTRY_VERIFY_WITH_TIMEOUT(!w.jobs()->liveJobForRun(run), 120'000);
 
