@@ -27,8 +27,15 @@ bool parse_checkpoint_name(std::string_view name, int64_t* step) {
 }
 
 std::string checkpoint_name(int64_t step) { return std::string(kPrefix) + std::to_string(step); }
-std::string checkpoint_temp_name(int64_t step) { return "." + checkpoint_name(step) + ".tmp"; }
-std::string checkpoint_old_name(int64_t step) { return "." + checkpoint_name(step) + ".old"; }
+// Appended rather than `"." + name`: GCC 12 warns falsely (-Wrestrict) on that form in C++20.
+static std::string hidden_name(int64_t step, std::string_view suffix) {
+  std::string s(".");
+  s += checkpoint_name(step);
+  s += suffix;
+  return s;
+}
+std::string checkpoint_temp_name(int64_t step) { return hidden_name(step, ".tmp"); }
+std::string checkpoint_old_name(int64_t step) { return hidden_name(step, ".old"); }
 
 std::optional<int64_t> parse_hidden_checkpoint_name(std::string_view name, std::string_view suffix) {
   if (name.empty() || name[0] != '.' || name.size() <= suffix.size() + 1) return std::nullopt;

@@ -4,12 +4,17 @@
 times, or the reference upsampler's training step as `bench upsampler-train` does, for side-by-side
 figures (alternate the two; compare medians). The reference code is not part of this project: pass the
 folder of a Wan-Video/Wan2.2 checkout (wan/modules/vae2_1.py, vae2_2.py), or for upsampler-train
-diffusers' src/diffusers/pipelines/ltx2/latent_upsampler.py (--upsampler).
+diffusers' latent upsampler (pipelines/ltx2/latent_upsampler.py): the installed diffusers package's own
+module, or that file of a diffusers checkout (--upsampler).
 
   packaging/bench_reference.py --repo ~/src/Wan2.2 --kind vae-decode --vae-type wan2.1 --frames 17 --size 256,256 --threads 2
 
-Prints one JSON line like the engine's bench: ms_per_clip, ms_per_clip_median, peak_rss_mb.
-Needs python3-torch (`packaging/deps.sh --bench`); einops when installed, else the stand-in below."""
+Prints one JSON line like the engine's bench: ms_per_clip, ms_per_clip_median, peak_rss_mb, and what
+ran: `torch` (its version) and `stand_ins` (what this file supplied because the Python lacked it).
+The versions users run: the project's .venv (`packaging/python_env.sh --reference`: PyTorch 2.x, einops,
+diffusers, transformers from PyPI), where nothing is stood in. Debian's python3-torch 1.13
+(`packaging/deps.sh --bench`) lacks einops, diffusers and scaled_dot_product_attention: the stand-ins
+below do exactly what the reference modules use of them."""
 import argparse
 import importlib.util
 import json
@@ -18,6 +23,9 @@ import statistics
 import sys
 import time
 import types
+
+# What this run supplied itself (printed with the figures, so a table says which reference ran).
+STAND_INS = []
 
 
 def einops_stand_in():
@@ -63,10 +71,12 @@ def load_wan_vae_module(repo, vae_type):
             return w @ v
 
         F.scaled_dot_product_attention = sdpa
+        STAND_INS.append("scaled_dot_product_attention")
     try:
         import einops  # noqa: F401
     except ImportError:
         sys.modules["einops"] = einops_stand_in()
+        STAND_INS.append("einops")
     name = "vae2_1" if vae_type == "wan2.1" else "vae2_2"
     spec = importlib.util.spec_from_file_location(name, f"{repo}/wan/modules/{name}.py")
     m = importlib.util.module_from_spec(spec)
@@ -74,9 +84,18 @@ def load_wan_vae_module(repo, vae_type):
     return m
 
 
-def load_upsampler_module(path):
-    # The file imports diffusers' ConfigMixin/ModelMixin relatively; stand-ins are all it needs.
+def load_upsampler_module(path=None):
+    """diffusers' latent upsampler module: the installed package's (no path), or a checkout's file."""
+    if not path:
+        try:
+            from diffusers.pipelines.ltx2 import latent_upsampler
+        except ImportError:
+            sys.exit("bench_reference: diffusers is not installed here; pass --upsampler FILE "
+                     "(or run the .venv's python: packaging/python_env.sh --reference)")
+        return latent_upsampler
+    # A loose file imports diffusers' ConfigMixin/ModelMixin relatively; stand-ins are all it needs.
     import torch
+    STAND_INS.append("diffusers mixins")
     root = "wsref"
     for name in (root, f"{root}.pipelines", f"{root}.pipelines.ltx2", f"{root}.models"):
         mod = types.ModuleType(name)
@@ -120,7 +139,8 @@ def upsampler_train(a):
             times.append(ms)
         print(f"reference upsampler-train: {'rep' if i >= a.warmup else 'warmup'} {ms:.1f} ms", file=sys.stderr)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"bench": "upsampler-train", "reference": a.upsampler, "mid_channels": a.mid_channels,
+    print(json.dumps({"bench": "upsampler-train", "reference": m.__file__, "torch": torch.__version__,
+                      "stand_ins": STAND_INS, "mid_channels": a.mid_channels,
                       "blocks": a.blocks, "latent": [f, h, w], "threads": a.threads, "ms_per_step": times,
                       "ms_per_step_median": statistics.median(times), "peak_rss_mb": rss}))
 
@@ -129,7 +149,8 @@ def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", help="a Wan-Video/Wan2.2 checkout (the VAE kinds)")
     ap.add_argument("--kind", choices=["vae-encode", "vae-decode", "upsampler-train"], required=True)
-    ap.add_argument("--upsampler", help="upsampler-train: diffusers' pipelines/ltx2/latent_upsampler.py")
+    ap.add_argument("--upsampler", help="upsampler-train: a diffusers checkout's pipelines/ltx2/latent_upsampler.py "
+                    "(default: the installed diffusers package's)")
     ap.add_argument("--mid-channels", type=int, default=512)
     ap.add_argument("--blocks", type=int, default=4)
     ap.add_argument("--latent", default="21,20,34", help="upsampler-train: low-res latent F,H,W")
@@ -176,7 +197,8 @@ def main():
                 times.append(ms)
             print(f"reference {a.kind}: {'rep' if i >= a.warmup else 'warmup'} {ms:.1f} ms", file=sys.stderr)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
-    print(json.dumps({"bench": a.kind, "reference": f"{a.repo}/wan/modules/{name}.py", "vae_type": a.vae_type,
+    print(json.dumps({"bench": a.kind, "reference": f"{a.repo}/wan/modules/{name}.py", "torch": torch.__version__,
+                      "stand_ins": STAND_INS, "vae_type": a.vae_type,
                       "frames": a.frames, "height": h, "width": w, "threads": a.threads, "ms_per_clip": times,
                       "ms_per_clip_median": statistics.median(times), "peak_rss_mb": rss}))
 

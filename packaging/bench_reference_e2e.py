@@ -7,16 +7,18 @@ step both VAE encodes under no_grad, the upsampler's forward, the MSE loss, back
 and AdamW. Random weights. The model code is the reference projects' own, not this project's:
 
   --repo       a Wan-Video/Wan2.2 checkout (wan/modules/vae2_2.py, the Wan2.2 VAE)
-  --upsampler  diffusers' src/diffusers/pipelines/ltx2/latent_upsampler.py (the module tree and
-               forward VideoX-Fun's wan_latent_upsampler.py shares)
+  --upsampler  a diffusers checkout's src/diffusers/pipelines/ltx2/latent_upsampler.py (the module tree
+               and forward VideoX-Fun's wan_latent_upsampler.py shares); without it, the installed
+               diffusers package's own module
 
   packaging/bench_reference_e2e.py --repo ~/src/Wan2.2 --upsampler latent_upsampler.py \\
       --meta out/demo/data/metadata.json --size 256 --frames 17 --vae-dim 16 --vae-dec-dim 16 \\
       --mid-channels 64 --blocks 1 --steps 10 --warmup 2 --workers 1 --threads 2
 
 Prints one JSON line with the engine's keys: samples_per_s, ms_per_step_median, data_wait_ms_median,
-vae_ms_median, model_ms_median, peak_rss_mb. Needs python3-torch and python3-opencv
-(`packaging/deps.sh --bench`)."""
+vae_ms_median, model_ms_median, peak_rss_mb, torch and stand_ins (as bench_reference.py). Runs on the
+project's .venv (`packaging/python_env.sh --reference`: PyTorch 2.x, diffusers, einops, OpenCV from
+PyPI) or on Debian's python3-torch 1.13 and python3-opencv (`packaging/deps.sh --bench`)."""
 import argparse
 import json
 import math
@@ -28,7 +30,7 @@ import sys
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_reference import load_upsampler_module, load_wan_vae_module  # noqa: E402
+from bench_reference import STAND_INS, load_upsampler_module, load_wan_vae_module  # noqa: E402
 
 
 class Clips:
@@ -79,7 +81,8 @@ class Clips:
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("--repo", required=True, help="a Wan-Video/Wan2.2 checkout")
-    ap.add_argument("--upsampler", required=True, help="diffusers' pipelines/ltx2/latent_upsampler.py")
+    ap.add_argument("--upsampler", help="a diffusers checkout's pipelines/ltx2/latent_upsampler.py "
+                    "(default: the installed diffusers package's)")
     ap.add_argument("--meta", required=True)
     ap.add_argument("--data-dir", default=None)
     ap.add_argument("--size", type=int, default=256)
@@ -149,6 +152,7 @@ def main():
     ms = lambda v: statistics.median(v) * 1000
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"bench": "train-e2e", "reference": "VideoX-Fun-style loop (Wan2.2 vae2_2.py, diffusers ltx2 upsampler)",
+                      "torch": torch.__version__, "stand_ins": STAND_INS,
                       "size_hr": [H, W], "size_lr": [h_lr, w_lr], "frames": a.frames, "threads": a.threads,
                       "workers": a.workers, "vae_dim": a.vae_dim, "vae_dec_dim": a.vae_dec_dim,
                       "mid_channels": a.mid_channels, "blocks": a.blocks, "steps": len(step_s),

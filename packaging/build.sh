@@ -51,7 +51,11 @@ if [ "$gpu" = 1 ]; then
     fi
   fi
   build=${WANSTUDIO_BUILD_DIR:-$root/build-gpu}
-  cmake -S "$root" -B "$build" "${args[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DPython3_EXECUTABLE="$python" "$@"
+  # The Debian build's worker, for the test that resumes each build's checkpoints on the other
+  # (tests/cross; skipped, and said so, until build/ has one).
+  other=${WANSTUDIO_OTHER_ENGINE-$root/build/engine/wanstudio-engine}
+  cmake -S "$root" -B "$build" "${args[@]}" -DCMAKE_PREFIX_PATH="$prefix" -DPython3_EXECUTABLE="$python" \
+    -DWANSTUDIO_OTHER_ENGINE="$other" "$@"
 else
   build=${WANSTUDIO_BUILD_DIR:-$root/build}
   cmake -S "$root" -B "$build" "${args[@]}" "$@"

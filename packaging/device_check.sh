@@ -178,6 +178,18 @@ if [ "$gpu" = 1 ]; then
     "against $(field dit_1.3b ms_per_step_median) ms with $(field dit_1.3b attention), $(mem dit_1.3b_chunked)"
 fi
 
+# The A14B width's LoRA step on an fp8 base (Float8_e4m3fn copies; the forward as one scaled fp8
+# matmul where the GPU has it) against the same step on the bf16 base.
+if [ "$gpu" = 1 ]; then
+  for f in "" --fp8; do
+    b=dit_a14b_lora${f:+_fp8}
+    bench "$b" dit-train --config "$cfg/dit_t2v_a14b_high.yaml" --layers "$layers" --tokens "$tokens" \
+      --text_tokens "$text" --steps "$steps" --warmup 1 --bf16 --lora_rank 32 $f
+    row "dit-train a14b LoRA 32 ${layers}L ${tokens} tok${f:+, fp8 base}" "$(field "$b" ms_per_step_median) ms" \
+      "fp8 matmul $(field "$b" fp8_matmul), $(mem "$b")"
+  done
+fi
+
 # 5. One sampling step (two forward passes and the solver) at the 5B width.
 bench sample_step sample-step --config "$cfg/dit_ti2v_5b.yaml" --layers "$layers" --tokens "$tokens" --text_tokens "$text" \
   --steps 2 --reps 2

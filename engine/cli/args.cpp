@@ -42,7 +42,12 @@ ValueRule frames_upto(double max) {
   r.max = max;
   return r;
 }
-ValueRule one_of(std::vector<std::string> choices) { return {contract::ValueType::Enum, std::move(choices)}; }
+ValueRule one_of(std::vector<std::string> choices) {
+  ValueRule r;
+  r.type = contract::ValueType::Enum;
+  r.choices = std::move(choices);
+  return r;
+}
 
 void print_subverbs_schema(const std::string& verb, const std::vector<std::string>& subverbs) {
   std::printf("%s\n", nlohmann::json{{"verb", verb}, {"subverbs", subverbs}}.dump(2).c_str());
@@ -52,7 +57,7 @@ Args::Args(std::string verb, std::string usage, std::string description)
     : verb_(std::move(verb)), usage_(std::move(usage)), description_(std::move(description)) {}
 
 Args& Args::flag(const std::string& name, const std::string& help) {
-  specs_.push_back({contract::canonical_option(name), ArgKind::Flag, help, ""});
+  specs_.push_back({contract::canonical_option(name), ArgKind::Flag, help, "", ValueRule{}});
   return *this;
 }
 Args& Args::value(const std::string& name, const std::string& metavar, const std::string& help, ValueRule rule) {

@@ -170,7 +170,10 @@ std::string bucket_key(const TrainRow& row, bool enable_bucket) {
   if (!row.latent_path.empty()) {
     // Latent files batch only with files of the same shape: they cannot be resized.
     std::string k = "latent";
-    for (int64_t d : row.latent_shape) k += ":" + std::to_string(d);
+    for (int64_t d : row.latent_shape) {
+      k += ':';
+      k += std::to_string(d);
+    }
     return k;
   }
   if (!enable_bucket) return row.image ? "image:square" : "video:square";

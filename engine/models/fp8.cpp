@@ -1,10 +1,15 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/fp8.h"
 
+#include <atomic>
 #include <cmath>
+#include <cstdlib>
+#include <cstring>
 #include <map>
 #include <mutex>
 #include <string>
+
+#include "core/log.h"
 
 namespace ws::models {
 
@@ -79,14 +84,85 @@ torch::Tensor fp8_e4m3_decode(const torch::Tensor& codes, torch::ScalarType dtyp
   return t.index_select(0, codes.flatten().to(torch::kLong)).view(codes.sizes()).to(dtype);
 }
 
+torch::ScalarType fp8_storage_dtype() {
+#if WANSTUDIO_HAVE_FLOAT8
+  return torch::kFloat8_e4m3fn;
+#else
+  return torch::kUInt8;
+#endif
+}
+
+torch::Tensor fp8_to(const torch::Tensor& stored, torch::ScalarType dtype) {
+  if (stored.scalar_type() == torch::kUInt8) return fp8_e4m3_decode(stored, dtype);
+  return stored.to(dtype);
+}
+
 Fp8Weight fp8_quantize(const torch::Tensor& w) {
   torch::NoGradGuard no_grad;
   Fp8Weight q;
   const double amax = w.detach().abs().max().item<double>();
   q.scale = amax > 0 && std::isfinite(amax) ? 448.0 / amax : 1.0;
-  q.codes = fp8_e4m3_encode(w.detach().to(torch::kFloat) * q.scale);
+  auto scaled = w.detach().to(torch::kFloat) * q.scale;
+#if WANSTUDIO_HAVE_FLOAT8
+  // LibTorch's cast rounds to nearest even like the codec but turns |x| > 448 into NaN: saturate first.
+  q.codes = scaled.clamp(-448.0, 448.0).to(torch::kFloat8_e4m3fn);
+#else
+  q.codes = fp8_e4m3_encode(scaled);
+#endif
   return q;
 }
+
+#if WANSTUDIO_HAVE_FLOAT8
+namespace {
+// -1 not yet tried, 0 refused (or switched off), 1 the GPU ran it.
+std::atomic<int> scaled_matmul_state{-1};
+}  // namespace
+#endif
+
+bool fp8_scaled_matmul_enabled() {
+#if WANSTUDIO_HAVE_FLOAT8
+  if (scaled_matmul_state.load() == -1) {
+    const char* env = std::getenv("WANSTUDIO_FP8_MATMUL");
+    if (env && std::strcmp(env, "0") == 0) scaled_matmul_state = 0;
+  }
+  return scaled_matmul_state.load() != 0;
+#else
+  return false;
+#endif
+}
+
+namespace {
+
+#if WANSTUDIO_HAVE_FLOAT8
+// x [M, K] (bf16 or fp16) · (codes/scale)ᵀ on fp8 tensor cores: x quantised with its own per-tensor
+// scale (absmax, computed on the device: no host sync), fp32 accumulation, output in x's dtype.
+// Undefined when this GPU or shape cannot (K and N must be multiples of 16).
+torch::Tensor scaled_matmul(const torch::Tensor& x2, const torch::Tensor& codes, double scale,
+                            const torch::Tensor& bias) {
+  if (!x2.is_cuda() || codes.scalar_type() != torch::kFloat8_e4m3fn || !fp8_scaled_matmul_enabled()) return {};
+  if (x2.scalar_type() != torch::kBFloat16 && x2.scalar_type() != torch::kHalf) return {};
+  if (x2.size(1) % 16 != 0 || codes.size(0) % 16 != 0) return {};
+  try {
+    auto amax = x2.abs().amax().to(torch::kFloat).clamp_min(1e-12);
+    auto sx = 448.0 / amax;
+    auto xq = (x2.to(torch::kFloat) * sx).clamp(-448.0, 448.0).to(torch::kFloat8_e4m3fn);
+    auto inv_w = torch::full({}, 1.0 / scale, x2.options().dtype(torch::kFloat));
+    std::optional<at::Tensor> b;
+    if (bias.defined()) b = bias.to(x2.scalar_type());
+    auto y = at::_scaled_mm(xq, codes.t(), sx.reciprocal(), inv_w, b, std::nullopt, x2.scalar_type());
+    scaled_matmul_state = 1;
+    return y;
+  } catch (const c10::Error& e) {
+    // This GPU (compute capability below 8.9) or build has no such kernel: dequantise from now on.
+    if (scaled_matmul_state.exchange(0) != 0)
+      ws::log::warn("fp8: no scaled fp8 matmul here ({}); dequantising to bf16 instead",
+                    std::string(e.what_without_backtrace()).substr(0, 120));
+    return {};
+  }
+}
+#endif
+
+}  // namespace
 
 namespace {
 
@@ -99,8 +175,18 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     ctx->saved_data["has_bias"] = bias.defined();
     ctx->saved_data["weight_dtype"] = static_cast<int64_t>(weight.scalar_type());
     torch::NoGradGuard no_grad;
-    auto wq = fp8_e4m3_decode(codes, x.scalar_type()) / scale;
     (void)weight;  // only its gradient is produced
+#if WANSTUDIO_HAVE_FLOAT8
+    {
+      auto y = scaled_matmul(x.reshape({-1, x.size(-1)}).contiguous(), codes, scale, bias);
+      if (y.defined()) {
+        auto s = x.sizes().vec();
+        s.back() = codes.size(0);
+        return y.view(s);
+      }
+    }
+#endif
+    auto wq = fp8_to(codes, x.scalar_type()) / scale;
     return bias.defined() ? torch::addmm(bias.to(x.scalar_type()), x.reshape({-1, x.size(-1)}), wq.t()).view([&] {
       auto s = x.sizes().vec();
       s.back() = wq.size(0);
@@ -115,7 +201,7 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     const auto &x = saved[0], &codes = saved[1];
     const double scale = ctx->saved_data["scale"].toDouble();
     auto g = grad_out[0];
-    auto wq = fp8_e4m3_decode(codes, g.scalar_type()) / scale;
+    auto wq = fp8_to(codes, g.scalar_type()) / scale;
     auto g2 = g.reshape({-1, g.size(-1)}), x2 = x.reshape({-1, x.size(-1)});
     auto dx = torch::matmul(g, wq);
     // Gradients in the master weight's dtype (fp32 under bf16 compute).

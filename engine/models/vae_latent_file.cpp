@@ -20,10 +20,12 @@ std::map<std::string, std::string> latent_file_metadata(const std::string& vae_s
   if (!vae_sha256.empty()) m["vae_sha256"] = vae_sha256;
   // The file's frame indices (a stride skips some); 0..T-1 when the clip came as a tensor.
   std::string idx = "[";
-  for (int64_t i = 0; i < frames; ++i)
-    idx += (i ? "," : "") +
-           std::to_string(static_cast<size_t>(i) < frame_indices.size() ? frame_indices[static_cast<size_t>(i)] : i);
-  m["frame_indices"] = idx + "]";
+  for (int64_t i = 0; i < frames; ++i) {
+    if (i) idx += ',';
+    idx += std::to_string(static_cast<size_t>(i) < frame_indices.size() ? frame_indices[static_cast<size_t>(i)] : i);
+  }
+  idx += ']';
+  m["frame_indices"] = idx;
   m["pixel_frames"] = std::to_string(frames);
   m["pixel_height"] = std::to_string(height);
   m["pixel_width"] = std::to_string(width);

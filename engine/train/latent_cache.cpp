@@ -3,6 +3,9 @@
 
 #include <sys/stat.h>
 
+#include <initializer_list>
+#include <string>
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/log.h"
@@ -34,7 +37,9 @@ std::string LatentCache::key(const std::string& file, const std::vector<int64_t>
                              int64_t h_lr, int64_t w_lr) {
   std::string s = "wanstudio-latent-cache-v1|" + content_hash(file) + "|" + vae_sha_ + "|";
   for (int64_t f : frames) s += std::to_string(f) + ",";
-  s += "|" + std::to_string(H) + "x" + std::to_string(W) + "|" + std::to_string(h_lr) + "x" + std::to_string(w_lr);
+  for (const std::string& part : std::initializer_list<std::string>{"|", std::to_string(H), "x", std::to_string(W), "|",
+                                                                    std::to_string(h_lr), "x", std::to_string(w_lr)})
+    s += part;
   s += "|cover-bilinear-antialias|lr-bilinear";  // the resize settings of docs/design/upsampler-training.md §4.2
   return sha256_hex(s);
 }

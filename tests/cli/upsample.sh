@@ -25,8 +25,10 @@ done
 python3 - "$val" "$got" <<'PY' || fail "upsample's PSNRs differ from the validation's: $val vs $got"
 import json, sys
 a, b = json.loads(sys.argv[1]), json.loads(sys.argv[2])
+# To rounding: the run computed on weights in its own memory, `upsample` on the file's, and LibTorch
+# 2.x's kernels round by the data's address (7 significant digits agree there; 1.13 agrees exactly).
 for k in ("psnr", "psnr_lowres", "latent_mse", "frames", "size", "size_lr", "psnr_ceiling", "psnr_source", "psnr_lowres_source"):
-    assert abs(a[k] - b[k]) <= 1e-9 * max(1.0, abs(a[k])), (k, a[k], b[k])
+    assert abs(a[k] - b[k]) <= 1e-6 * max(1.0, abs(a[k])), (k, a[k], b[k])
 # Three different decodes against the source. (The high-res decode is a ceiling only for a VAE that
 # reconstructs well: the test VAE's random weights do not, so no order is asserted here.)
 for k in ("psnr_ceiling", "psnr_source", "psnr_lowres_source"):
@@ -35,7 +37,7 @@ assert len({b["psnr_ceiling"], b["psnr_source"], b["psnr_lowres_source"]}) == 3,
 PY
 head -1 "$tmp/up.out" | grep -q '"type":"started".*"job":"upsample"\|"job":"upsample".*"type":"started"' || fail "no started event first"
 tail -1 "$tmp/up.out" | grep -q '"status":"completed"' || fail "no completed finished event last"
-# The raw weights differ from the EMA ones: another result.
+# Without --ema: latent_upsampler/ (in a final checkpoint the EMA weights too, as the reference saves them).
 "$engine" upsample --checkpoint "$tmp/run/checkpoint-3" --vae "$vae" --video "$clip" --out "$tmp/raw" \
   --video_sample_size 128 --video_sample_n_frames 5 --threads 1 >"$tmp/raw.out" 2>/dev/null || fail "upsample raw"
 # A model folder without EMA cannot give --ema.

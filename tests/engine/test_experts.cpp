@@ -297,6 +297,36 @@ class TestExperts : public QObject {
     QVERIFY2(rel <= 0.0625 + 1e-6, qPrintable(QString::number(rel)));
   }
 
+  // The stored copies: Float8_e4m3fn where LibTorch has the dtype (its cast, the very bytes of the
+  // codec above, saturating), uint8 codes on LibTorch 1.13; either reads back through fp8_to.
+  void fp8_copies_use_the_native_dtype_where_there_is_one() {
+    torch::manual_seed(5);
+    auto w = torch::randn({64, 48}) * 3;
+    w[0][0] = 0;  // a zero, the largest magnitude and values in the subnormal range all round alike
+    w[0][1] = -1e-6;
+    auto q = models::fp8_quantize(w);
+    QCOMPARE(q.codes.scalar_type(), models::fp8_storage_dtype());
+#if WANSTUDIO_HAVE_FLOAT8
+    QCOMPARE(models::fp8_storage_dtype(), torch::kFloat8_e4m3fn);
+#else
+    QCOMPARE(models::fp8_storage_dtype(), torch::kUInt8);
+#endif
+    auto bytes = q.codes.view(torch::kUInt8);
+    QVERIFY(torch::equal(bytes, models::fp8_e4m3_encode(w * q.scale)));
+    QVERIFY(torch::equal(models::fp8_to(q.codes, torch::kFloat), models::fp8_e4m3_decode(bytes)));
+    QVERIFY(torch::equal(q.dequantize(torch::kFloat), models::fp8_e4m3_decode(bytes) / q.scale));
+#if WANSTUDIO_HAVE_FLOAT8
+    // Every finite value of the format, and the halfway points between neighbours (ties to even).
+    auto all = models::fp8_e4m3_decode(torch::arange(256, torch::kLong).to(torch::kUInt8));
+    all = all.masked_select(~all.isnan());
+    auto sorted = std::get<0>(all.sort());
+    auto mids = (sorted.slice(0, 0, -1) + sorted.slice(0, 1)) / 2;
+    for (const auto& v : {all, mids, torch::tensor({500.0f, -1e4f, 448.1f})})
+      QVERIFY(
+          torch::equal(v.clamp(-448, 448).to(torch::kFloat8_e4m3fn).view(torch::kUInt8), models::fp8_e4m3_encode(v)));
+#endif
+  }
+
   void fp8_linear_reads_the_copy_and_passes_gradients_through() {
     torch::manual_seed(3);
     torch::nn::Linear lin(8, 5);
@@ -338,7 +368,7 @@ class TestExperts : public QObject {
     // The copies follow the master weights after each update.
     auto* blk = b->model()->blocks[0]->as<models::WanBlockImpl>();
     auto fresh = models::fp8_quantize(blk->self_attn->q->weight);
-    QVERIFY(torch::equal(fresh.codes, blk->self_attn->fp8[0].codes));
+    QVERIFY(torch::equal(fresh.codes.view(torch::kUInt8), blk->self_attn->fp8[0].codes.view(torch::kUInt8)));
     b->model()->set_fp8(false);
     QCOMPARE(b->model()->fp8_bytes(), int64_t{0});
   }

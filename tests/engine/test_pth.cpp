@@ -171,6 +171,25 @@ class TestPth : public QObject {
     QCOMPARE(ws::io::load_weights(pth).size(), size_t(196));
   }
 
+  // torch.save of PyTorch 2.x (tests/data/torch2/README.md): its extra zip entries and 64-byte
+  // alignment, bf16/fp16/float64, a 0-d tensor, two views of one storage, one non-contiguous.
+  void torch2SaveEqualsItsTwin() {
+    const std::string dir = std::string(WS_TEST_DATA) + "/torch2/";
+    StateDict a = ws::io::read_pth(dir + "torch2_state_dict.pth");
+    StateDict b = ws::io::read_safetensors(dir + "torch2_state_dict.safetensors");
+    QCOMPARE(a.size(), size_t(7));
+    QCOMPARE(b.size(), a.size());
+    for (const auto& [k, t] : b) {
+      QVERIFY2(a.count(k), k.c_str());
+      QCOMPARE(a[k].scalar_type(), t.scalar_type());
+      QCOMPARE(a[k].sizes().vec(), t.sizes().vec());
+      QVERIFY2(torch::equal(a[k], t), k.c_str());
+    }
+    QCOMPARE(a.at("steps").item<int64_t>(), int64_t(12345678901));
+    QVERIFY(!a.at("view.t").is_contiguous());
+    QVERIFY(torch::equal(a.at("view.t").t().slice(0, 2, 5), a.at("view.rows")));
+  }
+
   void minimalCheckpoint() {
     // One storage shared by a tensor and a transposed view of part of it, plus an int64 tensor.
     std::vector<float> vals = {0, 1, 2, 3, 4, 5, 6, 7};

@@ -174,9 +174,13 @@ class TestVae21 : public QObject {
     auto c = WanVae::from_state_dict(official, WanVae::resolve_config(kWeights, nlohmann::json::object()), "diffusers");
     auto x = ws::io::read_safetensors(kCaseB + ".case.safetensors").at("x");
     auto za = a->encode(x);
-    QVERIFY(torch::equal(za, b->encode(x)));
-    QVERIFY(torch::equal(za, c->encode(x)));
-    QVERIFY(torch::equal(a->decode(za, false), c->decode(za, false)));
+    // The models compute on the loaded tensors where they lie (a mapped file is not held twice), and
+    // LibTorch 2.x's kernels round by the data's address: the same weights from another file (or a
+    // copy) agree to rounding, not bit for bit (1 ulp seen, .pth against .safetensors).
+    QVERIFY2(max_abs(za, b->encode(x)) < 1e-6, qPrintable(QString::number(max_abs(za, b->encode(x)))));
+    QVERIFY(max_abs(za, c->encode(x)) < 1e-6);
+    QVERIFY(max_abs(a->decode(za, false), c->decode(za, false)) < 1e-6);
+    QVERIFY(za.abs().max().item<double>() > 0.1);  // the tolerance is far below the values
     // A `model.` prefix on every key is dropped.
     ws::io::StateDict prefixed;
     for (const auto& [k, t] : ws::io::read_safetensors(kWeights)) prefixed["model." + k] = t;

@@ -11,6 +11,7 @@
 #include <thread>
 
 #include "core/error.h"
+#include "models/fp8.h"
 #include "models/wan_dit.h"
 #include "models/wan_dit_ops.h"
 #include "cli/args.h"
@@ -176,6 +177,10 @@ int bench_dit_train(const std::vector<std::string>& argv) {
        {"text_tokens", text},
        {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
        {"fp8_bytes", model->fp8_bytes()},
+       // How the fp8 forward ran: one scaled fp8 matmul, or the copy dequantised first.
+       {"fp8_matmul", !a.boolean("fp8")                                         ? "none"
+                      : device.is_cuda() && models::fp8_scaled_matmul_enabled() ? "scaled"
+                                                                                : "dequantised"},
        {"bf16", a.boolean("bf16")},
        {"device", device.str()},
        {"attention", device.is_cuda() && models::fused_attention_available() ? "sdpa" : "chunked"},
