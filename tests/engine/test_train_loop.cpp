@@ -265,8 +265,8 @@ class TestTrainLoop : public QObject {
 
   void parity_with_the_reference_loop() {
     // The whole loop against the fixtures (what `parity upsampler-train` runs).
-    QCOMPARE(cli::parity_upsampler_train(std::string(WS_TEST_DATA) + "/train"), 0);
-    QCOMPARE(cli::parity_upsampler(std::string(WS_TEST_DATA) + "/upsampler"), 0);
+    QCOMPARE(cli::parity_upsampler_train(std::string(WS_TEST_DATA "/train")), 0);
+    QCOMPARE(cli::parity_upsampler(std::string(WS_TEST_DATA "/upsampler")), 0);
   }
 
   void gradient_checkpointing_gives_the_same_gradients() {
