@@ -15,9 +15,9 @@ engine's work per step, on the CPU, fp32, fresh weights (seed 0), random latents
 
 The official attention is flash-attn (CUDA only): on the CPU PyTorch 2.x's scaled_dot_product_attention
 stands in, in the inputs' dtype (fp32), over all text_len context rows as the model pads them.
-Differences in work that remain (docs/design/performance.md, DiT): the model embeds the timestep per
-token (t expanded to seq_len, Wan2.2's layout), the engine once per sample; the engine's attention
-stores no probabilities. Prints one JSON line: ms_per_step, ms_per_step_median, peak_rss_mb, torch.
+Differences in work (docs/design/performance.md §0): the model embeds the timestep per token (t
+expanded to seq_len, Wan2.2's layout), the engine once per sample; --per-sample-t gives the reference
+the engine's work there (the time MLP and projection on one row, broadcast). Prints one JSON line: ms_per_step, ms_per_step_median, peak_rss_mb, torch.
 Needs the project's .venv (`packaging/python_env.sh --reference`: PyTorch 2.x, diffusers)."""
 import argparse
 import importlib
@@ -49,6 +49,24 @@ def load(repo):
     return model
 
 
+def per_sample_time_embedding(model):
+    """--per-sample-t: the time MLP and projection run on one row per sample and are broadcast to the
+    tokens, as the engine computes them (the rows are equal: t2v gives every token the sample's t)."""
+    import torch
+
+    class OnFirstRow(torch.nn.Module):
+        def __init__(self, inner):
+            super().__init__()
+            self.inner = inner
+
+        def forward(self, x):  # [B, L, C] with equal rows
+            y = self.inner(x[:, :1])
+            return y.expand(x.shape[0], x.shape[1], *y.shape[2:])
+
+    model.time_embedding = OnFirstRow(model.time_embedding)
+    model.time_projection = OnFirstRow(model.time_projection)
+
+
 def token_grid(tokens):
     # The engine's bench_token_grid: frames f, then the most nearly square h×w patches.
     f = 1
@@ -74,6 +92,8 @@ def main():
     ap.add_argument("--text-dim", type=int, default=4096)
     ap.add_argument("--tokens", type=int, default=1024)
     ap.add_argument("--gradient-checkpointing", action="store_true")
+    ap.add_argument("--per-sample-t", action="store_true",
+                    help="the same work as the engine: the time embedding once per sample, not per token")
     ap.add_argument("--steps", type=int, default=3, help="dit-train: timed steps; sample-step: steps per run")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--reps", type=int, default=3, help="sample-step: timed runs")
@@ -86,6 +106,8 @@ def main():
     model = m.WanModel(model_type="t2v", patch_size=(1, 2, 2), text_len=a.text_len, in_dim=a.in_dim, dim=a.dim,
                        ffn_dim=a.ffn_dim, freq_dim=256, text_dim=a.text_dim, out_dim=a.in_dim, num_heads=a.heads,
                        num_layers=a.layers, qk_norm=True, cross_attn_norm=True, eps=1e-6)
+    if a.per_sample_t:
+        per_sample_time_embedding(model)
     f, h, w = token_grid(a.tokens)
     seq_len = f * (h // 2) * (w // 2)
     times = []
@@ -138,7 +160,8 @@ def main():
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"bench": a.kind, "reference": m.__file__, "torch": torch.__version__, "stand_ins": ["flash_attention"],
                       "dim": a.dim, "ffn_dim": a.ffn_dim, "layers": a.layers, "tokens": a.tokens, "latent": [a.in_dim, f, h, w],
-                      "gradient_checkpointing": a.gradient_checkpointing, "threads": a.threads,
+                      "gradient_checkpointing": a.gradient_checkpointing, "per_sample_t": a.per_sample_t,
+                      "threads": a.threads,
                       "params": sum(p.numel() for p in model.parameters()), "ms_per_step": times,
                       "ms_per_step_median": statistics.median(times), "peak_rss_mb": rss}))
 
