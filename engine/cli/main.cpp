@@ -13,6 +13,7 @@
 #include "io/printable.h"
 #include "cli/build_info.h"
 #include "cli/verb.h"
+#include "runtime/blas_threads.h"
 
 namespace {
 
@@ -31,6 +32,7 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  ws::runtime::shorten_blas_spin();
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_help();
     return argc < 2 ? 1 : 0;

@@ -101,7 +101,7 @@ WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) 
 torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
                                     const torch::Tensor& angles) {
   // Chunk order: shift_sa, scale_sa, gate_sa, shift_ff, scale_ff, gate_ff (fp32 AdaLN math).
-  auto m = modulation + e0;  // [L, 6, D]
+  auto m = modulation + e0;  // [1 or L, 6, D]
   auto c = [&](int64_t i) { return m.select(1, i); };
   auto a = layer_norm(x, eps_) * (1 + c(1)) + c(0);
   auto h = x + self_attn->forward(a, a, angles) * c(2);
@@ -119,7 +119,7 @@ WanHeadImpl::WanHeadImpl(int64_t dim, int64_t out_features, double eps) : eps_(e
 
 torch::Tensor WanHeadImpl::forward(const torch::Tensor& x, const torch::Tensor& e) {
   // The head uses the un-projected time embedding e, without a SiLU.
-  auto m = modulation + e.unsqueeze(1);  // [L, 2, D]
+  auto m = modulation + e.unsqueeze(1);  // [1 or L, 2, D]
   return head(layer_norm(x, eps_) * (1 + m.select(1, 1)) + m.select(1, 0));
 }
 
@@ -271,15 +271,13 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   // Time embedding per token; one distinct row when t is a scalar (broadcast, same values).
   auto emb = wan_sinusoidal_embedding(tt.numel() == 1 ? tt : tt.slice(0, 0, L), cfg_.freq_dim)
                  .to(patch_embedding->weight.options());
+  // With one t the embedding stays one row and broadcasts over the tokens: a [L, 6, D] copy
+  // would be stored for backward in every block and its gradient summed back over L.
   auto e = time_embedding(emb, /*gelu=*/false);
   auto e0 = time_projection_1(torch::silu(e)).view({-1, 6, D});
-  if (tt.numel() == 1) {
-    e = e.expand({L, D});
-    e0 = e0.expand({L, 6, D});
-  }
   if (inter) {
-    (*inter)["inter.time_embedding"] = e;
-    (*inter)["inter.time_projection"] = e0;
+    (*inter)["inter.time_embedding"] = e.expand({L, D});
+    (*inter)["inter.time_projection"] = e0.expand({L, 6, D});
   }
 
   // Text: zero-pad to text_len before the MLP; every row is attended.
@@ -289,7 +287,8 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   auto c = text_embedding(ctx, /*gelu=*/true);
   if (inter) (*inter)["inter.text_embedding"] = c;
 
-  auto angles = wan_rope_angles(cfg_.head_dim(), F, Hp, Wp).to(tokens.device());
+  // cos and sin of the RoPE angles once per forward, not per block.
+  auto angles = wan_rope_table(wan_rope_angles(cfg_.head_dim(), F, Hp, Wp).to(tokens.device()));
   auto h = tokens;
   int64_t i = 0;
   for (auto& m : *blocks) {

@@ -35,7 +35,7 @@ TORCH_MODULE(WanMlp);
 class WanAttentionImpl : public torch::nn::Module {
  public:
   WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps);
-  // x [Lq, D], kv [Lk, D]; `angles` [Lq, d/2] applies RoPE to q and k (self-attention only).
+  // x [Lq, D], kv [Lk, D]; `angles` (a wan_rope_table) applies RoPE to q and k (self-attention only).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles);
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   torch::Tensor norm_q, norm_k;               // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
@@ -52,7 +52,7 @@ TORCH_MODULE(WanAttention);
 class WanBlockImpl : public torch::nn::Module {
  public:
   explicit WanBlockImpl(const WanConfig& cfg);
-  // x [L, D] residual stream, e0 [L, 6, D], context [text_len, D], angles [L, d/2].
+  // x [L, D] residual stream, e0 [1 or L, 6, D], context [text_len, D], angles a wan_rope_table.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
                         const torch::Tensor& angles);
   WanAttention self_attn{nullptr}, cross_attn{nullptr};

@@ -38,13 +38,19 @@ torch::Tensor wan_rope_angles(int64_t head_dim, int64_t F, int64_t H, int64_t W)
   return torch::cat({t, h, w}, -1).reshape({F * H * W, -1});
 }
 
-torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& angles) {
+torch::Tensor wan_rope_table(const torch::Tensor& angles) {
+  // [L, 1, c, 2] each: (cos, cos) and (−sin, sin), so a pair (a, b) turns into
+  // (a·cos − b·sin, b·cos + a·sin) with two products and one sum.
+  const int64_t L = angles.size(0), c = angles.size(1);
+  auto cs = torch::cos(angles), sn = torch::sin(angles);
+  return torch::stack({torch::stack({cs, cs}, -1), torch::stack({-sn, sn}, -1)}, 0).view({2, L, 1, c, 2});
+}
+
+torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& table) {
   const int64_t L = x.size(0), n = x.size(1), c = x.size(2) / 2;
   auto xd = x.to(torch::kDouble).reshape({L, n, c, 2});
-  auto a = xd.select(3, 0), b = xd.select(3, 1);
-  auto cs = torch::cos(angles).view({L, 1, c}), sn = torch::sin(angles).view({L, 1, c});
-  auto re = a * cs - b * sn, im = a * sn + b * cs;
-  return torch::stack({re, im}, 3).reshape({L, n, 2 * c}).to(x.scalar_type());
+  auto rotated = xd * table[0] + xd.flip(-1) * table[1];
+  return rotated.reshape({L, n, 2 * c}).to(x.scalar_type());
 }
 
 torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps) {
@@ -59,38 +65,57 @@ int64_t chunk_rows(int64_t n, int64_t Lk, int64_t max_scores) {
   return std::max<int64_t>(1, max_scores / std::max<int64_t>(1, n * Lk));
 }
 
+// softmax(q kᵀ · scale) for one chunk of queries: the scale is the product's alpha (as fused kernels
+// apply it) and the softmax reuses no second buffer of scores.
+torch::Tensor chunk_probabilities(const torch::Tensor& qc, const torch::Tensor& kt, double scale) {
+  auto s = torch::matmul(qc, kt);
+  s.mul_(scale);
+  return torch::softmax(s, -1);
+}
+
 // Attention with per-chunk recomputation in backward (the probabilities are never stored).
 struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& q, const torch::Tensor& k,
                                const torch::Tensor& v, double scale, int64_t max_scores) {
-    ctx->save_for_backward({q, k, v});
+    torch::Tensor out;
+    {
+      torch::NoGradGuard no_grad;
+      out = wan_attention(q, k, v, scale, max_scores);
+    }
+    ctx->save_for_backward({q, k, v, out});
     ctx->saved_data["scale"] = scale;
     ctx->saved_data["max_scores"] = max_scores;
-    torch::NoGradGuard no_grad;
-    return wan_attention(q, k, v, scale, max_scores);
+    return out;
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
                                                  torch::autograd::variable_list grad_out) {
     auto saved = ctx->get_saved_variables();
-    const auto &q = saved[0], &k = saved[1], &v = saved[2];
+    const auto &q = saved[0], &k = saved[1], &v = saved[2], &out = saved[3];
     const double scale = ctx->saved_data["scale"].toDouble();
     const int64_t max_scores = ctx->saved_data["max_scores"].toInt();
     auto go = grad_out[0];
     const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);
     auto dq = torch::empty_like(q), dk = torch::zeros_like(k), dv = torch::zeros_like(v);
-    auto kt = k.transpose(1, 2);
+    auto kt = k.transpose(1, 2), vt = v.transpose(1, 2);
+    // Σ_j dp_ij·p_ij = dO_i·O_i: the softmax backward's row term from the output, not from another
+    // score-sized product (as flash attention's backward does).
+    auto row = (go * out).sum(-1, true);
     for (int64_t s = 0; s < Lq; s += step) {
       const int64_t e = std::min(Lq, s + step);
       auto qc = q.slice(1, s, e), goc = go.slice(1, s, e);
-      auto p = torch::softmax(torch::matmul(qc, kt) * scale, -1);
-      dv.add_(torch::matmul(p.transpose(1, 2), goc));
-      auto dp = torch::matmul(goc, v.transpose(1, 2));
-      // softmax backward: (dp − Σ dp·p) · p
-      auto ds = (dp - (dp * p).sum(-1, true)) * p;
-      dq.slice(1, s, e).copy_(torch::matmul(ds, k) * scale);
-      dk.add_(torch::matmul(ds.transpose(1, 2), qc) * scale);
+      auto p = chunk_probabilities(qc, kt, scale);
+      dv.baddbmm_(p.transpose(1, 2), goc);
+      // ds = (dp − row) · p, in dp's buffer.
+      auto ds = torch::matmul(goc, vt);
+      ds.sub_(row.slice(1, s, e)).mul_(p);
+      p = torch::Tensor();
+      auto dqc = dq.slice(1, s, e);
+      at::bmm_out(dqc, ds, k);
+      dk.baddbmm_(ds.transpose(1, 2), qc);
     }
+    dq.mul_(scale);
+    dk.mul_(scale);
     return {dq, dk, dv, torch::Tensor(), torch::Tensor()};
   }
 };
@@ -123,12 +148,13 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
   if (grad) return ChunkedAttention::apply(q, k, v, scale, max_scores);
   const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);
   auto kt = k.transpose(1, 2);
-  if (step >= Lq) return torch::matmul(torch::softmax(torch::matmul(q, kt) * scale, -1), v);
+  if (step >= Lq) return torch::matmul(chunk_probabilities(q, kt, scale), v);
   auto out = torch::empty({q.size(0), Lq, v.size(2)}, q.options());
   for (int64_t s = 0; s < Lq; s += step) {
     interruption_point();  // one chunk of a huge attention can take long; a stop need not wait
     const int64_t e = std::min(Lq, s + step);
-    out.slice(1, s, e).copy_(torch::matmul(torch::softmax(torch::matmul(q.slice(1, s, e), kt) * scale, -1), v));
+    auto oc = out.slice(1, s, e);
+    at::bmm_out(oc, chunk_probabilities(q.slice(1, s, e), kt, scale), v);
   }
   return out;
 }

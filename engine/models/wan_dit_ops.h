@@ -16,9 +16,13 @@ torch::Tensor wan_sinusoidal_embedding(const torch::Tensor& t, int64_t freq_dim)
 // split n_t = c − 2⌊c/3⌋, n_h = n_w = ⌊c/3⌋ (c = head_dim/2), θ = 10000.
 torch::Tensor wan_rope_angles(int64_t head_dim, int64_t F, int64_t H, int64_t W);
 
-// x [L, n, d] rotated pairwise (interleaved pairs, real = even) by `angles` [L, d/2] in double,
+// The rotation table of `angles` [L, d/2]: cos and sin in double, [2, L, 1, d/2, 2]. Made once per
+// forward and shared by every block.
+torch::Tensor wan_rope_table(const torch::Tensor& angles);
+
+// x [L, n, d] rotated pairwise (interleaved pairs, real = even) by a wan_rope_table, in double,
 // returned in x's dtype.
-torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& angles);
+torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& table);
 
 // `x · rsqrt(mean(x²) + eps) · w` over the last axis, statistics in fp32.
 torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
