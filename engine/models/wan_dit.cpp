@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "models/wan_dit.h"
 
+#include <atomic>
 #include <cmath>
 #include <sstream>
 
@@ -67,24 +68,37 @@ WanAttentionImpl::WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm,
   }
 }
 
-torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles) {
-  const int64_t Lq = x.size(0), Lk = kv.size(0), D = x.size(1), n = heads_, d = D / n;
+std::pair<torch::Tensor, torch::Tensor> WanAttentionImpl::keys_values(const torch::Tensor& kv) {
+  const int64_t Lk = kv.size(0), n = heads_, d = kv.size(1) / n;
   const bool tr = is_training();
-  auto qx = apply_linear(q, fp8[0], x, compute, lora[0], tr), kx = apply_linear(k, fp8[1], kv, compute, lora[1], tr),
-       vx = apply_linear(v, fp8[2], kv, compute, lora[2], tr);
-  if (norm_q.defined()) {
-    qx = wan_rms_norm(qx, norm_q, eps_);
-    kx = wan_rms_norm(kx, norm_k, eps_);
-  }
+  auto kx = apply_linear(k, fp8[1], kv, compute, lora[1], tr), vx = apply_linear(v, fp8[2], kv, compute, lora[2], tr);
+  if (norm_k.defined()) kx = wan_rms_norm(kx, norm_k, eps_);
+  return {kx.view({Lk, n, d}).transpose(0, 1).to(compute), vx.view({Lk, n, d}).transpose(0, 1).to(compute)};
+}
+
+torch::Tensor WanAttentionImpl::forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles,
+                                        const std::pair<torch::Tensor, torch::Tensor>& keys) {
+  const int64_t Lq = x.size(0), D = x.size(1), n = heads_, d = D / n;
+  const bool tr = is_training();
+  auto qx = apply_linear(q, fp8[0], x, compute, lora[0], tr);
+  if (norm_q.defined()) qx = wan_rms_norm(qx, norm_q, eps_);
   qx = qx.view({Lq, n, d});
-  kx = kx.view({Lk, n, d});
-  if (angles.defined()) {
-    qx = wan_rope_apply(qx, angles);
-    kx = wan_rope_apply(kx, angles);
+  torch::Tensor kt, vt;
+  if (keys.first.defined()) {
+    std::tie(kt, vt) = keys;
+  } else if (angles.defined()) {
+    // Self-attention: RoPE on the keys before they turn head-major.
+    const int64_t Lk = kv.size(0);
+    auto kx = apply_linear(k, fp8[1], kv, compute, lora[1], tr);
+    if (norm_k.defined()) kx = wan_rms_norm(kx, norm_k, eps_);
+    kt = wan_rope_apply(kx.view({Lk, n, d}), angles).transpose(0, 1).to(compute);
+    vt = apply_linear(v, fp8[2], kv, compute, lora[2], tr).view({Lk, n, d}).transpose(0, 1).to(compute);
+  } else {
+    std::tie(kt, vt) = keys_values(kv);
   }
+  if (angles.defined()) qx = wan_rope_apply(qx, angles);
   // Norms and RoPE run in fp32/double; attention itself in the compute dtype.
-  auto out = wan_attention(qx.transpose(0, 1).to(compute), kx.transpose(0, 1).to(compute),
-                           vx.view({Lk, n, d}).transpose(0, 1).to(compute), 1.0 / std::sqrt(static_cast<double>(d)));
+  auto out = wan_attention(qx.transpose(0, 1).to(compute), kt, vt, 1.0 / std::sqrt(static_cast<double>(d)));
   return apply_linear(o, fp8[3], out.transpose(0, 1).reshape({Lq, D}), compute, lora[3], tr);
 }
 
@@ -99,7 +113,7 @@ WanBlockImpl::WanBlockImpl(const WanConfig& cfg) : dim_(cfg.dim), eps_(cfg.eps) 
 }
 
 torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
-                                    const torch::Tensor& angles) {
+                                    const torch::Tensor& angles, const std::pair<torch::Tensor, torch::Tensor>& text) {
   // Chunk order: shift_sa, scale_sa, gate_sa, shift_ff, scale_ff, gate_ff (fp32 AdaLN math).
   auto m = modulation + e0;  // [1 or L, 6, D]
   auto c = [&](int64_t i) { return m.select(1, i); };
@@ -107,7 +121,7 @@ torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor&
   auto h = x + self_attn->forward(a, a, angles) * c(2);
   // Cross-attention is neither modulated nor gated, and has no RoPE.
   auto hn = norm3 ? norm3(h.to(torch::kFloat)).to(h.scalar_type()) : h;
-  h = h + cross_attn->forward(hn, context, torch::Tensor());
+  h = h + cross_attn->forward(hn, context, torch::Tensor(), text);
   auto f = layer_norm(h, eps_) * (1 + c(4)) + c(3);
   return h + ffn(f, /*gelu=*/true) * c(5);
 }
@@ -221,8 +235,9 @@ int64_t WanModelImpl::fp8_bytes() const {
 }
 
 torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,
-                                      const torch::Tensor& context, const torch::Tensor& angles) {
-  if (!checkpointing_ || !is_training()) return block.forward(x, e0, context, angles);
+                                      const torch::Tensor& context, const torch::Tensor& angles,
+                                      const std::pair<torch::Tensor, torch::Tensor>& text) {
+  if (!checkpointing_ || !is_training()) return block.forward(x, e0, context, angles, text);
   // e0 and the context carry gradients to the embeddings: route them like parameters.
   auto params = trainable_parameters(block);
   // Attached LoRA adapters are not the block's parameters, but train through it.
@@ -240,8 +255,51 @@ torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& 
                     x, params);
 }
 
+namespace {
+std::atomic<int64_t> g_text_embeddings{0};
+}  // namespace
+
+int64_t wan_text_embeddings() { return g_text_embeddings.load(); }
+
+torch::Tensor WanModelImpl::embed_text(const torch::Tensor& context) {
+  ++g_text_embeddings;
+  if (context.dim() != 2 || context.size(1) != cfg_.text_dim || context.size(0) > cfg_.text_len)
+    throw Error("WanModel: context must be [<= " + std::to_string(cfg_.text_len) + ", " +
+                std::to_string(cfg_.text_dim) + "], got " + sizes_str(context));
+  // Text: zero-pad to text_len before the MLP; every row is attended.
+  auto ctx = context.to(patch_embedding->weight.options());
+  if (ctx.size(0) < cfg_.text_len)
+    ctx = torch::cat({ctx, torch::zeros({cfg_.text_len - ctx.size(0), ctx.size(1)}, ctx.options())}, 0);
+  return text_embedding(ctx, /*gelu=*/true);
+}
+
+WanTextCache WanModelImpl::encode_text(const torch::Tensor& context) {
+  torch::NoGradGuard no_grad;
+  WanTextCache cache;
+  cache.text = embed_text(context);
+  for (auto& m : *blocks) {
+    auto* b = m->as<WanBlockImpl>();
+    cache.blocks.push_back(b->cross_attn->keys_values(cache.text));
+  }
+  return cache;
+}
+
 torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tensor& t, const torch::Tensor& context,
                                     int64_t seq_len, const torch::Tensor& y, DitInter* inter) {
+  return forward_tokens(x_in, t, embed_text(context), nullptr, seq_len, y, inter);
+}
+
+torch::Tensor WanModelImpl::forward(const torch::Tensor& x, const torch::Tensor& t, const WanTextCache& text,
+                                    int64_t seq_len, const torch::Tensor& y) {
+  if (!text.defined() || text.blocks.size() != blocks->size())
+    throw Error("WanModel: the text cache was made by another model");
+  if (torch::GradMode::is_enabled()) throw Error("WanModel: a text cache is for inference (no gradient)");
+  return forward_tokens(x, t, text.text, &text, seq_len, y, nullptr);
+}
+
+torch::Tensor WanModelImpl::forward_tokens(const torch::Tensor& x_in, const torch::Tensor& t, const torch::Tensor& text,
+                                           const WanTextCache* cache, int64_t seq_len, const torch::Tensor& y,
+                                           DitInter* inter) {
   const int64_t D = cfg_.dim;
   torch::Tensor x = x_in;
   if (y.defined()) {
@@ -257,9 +315,6 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   if (seq_len < L)
     throw Error("WanModel: seq_len " + std::to_string(seq_len) + " is smaller than the token count " +
                 std::to_string(L));
-  if (context.dim() != 2 || context.size(1) != cfg_.text_dim || context.size(0) > cfg_.text_len)
-    throw Error("WanModel: context must be [<= " + std::to_string(cfg_.text_len) + ", " +
-                std::to_string(cfg_.text_dim) + "], got " + sizes_str(context));
   auto tt = t.flatten();
   if (tt.numel() != 1 && tt.numel() != seq_len)
     throw Error("WanModel: t must have 1 or seq_len (" + std::to_string(seq_len) + ") entries, got " + sizes_str(t));
@@ -280,11 +335,7 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
     (*inter)["inter.time_projection"] = e0.expand({L, 6, D});
   }
 
-  // Text: zero-pad to text_len before the MLP; every row is attended.
-  auto ctx = context.to(tokens.options());
-  if (ctx.size(0) < cfg_.text_len)
-    ctx = torch::cat({ctx, torch::zeros({cfg_.text_len - ctx.size(0), ctx.size(1)}, ctx.options())}, 0);
-  auto c = text_embedding(ctx, /*gelu=*/true);
+  const torch::Tensor& c = text;
   if (inter) (*inter)["inter.text_embedding"] = c;
 
   // cos and sin of the RoPE angles once per forward, not per block.
@@ -293,7 +344,8 @@ torch::Tensor WanModelImpl::forward(const torch::Tensor& x_in, const torch::Tens
   int64_t i = 0;
   for (auto& m : *blocks) {
     interruption_point();  // a stop asked for mid-forward ends within one block
-    h = run_block(*m->as<WanBlockImpl>(), h, e0, c, angles);
+    h = run_block(*m->as<WanBlockImpl>(), h, e0, c, angles,
+                  cache ? cache->blocks[static_cast<size_t>(i)] : std::pair<torch::Tensor, torch::Tensor>{});
     if (inter) (*inter)["inter.block_" + std::to_string(i)] = h;
     ++i;
   }

@@ -8,6 +8,7 @@
 
 #include <map>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "io/state_dict.h"
@@ -36,7 +37,11 @@ class WanAttentionImpl : public torch::nn::Module {
  public:
   WanAttentionImpl(int64_t dim, int64_t num_heads, bool qk_norm, double eps);
   // x [Lq, D], kv [Lk, D]; `angles` (a wan_rope_table) applies RoPE to q and k (self-attention only).
-  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles);
+  // `keys` from keys_values(kv) may stand in for kv (cross-attention over a context seen before).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& kv, const torch::Tensor& angles,
+                        const std::pair<torch::Tensor, torch::Tensor>& keys = {});
+  // k and v of kv [Lk, D] as attention reads them: normed, [n, Lk, d] in the compute dtype (no RoPE).
+  std::pair<torch::Tensor, torch::Tensor> keys_values(const torch::Tensor& kv);
   torch::nn::Linear q{nullptr}, k{nullptr}, v{nullptr}, o{nullptr};
   torch::Tensor norm_q, norm_k;               // `norm_q.weight` / `norm_k.weight`; undefined without qk_norm
   Fp8Weight fp8[4];                           // fp8 copies of q, k, v, o; undefined: the weights themselves
@@ -53,8 +58,9 @@ class WanBlockImpl : public torch::nn::Module {
  public:
   explicit WanBlockImpl(const WanConfig& cfg);
   // x [L, D] residual stream, e0 [1 or L, 6, D], context [text_len, D], angles a wan_rope_table.
+  // `text` (cross_attn->keys_values of the context) replaces the context's projections when given.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
-                        const torch::Tensor& angles);
+                        const torch::Tensor& angles, const std::pair<torch::Tensor, torch::Tensor>& text = {});
   WanAttention self_attn{nullptr}, cross_attn{nullptr};
   torch::nn::LayerNorm norm3{nullptr};  // affine; null when cross_attn_norm is off (identity)
   WanMlp ffn{nullptr};
@@ -78,6 +84,19 @@ class WanHeadImpl : public torch::nn::Module {
 };
 TORCH_MODULE(WanHead);
 
+// The text side of a forward for one context, computed once: the text embedding of the padded
+// context and every block's cross-attention keys and values. A sampler reuses it at every step of
+// one prompt (the reference recomputes it per step); it holds 2·text_len·dim values a block.
+struct WanTextCache {
+  torch::Tensor text;                                           // [text_len, D]
+  std::vector<std::pair<torch::Tensor, torch::Tensor>> blocks;  // k, v per block
+  bool defined() const { return text.defined(); }
+};
+
+// Text embeddings computed so far by every WanModel in the process (the sampler's text cache is
+// tested by it).
+int64_t wan_text_embeddings();
+
 class WanModelImpl : public torch::nn::Module {
  public:
   explicit WanModelImpl(const WanConfig& cfg);
@@ -90,6 +109,11 @@ class WanModelImpl : public torch::nn::Module {
   // see them. `inter` receives the fixtures' intermediates (real tokens only).
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& t, const torch::Tensor& context,
                         int64_t seq_len = 0, const torch::Tensor& y = {}, DitInter* inter = nullptr);
+
+  // The same with the text side taken from encode_text(context) (inference only: no gradient).
+  torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& t, const WanTextCache& text, int64_t seq_len = 0,
+                        const torch::Tensor& y = {});
+  WanTextCache encode_text(const torch::Tensor& context);
 
   const WanConfig& config() const { return cfg_; }
   // Recompute each block in backward instead of keeping its activations.
@@ -127,7 +151,11 @@ class WanModelImpl : public torch::nn::Module {
 
  private:
   torch::Tensor run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,
-                          const torch::Tensor& context, const torch::Tensor& angles);
+                          const torch::Tensor& context, const torch::Tensor& angles,
+                          const std::pair<torch::Tensor, torch::Tensor>& text);
+  torch::Tensor embed_text(const torch::Tensor& context);
+  torch::Tensor forward_tokens(const torch::Tensor& x_in, const torch::Tensor& t, const torch::Tensor& text,
+                               const WanTextCache* cache, int64_t seq_len, const torch::Tensor& y, DitInter* inter);
   WanConfig cfg_;
   bool checkpointing_ = false;
   bool fp8_ = false;

@@ -42,6 +42,11 @@ torch::Tensor sample_latents(SamplerModels& models, const SamplerInputs& in, con
   const torch::Tensor y = in.y.defined() ? in.y.to(dev, torch::kFloat) : torch::Tensor();
   const torch::Tensor ctx = in.context.to(dev), ctx_null = in.context_null.to(dev);
   if (ti2v) x = models::with_clean_first_frame(x, first);
+  // The prompt's and the negative prompt's text side, per expert, made at its first step and kept
+  // while it runs (the context does not change between steps); dropped when the other expert takes
+  // over, so at most one expert's pair is held.
+  std::pair<models::WanTextCache, models::WanTextCache> text;
+  const models::WanModelImpl* text_of = nullptr;
   for (int64_t i = 0; i < o.steps; ++i) {
     if (cancel && cancel()) return {};
     const int64_t t = schedule.timesteps[static_cast<size_t>(i)];
@@ -54,8 +59,19 @@ torch::Tensor sample_latents(SamplerModels& models, const SamplerInputs& in, con
                                    : torch::full({1}, static_cast<float>(t)))
                                  .to(mdev);
     const torch::Tensor xm = on(x), ym = on(y);
-    const torch::Tensor vc = model->forward(xm, tt, on(ctx), 0, ym).to(dev, torch::kFloat);
-    const torch::Tensor vu = model->forward(xm, tt, on(ctx_null), 0, ym).to(dev, torch::kFloat);
+    torch::Tensor vc, vu;
+    if (o.cache_text) {
+      if (text_of != model.get() || text.first.text.device() != mdev) {
+        text = {};  // the other expert's pair goes before this one's is made
+        text = {model->encode_text(on(ctx)), model->encode_text(on(ctx_null))};
+        text_of = model.get();
+      }
+      vc = model->forward(xm, tt, text.first, 0, ym).to(dev, torch::kFloat);
+      vu = model->forward(xm, tt, text.second, 0, ym).to(dev, torch::kFloat);
+    } else {
+      vc = model->forward(xm, tt, on(ctx), 0, ym).to(dev, torch::kFloat);
+      vu = model->forward(xm, tt, on(ctx_null), 0, ym).to(dev, torch::kFloat);
+    }
     const torch::Tensor v = vu + e.guide * (vc - vu);
     x = solver->step(i, v, x);
     if (ti2v) x = models::with_clean_first_frame(x, first);

@@ -22,6 +22,9 @@ struct SamplerOptions {
   double shift = 12.0;
   double guide_low = 3.0, guide_high = 4.0;  // the official tuple is (low, high)
   std::optional<double> boundary;            // ratio; none for a single model
+  // Compute each prompt's text embedding and cross-attention keys/values once per expert rather
+  // than at every step (the reference's way; same numbers). Off: every step recomputes them.
+  bool cache_text = true;
 };
 
 // Two experts, or one model (`high` null: `low` is the model).

@@ -13,6 +13,7 @@
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit.h"
 #include "models/wan_dit_ops.h"
+#include "sampling/expert_sampler.h"
 #include "cli/parity/parity_dit.h"
 #include "test_paths.h"
 #include "test_util.h"
@@ -111,6 +112,44 @@ class TestDit : public QObject {
     auto ref = tiny_model();
     auto pa = a->named_parameters();
     for (const auto& kv : ref->named_parameters()) QVERIFY2(torch::equal(kv.value(), pa[kv.key()]), kv.key().c_str());
+  }
+
+  void samplerTextCacheSameLatents() {
+    // Two experts, 4 steps: cached, each expert embeds the prompt and the negative prompt once
+    // (4 embeddings); recomputed, both at every step (8). The latents agree bit for bit.
+    torch::manual_seed(3);
+    ws::sampling::SamplerInputs in;
+    in.noise = torch::randn({48, 2, 4, 6});
+    in.context = torch::randn({5, 32});
+    in.context_null = torch::randn({3, 32});
+    auto run = [&](bool cache, int64_t& embeddings) {
+      ws::sampling::SamplerModels m{tiny_model(), tiny_model()};
+      torch::NoGradGuard ng;
+      for (auto& p : m.high->parameters()) p.mul_(0.9);  // experts that differ
+      m.high->eval();
+      m.low->eval();
+      ws::sampling::SamplerOptions o;
+      o.steps = 4;
+      o.shift = 5.0;
+      o.boundary = 0.9;
+      o.cache_text = cache;
+      const int64_t before = ws::models::wan_text_embeddings();
+      auto x = ws::sampling::sample_latents(m, in, o);
+      embeddings = ws::models::wan_text_embeddings() - before;
+      return x;
+    };
+    int64_t cached = 0, recomputed = 0;
+    auto a = run(true, cached), b = run(false, recomputed);
+    QCOMPARE(cached, int64_t{4});
+    QCOMPARE(recomputed, int64_t{8});
+    QVERIFY(torch::equal(a, b));
+    // The cache belongs to its model and to inference.
+    auto m = tiny_model();
+    auto cache = m->encode_text(in.context);
+    QVERIFY(error_of([&] { m->forward(in.noise, torch::full({1}, 500.0f), cache); }).contains("inference"));
+    torch::NoGradGuard ng;
+    ws::models::WanTextCache other;
+    QVERIFY(error_of([&] { m->forward(in.noise, torch::full({1}, 500.0f), other); }).contains("another model"));
   }
 
   void gradientCheckpointingSameGradients() {

@@ -10,6 +10,7 @@
 #include "cli/bench/bench.h"
 #include "core/error.h"
 #include "models/wan_dit.h"
+#include "runtime/allocator.h"
 #include "sampling/expert_sampler.h"
 
 namespace ws::cli {
@@ -26,7 +27,8 @@ int bench_sample_step(const std::vector<std::string>& argv) {
       .value("threads", "K", "CPU threads (default: all cores)", int_range(1, 1024))
       .value("layers", "L", "override num_layers", int_range(1, 1000))
       .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
-      .value("sample_solver", "S", "unipc (default) or dpm++", one_of({"unipc", "dpm++"}));
+      .value("sample_solver", "S", "unipc (default) or dpm++", one_of({"unipc", "dpm++"}))
+      .flag("recompute_text", "recompute the text embedding and cross-attention keys/values at every step");
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench sample-step needs --config");
   models::WanConfig cfg = models::load_wan_config(a.str("config"));
@@ -38,6 +40,7 @@ int bench_sample_step(const std::vector<std::string>& argv) {
     throw UsageError("--tokens, --steps and --reps must be positive; --text_tokens 1..text_len");
   if (cfg.model_type == "i2v") throw UsageError("bench sample-step times t2v/ti2v layouts");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
+  ws::runtime::keep_large_blocks_for_reuse();  // as `sample` does while it steps
   const auto g = bench_token_grid(tokens);
   torch::manual_seed(0);
   sampling::SamplerModels m;
@@ -52,6 +55,7 @@ int bench_sample_step(const std::vector<std::string>& argv) {
   o.steps = steps;
   o.shift = 5.0;
   o.guide_low = o.guide_high = 5.0;
+  o.cache_text = !a.boolean("recompute_text");
   auto ms = bench_time("sample-step", 1, reps, [&] { sampling::sample_latents(m, in, o); });
   for (double& v : ms) v /= static_cast<double>(steps);  // per denoising step
   int64_t params = 0;
@@ -65,6 +69,7 @@ int bench_sample_step(const std::vector<std::string>& argv) {
                 {"layers", cfg.num_layers},
                 {"text_tokens", text},
                 {"steps_per_run", steps},
+                {"text_cache", o.cache_text},
                 {"solver", sampling::solver_name(o.solver)}},
                "step");
   return 0;

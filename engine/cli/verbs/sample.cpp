@@ -29,6 +29,7 @@
 #include "models/wan_dit.h"
 #include "models/wan_lora.h"
 #include "models/wan_vae.h"
+#include "runtime/allocator.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
 #include "runtime/progress.h"
@@ -391,8 +392,13 @@ int run_sample(const std::vector<std::string>& argv) {
       events.emit(contract::SampleStepEvent{0, step.index + 1, s.sampler.steps, step.expert, step.timestep, eta});
       bar.update(static_cast<size_t>(step.index + 1));
     };
+    // Every step asks for the same sizes again: freed blocks stay for the next (as in training);
+    // the decode that follows is one call, so its transients go back to the system.
+    runtime::keep_large_blocks_for_reuse();
     torch::Tensor z =
         train::render_latents(ex.models, s, cfg.out_dim, cond, on_step, [] { return runtime::cancel_requested(); });
+    runtime::return_large_blocks_to_system();
+    runtime::release_free_heap();
     if (!z.defined()) {
       events.finished("cancelled", 0);
       return 130;
