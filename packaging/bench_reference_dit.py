@@ -17,7 +17,8 @@ The official attention is flash-attn (CUDA only): on the CPU PyTorch 2.x's scale
 stands in, in the inputs' dtype (fp32), over all text_len context rows as the model pads them.
 Differences in work (docs/design/performance.md §0): the model embeds the timestep per token (t
 expanded to seq_len, Wan2.2's layout), the engine once per sample; --per-sample-t gives the reference
-the engine's work there (the time MLP and projection on one row, broadcast). Prints one JSON line: ms_per_step, ms_per_step_median, peak_rss_mb, torch.
+the engine's work there (the time MLP and projection on one row, broadcast). Prints one JSON line: ms_per_step, ms_per_step_median, peak_rss_mb, torch (and with --breakdown
+the parts of the step, as the engine's `bench dit-train --breakdown`).
 Needs the project's .venv (`packaging/python_env.sh --reference`: PyTorch 2.x, diffusers)."""
 import argparse
 import importlib
@@ -67,6 +68,77 @@ def per_sample_time_embedding(model):
     model.time_projection = OnFirstRow(model.time_projection)
 
 
+def step_parts(m, model, opt, tokens, text, grid, per_sample_t, reps=3):
+    """--breakdown: the parts of one block forward and backward on the step's shapes, with the
+    reference's own modules and functions, and the whole model's AdamW and clipping; the same
+    parts as the engine's `bench dit-train --breakdown` (engine/cli/bench/bench_dit_parts.cpp)."""
+    import torch
+
+    blk = model.blocks[0]
+    D, n = model.dim, model.num_heads
+    d = D // n
+    L, T = tokens, text
+
+    def part(fn):
+        fn()
+        ms = []
+        for _ in range(reps):
+            t0 = time.perf_counter()
+            fn()
+            ms.append((time.perf_counter() - t0) * 1000)
+        return statistics.median(ms)
+
+    def fwd_bwd(f, leaves):
+        y = f()
+        y.backward(torch.ones_like(y))
+        for t in leaves:
+            t.grad = None
+        blk.zero_grad(set_to_none=True)
+
+    def leaf(*shape):
+        return torch.randn(*shape).requires_grad_(True)
+
+    per_block = {}
+    # Attention alone, in flash_attention's layout [B, L, n, d]: self over L×L, cross over L×T.
+    q, k, v, kc, vc = leaf(1, L, n, d), leaf(1, L, n, d), leaf(1, L, n, d), leaf(1, T, n, d), leaf(1, T, n, d)
+    per_block["attention"] = part(lambda: (fwd_bwd(lambda: m.flash_attention(q, k, v), [q, k, v]),
+                                           fwd_bwd(lambda: m.flash_attention(q, kc, vc), [q, kc, vc])))
+    # The block's ten Linears with its own weights.
+    x, c, hid = leaf(1, L, D), leaf(1, T, D), leaf(1, L, model.ffn_dim)
+    sa, ca = blk.self_attn, blk.cross_attn
+    per_block["linears"] = part(lambda: fwd_bwd(
+        lambda: (sa.q(x) + sa.k(x) + sa.v(x) + sa.o(x) + ca.q(x) + ca.o(x) + blk.ffn[2](hid)).sum()
+        + (ca.k(c) + ca.v(c)).sum() + blk.ffn[0](x).sum(), [x, c, hid]))
+    # Norms, modulation (per token unless --per-sample-t, as the model's e), gating, GELU.
+    e = leaf(1, 1 if per_sample_t else L, 6, D)
+    qk = leaf(1, L, D)
+
+    def norms():
+        ee = (blk.modulation.unsqueeze(0) + e).chunk(6, dim=2)
+        a = blk.norm1(x).float() * (1 + ee[1].squeeze(2)) + ee[0].squeeze(2)
+        r = x + a * ee[2].squeeze(2)
+        f = blk.norm2(r).float() * (1 + ee[4].squeeze(2)) + ee[3].squeeze(2)
+        g = r + f * ee[5].squeeze(2)
+        nr = sa.norm_q(qk) + sa.norm_k(qk) + ca.norm_k(blk.norm3(g))
+        return g.sum() + nr.sum() + blk.ffn[1](hid).sum()
+
+    per_block["norms_modulation"] = part(lambda: fwd_bwd(norms, [x, e, qk, hid]))
+    # RoPE on the self-attention's queries and keys (the model's rope_apply, float64 complex).
+    f, h, w = grid
+    grid_sizes = torch.tensor([[f, h // 2, w // 2]])
+    qr, kr = leaf(1, L, n, d), leaf(1, L, n, d)
+    per_block["rope"] = part(lambda: fwd_bwd(
+        lambda: m.rope_apply(qr, grid_sizes, model.freqs) + m.rope_apply(kr, grid_sizes, model.freqs), [qr, kr]))
+    # The whole model's clipping and AdamW, gradients present.
+    params = list(model.parameters())
+    for p_ in params:
+        p_.grad = torch.randn_like(p_) * 1e-3
+    whole = {"clip": part(lambda: torch.nn.utils.clip_grad_norm_(params, 1e-6)),
+             "adamw": part(lambda: opt.step())}
+    opt.zero_grad(set_to_none=True)
+    return {"per_block_ms": per_block, "whole_model_ms": whole, "reps": reps}
+
+
 def token_grid(tokens):
     # The engine's bench_token_grid: frames f, then the most nearly square h×w patches.
     f = 1
@@ -94,6 +166,8 @@ def main():
     ap.add_argument("--gradient-checkpointing", action="store_true")
     ap.add_argument("--per-sample-t", action="store_true",
                     help="the same work as the engine: the time embedding once per sample, not per token")
+    ap.add_argument("--breakdown", action="store_true",
+                    help="dit-train: then time each part of the step alone (the engine's --breakdown)")
     ap.add_argument("--steps", type=int, default=3, help="dit-train: timed steps; sample-step: steps per run")
     ap.add_argument("--warmup", type=int, default=1)
     ap.add_argument("--reps", type=int, default=3, help="sample-step: timed runs")
@@ -157,13 +231,19 @@ def main():
                 if i >= a.warmup:
                     times.append(ms)
                 print(f"reference sample-step: {'run' if i >= a.warmup else 'warmup'} {ms:.1f} ms per step", file=sys.stderr)
-    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
+    rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024  # before the breakdown
+    breakdown = None
+    if a.breakdown and a.kind == "dit-train":
+        breakdown = step_parts(m, model, opt, seq_len, a.text_len, (f, h, w), a.per_sample_t)
+        parts = sum(v * a.layers for v in breakdown["per_block_ms"].values()) + sum(breakdown["whole_model_ms"].values())
+        breakdown["step_ms"] = statistics.median(times)
+        breakdown["rest_ms"] = breakdown["step_ms"] - parts  # embeddings, head, loss, autograd's own work
     print(json.dumps({"bench": a.kind, "reference": m.__file__, "torch": torch.__version__, "stand_ins": ["flash_attention"],
                       "dim": a.dim, "ffn_dim": a.ffn_dim, "layers": a.layers, "tokens": a.tokens, "latent": [a.in_dim, f, h, w],
                       "gradient_checkpointing": a.gradient_checkpointing, "per_sample_t": a.per_sample_t,
                       "threads": a.threads,
                       "params": sum(p.numel() for p in model.parameters()), "ms_per_step": times,
-                      "ms_per_step_median": statistics.median(times), "peak_rss_mb": rss}))
+                      "ms_per_step_median": statistics.median(times), "peak_rss_mb": rss, "breakdown": breakdown}))
 
 
 if __name__ == "__main__":

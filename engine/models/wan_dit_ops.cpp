@@ -61,8 +61,31 @@ torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, doubl
 
 namespace {
 
-int64_t chunk_rows(int64_t n, int64_t Lk, int64_t max_scores) {
-  return std::max<int64_t>(1, max_scores / std::max<int64_t>(1, n * Lk));
+// Blocks of heads × query rows whose scores stay within `max_scores` elements: whole heads when
+// one head's scores fit (each key and value is then read for its head only once), else rows of
+// one head. On the CPU at most kCpuScoreBlock: a block of scores then stays in the caches through
+// the scale, the softmax and, in backward, the products that use it.
+constexpr int64_t kCpuScoreBlock = int64_t{1} << 20;
+
+struct ScoreBlock {
+  int64_t h0, h1, r0, r1;
+};
+
+template <typename F>
+void for_each_block(int64_t n, int64_t Lq, int64_t Lk, int64_t max_scores, F&& f) {
+  const int64_t per_head = Lq * std::max<int64_t>(1, Lk);
+  if (per_head <= max_scores) {
+    const int64_t heads = std::max<int64_t>(1, max_scores / per_head);
+    for (int64_t h = 0; h < n; h += heads) f(ScoreBlock{h, std::min(n, h + heads), 0, Lq});
+    return;
+  }
+  const int64_t rows = std::max<int64_t>(1, max_scores / std::max<int64_t>(1, Lk));
+  for (int64_t h = 0; h < n; ++h)
+    for (int64_t r = 0; r < Lq; r += rows) f(ScoreBlock{h, h + 1, r, std::min(Lq, r + rows)});
+}
+
+int64_t score_budget(const torch::Tensor& q, int64_t max_scores) {
+  return q.is_cuda() ? max_scores : std::min(max_scores, kCpuScoreBlock);
 }
 
 // softmax(q kᵀ · scale) for one chunk of queries: the scale is the product's alpha (as fused kernels
@@ -95,25 +118,24 @@ struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
     const double scale = ctx->saved_data["scale"].toDouble();
     const int64_t max_scores = ctx->saved_data["max_scores"].toInt();
     auto go = grad_out[0];
-    const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);
     auto dq = torch::empty_like(q), dk = torch::zeros_like(k), dv = torch::zeros_like(v);
-    auto kt = k.transpose(1, 2), vt = v.transpose(1, 2);
     // Σ_j dp_ij·p_ij = dO_i·O_i: the softmax backward's row term from the output, not from another
     // score-sized product (as flash attention's backward does).
     auto row = (go * out).sum(-1, true);
-    for (int64_t s = 0; s < Lq; s += step) {
-      const int64_t e = std::min(Lq, s + step);
-      auto qc = q.slice(1, s, e), goc = go.slice(1, s, e);
-      auto p = chunk_probabilities(qc, kt, scale);
-      dv.baddbmm_(p.transpose(1, 2), goc);
+    for_each_block(q.size(0), q.size(1), k.size(1), score_budget(q, max_scores), [&](const ScoreBlock& b) {
+      auto qc = q.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1), goc = go.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1);
+      auto kc = k.slice(0, b.h0, b.h1), vc = v.slice(0, b.h0, b.h1);
+      auto p = chunk_probabilities(qc, kc.transpose(1, 2), scale);
+      auto dvc = dv.slice(0, b.h0, b.h1), dkc = dk.slice(0, b.h0, b.h1);
+      dvc.baddbmm_(p.transpose(1, 2), goc);
       // ds = (dp − row) · p, in dp's buffer.
-      auto ds = torch::matmul(goc, vt);
-      ds.sub_(row.slice(1, s, e)).mul_(p);
+      auto ds = torch::matmul(goc, vc.transpose(1, 2));
+      ds.sub_(row.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1)).mul_(p);
       p = torch::Tensor();
-      auto dqc = dq.slice(1, s, e);
-      at::bmm_out(dqc, ds, k);
-      dk.baddbmm_(ds.transpose(1, 2), qc);
-    }
+      auto dqc = dq.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1);
+      at::bmm_out(dqc, ds, kc);
+      dkc.baddbmm_(ds.transpose(1, 2), qc);
+    });
     dq.mul_(scale);
     dk.mul_(scale);
     return {dq, dk, dv, torch::Tensor(), torch::Tensor()};
@@ -146,16 +168,15 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
 #endif
   const bool grad = torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
   if (grad) return ChunkedAttention::apply(q, k, v, scale, max_scores);
-  const int64_t Lq = q.size(1), step = chunk_rows(q.size(0), k.size(1), max_scores);
-  auto kt = k.transpose(1, 2);
-  if (step >= Lq) return torch::matmul(chunk_probabilities(q, kt, scale), v);
-  auto out = torch::empty({q.size(0), Lq, v.size(2)}, q.options());
-  for (int64_t s = 0; s < Lq; s += step) {
-    interruption_point();  // one chunk of a huge attention can take long; a stop need not wait
-    const int64_t e = std::min(Lq, s + step);
-    auto oc = out.slice(1, s, e);
-    at::bmm_out(oc, chunk_probabilities(q.slice(1, s, e), kt, scale), v);
-  }
+  const int64_t n = q.size(0), Lq = q.size(1), budget = score_budget(q, max_scores);
+  if (n * Lq * k.size(1) <= budget) return torch::matmul(chunk_probabilities(q, k.transpose(1, 2), scale), v);
+  auto out = torch::empty({n, Lq, v.size(2)}, q.options());
+  for_each_block(n, Lq, k.size(1), budget, [&](const ScoreBlock& b) {
+    interruption_point();  // one block of a huge attention can take long; a stop need not wait
+    auto kc = k.slice(0, b.h0, b.h1), vc = v.slice(0, b.h0, b.h1);
+    auto oc = out.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1);
+    at::bmm_out(oc, chunk_probabilities(q.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1), kc.transpose(1, 2), scale), vc);
+  });
   return out;
 }
 

@@ -38,10 +38,11 @@ torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, doubl
 // WANSTUDIO_SDPA is not 0).
 bool fused_attention_available();
 
-// softmax(q kᵀ · scale) v per head for q [n, Lq, d], k/v [n, Lk, d] -> [n, Lq, d]. Queries are
-// processed in chunks so at most ~`max_scores` score elements exist at once; with grad the
-// probabilities are recomputed chunk by chunk in backward instead of being stored. CUDA tensors go
-// to LibTorch's scaled-dot-product attention where fused_attention_available().
+// softmax(q kᵀ · scale) v per head for q [n, Lq, d], k/v [n, Lk, d] -> [n, Lq, d]. Scores are
+// made in blocks of heads × query rows of at most `max_scores` elements (on the CPU at most 2^20,
+// so a block stays in the caches); with grad the probabilities are recomputed block by block in
+// backward instead of being stored. CUDA tensors go to LibTorch's scaled-dot-product attention
+// where fused_attention_available().
 torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, const torch::Tensor& v, double scale,
                             int64_t max_scores = int64_t{1} << 25);
 

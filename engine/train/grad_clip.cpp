@@ -5,6 +5,11 @@
 
 namespace ws::train {
 
+torch::Tensor max_abs_value(const torch::Tensor& g) {
+  auto [lo, hi] = torch::aminmax(g.detach());
+  return torch::maximum(hi, -lo).to(torch::kDouble);
+}
+
 double linear_decay(double m0, double m1, double S, double s) {
   if (s >= S) return m1;
   return m0 + (m1 - m0) / S * s;

@@ -23,6 +23,9 @@ struct ClipResult {
 };
 
 // m = m0 + (m1 − m0)/S · s for s < S, else m1.
+// max |g| as a double 0-d tensor, NaN if g holds one: one reading pass (aminmax), no |g| copy.
+torch::Tensor max_abs_value(const torch::Tensor& g);
+
 double linear_decay(double m0, double m1, double S, double s);
 
 // Measures the global norm of the parameters' gradients and scales them in place.

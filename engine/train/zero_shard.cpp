@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/zero_shard.h"
 
+#include "train/grad_clip.h"
+
 #include <algorithm>
 #include <cmath>
 #include <numeric>
@@ -95,7 +97,7 @@ ZeroShard::Norms ZeroShard::finish_gradients() {
     if (!g.defined()) continue;
     g.div_(static_cast<double>(dp_.world()));
     auto s = g.to(torch::kDouble).pow(2).sum();
-    auto m = g.abs().max().to(torch::kDouble);
+    auto m = max_abs_value(g);
     sq = sq.defined() ? sq + s : s;
     mx = mx.defined() ? torch::maximum(mx, m) : m;
   }

@@ -89,4 +89,22 @@ f = zero["memory_at_full_depth"]["full"]
 n = zero["memory_at_full_depth"]["parameters"]
 assert f["ranks"] == 4 and f["moment_bytes_per_rank"] == n * 8 // 4 and f["bytes_per_rank_backward_peak"] == n * 4 + n * 4 + n * 2, f
 PY
+# --breakdown: every part of the step is timed (without the flag there is none), and the
+# sample-step bench says whether it kept the text side between steps.
+"$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --breakdown \
+  >"$tmp/parts.out" 2>/dev/null || fail "bench dit-train --breakdown"
+"$engine" bench sample-step --config "$tmp/dit.yaml" --tokens 16 --steps 2 --reps 1 --threads 1 --recompute_text \
+  >"$tmp/recompute.out" 2>/dev/null || fail "bench sample-step --recompute_text"
+python3 - "$tmp/parts.out" "$tmp/dit-train.out" "$tmp/recompute.out" "$tmp/sample-step.out" <<'PY' || fail "dit-train breakdown"
+import json, sys
+last = lambda p: json.loads(open(p).read().strip().splitlines()[-1])
+parts, plain, recompute, cached = (last(p) for p in sys.argv[1:5])
+b = parts["breakdown"]
+assert set(b["per_block_ms"]) == {"attention", "linears", "norms_modulation", "rope"}, b
+assert set(b["whole_model_ms"]) == {"adamw", "clip"}, b
+assert all(v > 0 for v in list(b["per_block_ms"].values()) + list(b["whole_model_ms"].values())), b
+assert b["step_ms"] == parts["ms_per_step_median"], b
+assert plain["breakdown"] is None, plain["breakdown"]
+assert recompute["text_cache"] is False and cached["text_cache"] is True, (recompute, cached)
+PY
 echo "bench: ${#args[@]} kinds ok"

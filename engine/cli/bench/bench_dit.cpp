@@ -17,6 +17,7 @@
 #include "cli/args.h"
 #include "train/training_device.h"
 #include "cli/bench/bench.h"
+#include "cli/bench/bench_dit_parts.h"
 #include "runtime/allocator.h"
 #include "models/wan_lora.h"
 #include "train/experts/expert_lora.h"
@@ -89,6 +90,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .value("layers", "L", "override num_layers (time a released width with fewer blocks)", int_range(1, 1000))
       .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
       .flag("gradient_checkpointing", "recompute each block in backward")
+      .flag("breakdown", "then time each part of the step alone (attention, Linears, norms, RoPE, AdamW, clipping)")
       .flag("fp8", "block Linears read fp8 e4m3 copies of their weights (re-quantised after each update)")
       .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)")
       .value("lora_rank", "R", "train LoRA adapters of rank R on every block Linear, the base frozen in bf16",
@@ -161,6 +163,18 @@ int bench_dit_train(const std::vector<std::string>& argv) {
     step.finish_gradients();
     step.update();
   });
+  nlohmann::json breakdown;
+  if (a.boolean("breakdown")) {
+    if (lora_rank > 0 || a.boolean("bf16") || a.boolean("fp8") || bf16_weights || device.is_cuda())
+      throw UsageError("--breakdown times the fp32 CPU step of full fine-tuning");
+    step.release_gradients();
+    breakdown = dit_step_parts(model, step, tokens, text, 3);
+    double parts = 0;
+    for (const auto& [k, v] : breakdown["per_block_ms"].items()) parts += v.get<double>() * cfg.num_layers;
+    for (const auto& [k, v] : breakdown["whole_model_ms"].items()) parts += v.get<double>();
+    breakdown["step_ms"] = bench_median(ms);
+    breakdown["rest_ms"] = bench_median(ms) - parts;  // embeddings, head, loss, autograd's own work
+  }
   int64_t params = 0, trainable = 0;
   for (const auto& p : model->parameters()) params += p.numel();
   for (const auto& p : step.parameters()) trainable += p.numel();
@@ -188,7 +202,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
        {"optimizer_bytes", step.optimizer_bytes()},
        {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))},
        {"weight_dtype", weight_dtype},
-       {"estimate_mb", estimate.total() / (1024.0 * 1024.0)}},
+       {"estimate_mb", estimate.total() / (1024.0 * 1024.0)},
+       {"breakdown", breakdown}},
       "step");
   return 0;
 }

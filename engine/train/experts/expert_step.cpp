@@ -212,7 +212,7 @@ ClipResult ExpertStep::finish_gradients() {
   torch::Tensor mx;
   for (const auto& t : targets)
     if (t.grad().defined()) {
-      auto m = t.grad().detach().abs().max().to(torch::kDouble);
+      auto m = max_abs_value(t.grad());
       mx = mx.defined() ? torch::maximum(mx, m) : m;
     }
   max_abs_ = mx.defined() ? mx.item<double>() : 0.0;
