@@ -50,6 +50,10 @@ torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const tor
 
 torch::Tensor WanMlpImpl::forward(const torch::Tensor& x, bool gelu) {
   auto h = apply_linear(l0, fp8[0], x, compute, lora[0], is_training());
+  // Training a plain Linear: its input, the GELU's output (ffn_dim wide), is not stored.
+  if (gelu && torch::GradMode::is_enabled() && !fp8[1].defined() && !lora[1].defined() &&
+      compute == l2->weight.scalar_type() && h.scalar_type() == compute)
+    return wan_gelu_linear(h, l2->weight, l2->bias);
   return apply_linear(l2, fp8[1], gelu ? torch::gelu(h, "tanh") : torch::silu(h), compute, lora[1], is_training());
 }
 

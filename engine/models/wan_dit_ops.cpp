@@ -142,7 +142,36 @@ struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
   }
 };
 
+// linear(gelu(h)) keeping only h for backward: the GELU's output, as wide as h, is made again
+// there (one elementwise pass) instead of being stored for the product's weight gradient. The
+// products are LibTorch's own Linear backward (dW = dyᵀ·g, as mm_mat2_backward for weight.t()), so the gradients
+// are the same bits.
+struct GeluLinear : public torch::autograd::Function<GeluLinear> {
+  static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& w,
+                               const torch::Tensor& b) {
+    ctx->save_for_backward({h, w});
+    return torch::nn::functional::linear(torch::gelu(h, "tanh"), w, b);
+  }
+
+  static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
+                                                 torch::autograd::variable_list grad_out) {
+    auto saved = ctx->get_saved_variables();
+    const auto &h = saved[0], &w = saved[1];
+    const auto dy = grad_out[0].reshape({-1, grad_out[0].size(-1)});
+    const auto h2 = h.reshape({-1, h.size(-1)});
+    torch::Tensor dh, dw, db;
+    if (ctx->needs_input_grad(0)) dh = at::gelu_backward(dy.mm(w), h2, "tanh").view(h.sizes());
+    if (ctx->needs_input_grad(1)) dw = dy.t().mm(torch::gelu(h2, "tanh"));
+    if (ctx->needs_input_grad(2)) db = dy.sum(0);
+    return {dh, dw, db};
+  }
+};
+
 }  // namespace
+
+torch::Tensor wan_gelu_linear(const torch::Tensor& h, const torch::Tensor& w, const torch::Tensor& b) {
+  return GeluLinear::apply(h, w, b);
+}
 
 bool fused_attention_available() {
 #if WANSTUDIO_HAVE_SDPA

@@ -27,6 +27,9 @@ torch::Tensor wan_rope_apply(const torch::Tensor& x, const torch::Tensor& table)
 // `x · rsqrt(mean(x²) + eps) · w` over the last axis, statistics in fp32.
 torch::Tensor wan_rms_norm(const torch::Tensor& x, const torch::Tensor& w, double eps);
 
+// linear(gelu_tanh(h), w, b) that keeps only h (not the GELU's output) for backward.
+torch::Tensor wan_gelu_linear(const torch::Tensor& h, const torch::Tensor& w, const torch::Tensor& b);
+
 // LibTorch 2.1 added scaled_dot_product_attention with an explicit scale; the CPU build (1.13) has not.
 #if TORCH_VERSION_MAJOR > 2 || (TORCH_VERSION_MAJOR == 2 && TORCH_VERSION_MINOR >= 1)
 #define WANSTUDIO_HAVE_SDPA 1

@@ -152,6 +152,22 @@ class TestDit : public QObject {
     QVERIFY(error_of([&] { m->forward(in.noise, torch::full({1}, 500.0f), other); }).contains("another model"));
   }
 
+  void geluLinearKeepsLessSameGradients() {
+    // linear(gelu(h)) with only h kept: the same output and gradients, bit for bit, as autograd's.
+    torch::manual_seed(5);
+    auto h = torch::randn({2, 7, 12}, torch::requires_grad()), w = torch::randn({5, 12}, torch::requires_grad()),
+         b = torch::randn({5}, torch::requires_grad());
+    auto go = torch::randn({2, 7, 5});
+    auto plain = torch::nn::functional::linear(torch::gelu(h, "tanh"), w, b);
+    auto fused = ws::models::wan_gelu_linear(h, w, b);
+    QVERIFY(torch::equal(plain, fused));
+    auto gp = torch::autograd::grad({plain}, {h, w, b}, {go});
+    auto gf = torch::autograd::grad({fused}, {h, w, b}, {go});
+    for (int i = 0; i < 3; ++i)
+      QVERIFY2(torch::equal(gp[i], gf[i]),
+               qPrintable(QString("%1: %2").arg(i).arg((gp[i] - gf[i]).abs().max().item<double>())));
+  }
+
   void gradientCheckpointingSameGradients() {
     torch::manual_seed(7);
     auto x = torch::randn({48, 2, 4, 6});
