@@ -69,6 +69,9 @@ def main():
                       "pair_time_ratios": [round(x, 3) for x in pair_ratios],
                       "peak_ratio_median": round(peak["engine"] / peak["reference"], 3) if peak["reference"] else None,
                       "reference_torch": figs["reference"][0].get("torch", "?"),
+                      # --breakdown on both sides: the last round's parts of the step.
+                      "engine_breakdown": figs["engine"][-1].get("breakdown"),
+                      "reference_breakdown": figs["reference"][-1].get("breakdown"),
                       "engine_cmd": a.engine, "reference_cmd": a.reference}))
 
 
