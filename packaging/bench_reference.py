@@ -21,8 +21,12 @@ import json
 import resource
 import statistics
 import sys
+import os
 import time
 import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_source import PIN, wan22_checkout  # noqa: E402
 
 # What this run supplied itself (printed with the figures, so a table says which reference ran).
 STAND_INS = []
@@ -147,7 +151,7 @@ def upsampler_train(a):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", help="a Wan-Video/Wan2.2 checkout (the VAE kinds)")
+    ap.add_argument("--repo", help="a Wan-Video/Wan2.2 checkout for the VAE kinds (default: the pinned snapshot)")
     ap.add_argument("--kind", choices=["vae-encode", "vae-decode", "upsampler-train"], required=True)
     ap.add_argument("--upsampler", help="upsampler-train: a diffusers checkout's pipelines/ltx2/latent_upsampler.py "
                     "(default: the installed diffusers package's)")
@@ -166,6 +170,7 @@ def main():
     torch.set_num_threads(a.threads)
     if a.kind == "upsampler-train":
         return upsampler_train(a)
+    a.repo, pinned = wan22_checkout(a.repo)
     m = load_wan_vae_module(a.repo, a.vae_type)
     name = "vae2_1" if a.vae_type == "wan2.1" else "vae2_2"
     torch.manual_seed(0)
@@ -198,6 +203,7 @@ def main():
             print(f"reference {a.kind}: {'rep' if i >= a.warmup else 'warmup'} {ms:.1f} ms", file=sys.stderr)
     rss = resource.getrusage(resource.RUSAGE_SELF).ru_maxrss / 1024
     print(json.dumps({"bench": a.kind, "reference": f"{a.repo}/wan/modules/{name}.py", "torch": torch.__version__,
+                      "reference_pin": PIN if pinned else "differs",
                       "stand_ins": STAND_INS, "vae_type": a.vae_type,
                       "frames": a.frames, "height": h, "width": w, "threads": a.threads, "ms_per_clip": times,
                       "ms_per_clip_median": statistics.median(times), "peak_rss_mb": rss}))

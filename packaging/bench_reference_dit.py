@@ -27,8 +27,12 @@ import math
 import resource
 import statistics
 import sys
+import os
 import time
 import types
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from reference_source import PIN, wan22_checkout  # noqa: E402
 
 
 def load(repo):
@@ -153,7 +157,7 @@ def token_grid(tokens):
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True, help="a Wan-Video/Wan2.2 checkout")
+    ap.add_argument("--repo", help="a Wan-Video/Wan2.2 checkout (default: the pinned snapshot, fetched once)")
     ap.add_argument("--kind", choices=["dit-train", "sample-step"], required=True)
     ap.add_argument("--dim", type=int, default=1536)
     ap.add_argument("--ffn-dim", type=int, default=8960)
@@ -175,7 +179,8 @@ def main():
     a = ap.parse_args()
     import torch
     torch.set_num_threads(a.threads)
-    m = load(a.repo)
+    repo, pinned = wan22_checkout(a.repo)
+    m = load(repo)
     torch.manual_seed(0)
     model = m.WanModel(model_type="t2v", patch_size=(1, 2, 2), text_len=a.text_len, in_dim=a.in_dim, dim=a.dim,
                        ffn_dim=a.ffn_dim, freq_dim=256, text_dim=a.text_dim, out_dim=a.in_dim, num_heads=a.heads,
@@ -238,7 +243,7 @@ def main():
         parts = sum(v * a.layers for v in breakdown["per_block_ms"].values()) + sum(breakdown["whole_model_ms"].values())
         breakdown["step_ms"] = statistics.median(times)
         breakdown["rest_ms"] = breakdown["step_ms"] - parts  # embeddings, head, loss, autograd's own work
-    print(json.dumps({"bench": a.kind, "reference": m.__file__, "torch": torch.__version__, "stand_ins": ["flash_attention"],
+    print(json.dumps({"bench": a.kind, "reference": m.__file__, "reference_pin": PIN if pinned else "differs", "torch": torch.__version__, "stand_ins": ["flash_attention"],
                       "dim": a.dim, "ffn_dim": a.ffn_dim, "layers": a.layers, "tokens": a.tokens, "latent": [a.in_dim, f, h, w],
                       "gradient_checkpointing": a.gradient_checkpointing, "per_sample_t": a.per_sample_t,
                       "threads": a.threads,

@@ -31,6 +31,7 @@ import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from bench_reference import STAND_INS, load_upsampler_module, load_wan_vae_module  # noqa: E402
+from reference_source import wan22_checkout  # noqa: E402
 
 
 class Clips:
@@ -80,7 +81,7 @@ class Clips:
 
 def main():
     ap = argparse.ArgumentParser()
-    ap.add_argument("--repo", required=True, help="a Wan-Video/Wan2.2 checkout")
+    ap.add_argument("--repo", help="a Wan-Video/Wan2.2 checkout (default: the pinned snapshot, fetched once)")
     ap.add_argument("--upsampler", help="a diffusers checkout's pipelines/ltx2/latent_upsampler.py "
                     "(default: the installed diffusers package's)")
     ap.add_argument("--meta", required=True)
@@ -103,7 +104,7 @@ def main():
     torch.set_num_threads(a.threads)
     if os.environ.get("WS_REF_FLUSH_DENORMAL"):
         torch.set_flush_denormal(True)
-    vae_mod = load_wan_vae_module(a.repo, "wan2.2")
+    vae_mod = load_wan_vae_module(wan22_checkout(a.repo)[0], "wan2.2")
     up_mod = load_upsampler_module(a.upsampler)
     rows = json.load(open(a.meta))
     data_dir = a.data_dir or os.path.dirname(os.path.abspath(a.meta))

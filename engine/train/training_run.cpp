@@ -1,6 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/training_run.h"
 
+#include <cstddef>
+
 #include <chrono>
 #include <cmath>
 
@@ -150,7 +152,9 @@ int TrainingRun::execute(TrainerHooks& t, const DeviceWishes& wishes) {
     open(wishes);
     t.prepare(*this);
     runtime::release_free_heap();
-    runtime::keep_large_blocks_for_reuse();
+    const std::size_t kept = t.kept_block_bytes();
+    // The heap's top is kept up to 1 GB with the large policy, twice the threshold (glibc's rule) below.
+    runtime::keep_large_blocks_for_reuse(kept, kept >= (std::size_t{256} << 20) ? std::size_t{1} << 30 : 2 * kept);
     if (run_ && run_->best() && (!options_.keep_best || run_->best()->step > t.resume_step())) {
       if (options_.keep_best)
         ws::log::info("keep_best: {} is past the resume point; the best starts afresh", run_->best()->path);

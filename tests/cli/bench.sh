@@ -94,6 +94,7 @@ PY
 "$engine" bench dit-train --config "$tmp/dit.yaml" --tokens 16 --steps 1 --warmup 0 --threads 1 --breakdown \
   >"$tmp/parts.out" 2>/dev/null || fail "bench dit-train --breakdown"
 "$engine" bench sample-step --config "$tmp/dit.yaml" --tokens 16 --steps 2 --reps 1 --threads 1 --recompute_text \
+  --glibc_default_allocator \
   >"$tmp/recompute.out" 2>/dev/null || fail "bench sample-step --recompute_text"
 python3 - "$tmp/parts.out" "$tmp/dit-train.out" "$tmp/recompute.out" "$tmp/sample-step.out" <<'PY' || fail "dit-train breakdown"
 import json, sys
@@ -106,5 +107,7 @@ assert all(v > 0 for v in list(b["per_block_ms"].values()) + list(b["whole_model
 assert b["step_ms"] == parts["ms_per_step_median"], b
 assert plain["breakdown"] is None, plain["breakdown"]
 assert recompute["text_cache"] is False and cached["text_cache"] is True, (recompute, cached)
+assert recompute["allocator"] == "glibc default" and cached["allocator"] == "freed blocks kept", (recompute, cached)
+assert parts["peak_rss_mb"] > 0 and parts["allocator"] == "freed blocks up to 32 MB kept", parts
 PY
 echo "bench: ${#args[@]} kinds ok"

@@ -19,6 +19,7 @@
 #include "cli/bench/bench.h"
 #include "cli/bench/bench_dit_parts.h"
 #include "runtime/allocator.h"
+#include "runtime/events.h"
 #include "models/wan_lora.h"
 #include "train/experts/expert_lora.h"
 #include "train/experts/expert_step.h"
@@ -90,6 +91,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .value("layers", "L", "override num_layers (time a released width with fewer blocks)", int_range(1, 1000))
       .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
       .flag("gradient_checkpointing", "recompute each block in backward")
+      .flag("glibc_default_allocator",
+            "leave glibc's malloc policy as it is (as the reference runs) instead of keeping freed blocks")
       .flag("breakdown", "then time each part of the step alone (attention, Linears, norms, RoPE, AdamW, clipping)")
       .flag("fp8", "block Linears read fp8 e4m3 copies of their weights (re-quantised after each update)")
       .flag("bf16", "bf16 matmuls and attention from fp32 master weights (the trainer's GPU mixed precision)")
@@ -118,7 +121,9 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   if (tokens < 1 || batch < 1 || steps < 1 || text < 1 || text > cfg.text_len)
     throw UsageError("--tokens, --batch and --steps must be positive; --text_tokens 1..text_len");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
-  ws::runtime::keep_large_blocks_for_reuse();  // as the trainers do
+  // As train-experts does (TrainerHooks::kept_block_bytes): freed blocks up to 32 MB kept.
+  if (!a.boolean("glibc_default_allocator"))
+    ws::runtime::keep_large_blocks_for_reuse(std::size_t{32} << 20, std::size_t{64} << 20);
   const auto g = bench_token_grid(tokens);
   // The estimate the `estimate` verb would make for this step, beside the measured peak.
   train::MemoryEstimate estimate;
@@ -163,6 +168,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
     step.finish_gradients();
     step.update();
   });
+  // The steps' peak, before the breakdown's own tensors.
+  const double step_peak_mb = static_cast<double>(runtime::peak_rss_bytes()) / (1024.0 * 1024.0);
   nlohmann::json breakdown;
   if (a.boolean("breakdown")) {
     if (lora_rank > 0 || a.boolean("bf16") || a.boolean("fp8") || bf16_weights || device.is_cuda())
@@ -203,7 +210,9 @@ int bench_dit_train(const std::vector<std::string>& argv) {
        {"memory_at_full_depth", memory_per_rank(full_depth, lora_rank, zero_ranks, bf16_weights, a.boolean("fp8"))},
        {"weight_dtype", weight_dtype},
        {"estimate_mb", estimate.total() / (1024.0 * 1024.0)},
-       {"breakdown", breakdown}},
+       {"breakdown", breakdown},
+       {"allocator", a.boolean("glibc_default_allocator") ? "glibc default" : "freed blocks up to 32 MB kept"},
+       {"peak_rss_mb", step_peak_mb}},
       "step");
   return 0;
 }

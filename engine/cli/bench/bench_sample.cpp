@@ -28,6 +28,8 @@ int bench_sample_step(const std::vector<std::string>& argv) {
       .value("layers", "L", "override num_layers", int_range(1, 1000))
       .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
       .value("sample_solver", "S", "unipc (default) or dpm++", one_of({"unipc", "dpm++"}))
+      .flag("glibc_default_allocator",
+            "leave glibc's malloc policy as it is (as the reference runs) instead of keeping freed blocks")
       .flag("recompute_text", "recompute the text embedding and cross-attention keys/values at every step");
   if (!a.parse(argv)) return 0;
   if (!a.has("config")) throw UsageError("bench sample-step needs --config");
@@ -40,7 +42,8 @@ int bench_sample_step(const std::vector<std::string>& argv) {
     throw UsageError("--tokens, --steps and --reps must be positive; --text_tokens 1..text_len");
   if (cfg.model_type == "i2v") throw UsageError("bench sample-step times t2v/ti2v layouts");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
-  ws::runtime::keep_large_blocks_for_reuse();  // as `sample` does while it steps
+  if (!a.boolean("glibc_default_allocator"))
+    ws::runtime::keep_large_blocks_for_reuse();  // as `sample` does while it steps
   const auto g = bench_token_grid(tokens);
   torch::manual_seed(0);
   sampling::SamplerModels m;
@@ -70,6 +73,7 @@ int bench_sample_step(const std::vector<std::string>& argv) {
                 {"text_tokens", text},
                 {"steps_per_run", steps},
                 {"text_cache", o.cache_text},
+                {"allocator", a.boolean("glibc_default_allocator") ? "glibc default" : "freed blocks kept"},
                 {"solver", sampling::solver_name(o.solver)}},
                "step");
   return 0;

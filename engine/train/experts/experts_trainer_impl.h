@@ -73,6 +73,7 @@ class Trainer final : public TrainerHooks {
   int64_t resume_step() const override { return resume_step_; }
   int64_t max_steps() const override { return max_steps_; }
   json started_fields() const override;
+  std::size_t kept_block_bytes() const override { return std::size_t{32} << 20; }
   std::optional<StepReport> train_step() override;
   // One try at an update; *skipped when its gradients were not finite.
   std::optional<StepReport> attempt_step(bool* skipped);
