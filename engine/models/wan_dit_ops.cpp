@@ -88,8 +88,8 @@ int64_t score_budget(const torch::Tensor& q, int64_t max_scores) {
   return q.is_cuda() ? max_scores : std::min(max_scores, kCpuScoreBlock);
 }
 
-// softmax(q kᵀ · scale) for one chunk of queries: the scale is the product's alpha (as fused kernels
-// apply it) and the softmax reuses no second buffer of scores.
+// softmax(q kᵀ · scale) for one block of queries: the scale multiplies the product in place (one
+// rounding, as a GEMM's alpha), so no second score-sized buffer is made before the softmax.
 torch::Tensor chunk_probabilities(const torch::Tensor& qc, const torch::Tensor& kt, double scale) {
   auto s = torch::matmul(qc, kt);
   s.mul_(scale);
