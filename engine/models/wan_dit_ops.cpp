@@ -122,7 +122,11 @@ struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
     // Σ_j dp_ij·p_ij = dO_i·O_i: the softmax backward's row term from the output, not from another
     // score-sized product (as flash attention's backward does).
     auto row = (go * out).sum(-1, true);
-    for_each_block(q.size(0), q.size(1), k.size(1), score_budget(q, max_scores), [&](const ScoreBlock& b) {
+    // Every row block adds to the whole of dk and dv: with long keys (16k tokens: 64 rows a block)
+    // that re-reading outweighs the cache, so backward takes at least 256 rows a block.
+    const int64_t budget = score_budget(q, max_scores), Lk = k.size(1);
+    const int64_t bwd_budget = max_scores > kCpuScoreBlock ? std::max(budget, 256 * Lk) : budget;
+    for_each_block(q.size(0), q.size(1), Lk, bwd_budget, [&](const ScoreBlock& b) {
       auto qc = q.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1), goc = go.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1);
       auto kc = k.slice(0, b.h0, b.h1), vc = v.slice(0, b.h0, b.h1);
       auto p = chunk_probabilities(qc, kc.transpose(1, 2), scale);
