@@ -11,6 +11,7 @@ namespace ws::models {
 namespace {
 
 std::atomic<int64_t> g_forwards{0}, g_recomputes{0};
+thread_local bool t_recomputing = false;  // a body runs again inside backward on this thread
 
 // Keeps the recompute body alive for as long as the autograd node needs it.
 struct BodyHolder : torch::CustomClassHolder {
@@ -60,7 +61,14 @@ struct CheckpointFunction : public torch::autograd::Function<CheckpointFunction>
         gen.set_state(ctx->saved_data["rng"].toTensor());
       }
       torch::AutoGradMode grad_on(true);
-      y = (*body)(x);
+      t_recomputing = true;
+      try {
+        y = (*body)(x);
+      } catch (...) {
+        t_recomputing = false;
+        throw;
+      }
+      t_recomputing = false;
       std::lock_guard<std::mutex> lock(gen.mutex());
       gen.set_state(now);
     }
@@ -97,6 +105,7 @@ torch::Tensor checkpoint(const CheckpointBody& body, const torch::Tensor& x, con
 
 int64_t checkpointed_forwards() { return g_forwards.load(); }
 int64_t checkpoint_recomputations() { return g_recomputes.load(); }
+bool checkpoint_recomputing() { return t_recomputing; }
 
 std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& m) {
   std::vector<torch::Tensor> out;

@@ -22,6 +22,8 @@ torch::Tensor checkpoint(const CheckpointBody& body, const torch::Tensor& x, con
 // backward. The training run reports them and tests use them to show the option acts.
 int64_t checkpointed_forwards();
 int64_t checkpoint_recomputations();
+// Whether the calling thread is inside a body's recompute (the backward's order of blocks).
+bool checkpoint_recomputing();
 
 // All parameters of a module that require grad (what `checkpoint` must route gradients to).
 std::vector<torch::Tensor> trainable_parameters(const torch::nn::Module& m);

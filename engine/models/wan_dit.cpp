@@ -191,10 +191,10 @@ void WanModelImpl::set_fp8(bool on) {
 }
 
 void WanModelImpl::refresh_fp8() {
-  if (fp8_only_) {  // no master weights to quantise: the copies follow the module
-    const torch::Device dev = device();
+  if (fp8_only_) {  // no master weights to quantise: the copies follow their block (swapped ones wait on the host)
     for (auto& m : *blocks) {
       auto* b = m->as<WanBlockImpl>();
+      const torch::Device dev = b->self_attn->q->weight.device();
       for (auto* a : {b->self_attn.get(), b->cross_attn.get()})
         for (auto& q : a->fp8) q.codes = q.codes.to(dev);
       for (auto& q : b->ffn->fp8) q.codes = q.codes.to(dev);
@@ -238,10 +238,14 @@ int64_t WanModelImpl::fp8_bytes() const {
   return n;
 }
 
-torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,
+torch::Tensor WanModelImpl::run_block(int64_t i, const torch::Tensor& x, const torch::Tensor& e0,
                                       const torch::Tensor& context, const torch::Tensor& angles,
                                       const std::pair<torch::Tensor, torch::Tensor>& text) {
-  if (!checkpointing_ || !is_training()) return block.forward(x, e0, context, angles, text);
+  WanBlockImpl& block = *blocks[static_cast<size_t>(i)]->as<WanBlockImpl>();
+  if (!checkpointing_ || !is_training()) {
+    if (swap_) swap_->enter(i, +1, device());
+    return block.forward(x, e0, context, angles, text);
+  }
   // e0 and the context carry gradients to the embeddings: route them like parameters.
   auto params = trainable_parameters(block);
   // Attached LoRA adapters are not the block's parameters, but train through it.
@@ -255,8 +259,47 @@ torch::Tensor WanModelImpl::run_block(WanBlockImpl& block, const torch::Tensor& 
   params.push_back(e0);
   params.push_back(context);
   auto* raw = &block;
-  return checkpoint([raw, e0, context, angles](const torch::Tensor& h) { return raw->forward(h, e0, context, angles); },
-                    x, params);
+  // The recompute in backward visits the blocks downwards: the swap prefetches the one below.
+  return checkpoint(
+      [raw, swap = swap_, i, dev = device(), e0, context, angles](const torch::Tensor& h) {
+        if (swap) swap->enter(i, checkpoint_recomputing() ? -1 : +1, dev);
+        return raw->forward(h, e0, context, angles);
+      },
+      x, params);
+}
+
+void WanModelImpl::set_blocks_to_swap(int64_t n) {
+  const torch::Device dev = device();
+  if (swap_) {
+    swap_->release_all();
+    swap_.reset();
+    move_to(dev);  // the blocks that waited in host memory come back
+    if (fp8_only_) refresh_fp8();
+  }
+  if (n == 0) return;
+  std::vector<BlockSwap::Block> list;
+  for (auto& m : *blocks) {
+    auto* b = m->as<WanBlockImpl>();
+    BlockSwap::Block e{b, {}};
+    for (auto* a : {b->self_attn.get(), b->cross_attn.get()})
+      for (auto& q : a->fp8) e.extra.push_back(&q.codes);
+    for (auto& q : b->ffn->fp8) e.extra.push_back(&q.codes);
+    list.push_back(std::move(e));
+  }
+  swap_ = std::make_shared<BlockSwap>(std::move(list), n);
+  swap_->home(dev);
+}
+
+BlockSwapStats WanModelImpl::block_swap_stats() { return swap_ ? swap_->stats() : BlockSwapStats{}; }
+
+void WanModelImpl::move_to(const torch::Device& dev) {
+  if (!swap_) return to(dev);
+  swap_->release_all();
+  for (const auto& child : named_children())
+    if (child.key() != "blocks") child.value()->to(dev);
+  for (int64_t i = 0; i < swap_->first(); ++i) blocks[static_cast<size_t>(i)]->to(dev);
+  if (fp8_only_) refresh_fp8();
+  swap_->home(dev);
 }
 
 namespace {
@@ -281,10 +324,11 @@ WanTextCache WanModelImpl::encode_text(const torch::Tensor& context) {
   torch::NoGradGuard no_grad;
   WanTextCache cache;
   cache.text = embed_text(context);
-  for (auto& m : *blocks) {
-    auto* b = m->as<WanBlockImpl>();
-    cache.blocks.push_back(b->cross_attn->keys_values(cache.text));
+  for (int64_t i = 0; i < static_cast<int64_t>(blocks->size()); ++i) {
+    if (swap_) swap_->enter(i, +1, device());
+    cache.blocks.push_back(blocks[static_cast<size_t>(i)]->as<WanBlockImpl>()->cross_attn->keys_values(cache.text));
   }
+  if (swap_) swap_->release_all();
   return cache;
 }
 
@@ -344,15 +388,18 @@ torch::Tensor WanModelImpl::forward_tokens(const torch::Tensor& x_in, const torc
 
   // cos and sin of the RoPE angles once per forward, not per block.
   auto angles = wan_rope_table(wan_rope_angles(cfg_.head_dim(), F, Hp, Wp).to(tokens.device()));
+  // Swapped blocks' weights leave after their forward, so autograd must not keep them.
+  if (swap_ && torch::GradMode::is_enabled() && !(checkpointing_ && is_training()))
+    throw Error("WanModel: blocks_to_swap needs gradient checkpointing to train");
   auto h = tokens;
-  int64_t i = 0;
-  for (auto& m : *blocks) {
+  for (int64_t i = 0; i < static_cast<int64_t>(blocks->size()); ++i) {
     interruption_point();  // a stop asked for mid-forward ends within one block
-    h = run_block(*m->as<WanBlockImpl>(), h, e0, c, angles,
+    h = run_block(i, h, e0, c, angles,
                   cache ? cache->blocks[static_cast<size_t>(i)] : std::pair<torch::Tensor, torch::Tensor>{});
     if (inter) (*inter)["inter.block_" + std::to_string(i)] = h;
-    ++i;
   }
+  // Training keeps the last swapped block for the backward, which starts with it.
+  if (swap_ && !torch::GradMode::is_enabled()) swap_->release_all();
   auto out = head(h, e);  // [L, Cout·4]
   if (inter) (*inter)["inter.head"] = out;
 

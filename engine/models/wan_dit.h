@@ -12,6 +12,7 @@
 #include <vector>
 
 #include "io/state_dict.h"
+#include "models/block_swap.h"
 #include "models/fp8.h"
 #include "models/wan_lora.h"
 #include "models/wan_dit_config.h"
@@ -141,6 +142,19 @@ class WanModelImpl : public torch::nn::Module {
   void set_compute_dtype(torch::ScalarType dtype);
   torch::ScalarType compute_dtype() const { return compute_; }
   torch::Device device() const { return patch_embedding->weight.device(); }
+  // Block swap (docs/design/block-swap.md): the last n blocks wait in host memory and are copied
+  // onto the model's device just before they run; training then needs gradient checkpointing.
+  // 0 turns it off and brings every block to the model's device.
+  void set_blocks_to_swap(int64_t n);
+  int64_t blocks_to_swap() const { return swap_ ? swap_->count() : 0; }
+  // Copies, bytes and the device's wait so far (zeros when off).
+  BlockSwapStats block_swap_stats();
+  // Module::to for everything but the swapped blocks, which stay in host memory.
+  void move_to(const torch::Device& device);
+  // Every swapped block back in host memory, gradients included (after a backward).
+  void release_swapped() {
+    if (swap_) swap_->release_all();
+  }
 
   torch::nn::Conv3d patch_embedding{nullptr};
   WanMlp text_embedding{nullptr}, time_embedding{nullptr};
@@ -150,9 +164,8 @@ class WanModelImpl : public torch::nn::Module {
   WanHead head{nullptr};
 
  private:
-  torch::Tensor run_block(WanBlockImpl& block, const torch::Tensor& x, const torch::Tensor& e0,
-                          const torch::Tensor& context, const torch::Tensor& angles,
-                          const std::pair<torch::Tensor, torch::Tensor>& text);
+  torch::Tensor run_block(int64_t i, const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
+                          const torch::Tensor& angles, const std::pair<torch::Tensor, torch::Tensor>& text);
   torch::Tensor embed_text(const torch::Tensor& context);
   torch::Tensor forward_tokens(const torch::Tensor& x_in, const torch::Tensor& t, const torch::Tensor& text,
                                const WanTextCache* cache, int64_t seq_len, const torch::Tensor& y, DitInter* inter);
@@ -161,6 +174,7 @@ class WanModelImpl : public torch::nn::Module {
   bool fp8_ = false;
   bool fp8_only_ = false;
   torch::ScalarType compute_ = torch::kFloat;
+  std::shared_ptr<BlockSwap> swap_;
 };
 TORCH_MODULE(WanModel);
 

@@ -36,7 +36,9 @@ torch::Tensor sample_latents(SamplerModels& models, const SamplerInputs& in, con
   // The latent and the solver live where the first step's model is (fp32). With low_vram the
   // experts take turns on the GPU, so each call's inputs go to the model's own device.
   const auto device_of = [](models::WanModel& m) { return m->parameters().front().device(); };
-  const auto dev = device_of(choose_expert(o, two, schedule.timesteps.front()).high ? models.high : models.low);
+  const bool first_high = choose_expert(o, two, schedule.timesteps.front()).high;
+  if (models.activate) models.activate(first_high);
+  const auto dev = device_of(first_high ? models.high : models.low);
   torch::Tensor x = in.noise.to(dev, torch::kFloat);
   const torch::Tensor first = ti2v ? in.first_frame.to(dev, torch::kFloat) : torch::Tensor();
   const torch::Tensor y = in.y.defined() ? in.y.to(dev, torch::kFloat) : torch::Tensor();
@@ -52,6 +54,7 @@ torch::Tensor sample_latents(SamplerModels& models, const SamplerInputs& in, con
     const int64_t t = schedule.timesteps[static_cast<size_t>(i)];
     const ExpertChoice e = choose_expert(o, two, t);
     models::WanModel& model = e.high ? models.high : models.low;
+    if (models.activate) models.activate(e.high);
     // ti2v: the image frame's tokens are clean (t = 0); the others share t.
     const auto mdev = device_of(model);
     auto on = [&](const torch::Tensor& v) { return v.defined() ? v.to(mdev) : v; };

@@ -31,6 +31,9 @@ struct SamplerOptions {
 struct SamplerModels {
   models::WanModel high{nullptr};
   models::WanModel low{nullptr};
+  // Called before each step with the expert about to run (`sample --offload` brings it onto the
+  // device and sends the other to host memory); none: the models stay where they are.
+  std::function<void(bool high)> activate;
 };
 
 struct SamplerInputs {

@@ -103,9 +103,16 @@ void AdamW::load_state_dict(const io::StateDict& sd, const std::string& source) 
   step_ = it->second.to(torch::kLong).item<int64_t>();
 }
 
-void AdamW::to(const torch::Device& device) {
+void AdamW::to(const torch::Device& device, bool follow_parameters) {
+  std::map<std::string, torch::Device> where;
+  if (follow_parameters)
+    for (const auto& g : groups_)
+      for (size_t i = 0; i < g.params.size(); ++i) where.emplace(g.names[i], g.params[i].device());
   for (auto* state : {&m_, &v_})
-    for (auto& [name, t] : *state) t = t.to(device);
+    for (auto& [name, t] : *state) {
+      auto it = where.find(name);
+      t = t.to(it == where.end() ? device : it->second);
+    }
 }
 
 torch::Tensor AdamW::exp_avg(const std::string& name) const {

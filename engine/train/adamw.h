@@ -35,8 +35,9 @@ class AdamW {
   // `<name>.exp_avg`, `<name>.exp_avg_sq` (F32) and `step` (I64 [1]).
   io::StateDict state_dict() const;
   void load_state_dict(const io::StateDict& sd, const std::string& source);
-  // Moves the moments (the parameters move with their module); a round trip is exact.
-  void to(const torch::Device& device);
+  // Moves the moments (the parameters move with their module); a round trip is exact. With
+  // `follow_parameters` each moment goes where its parameter is (a swapped block's: host memory).
+  void to(const torch::Device& device, bool follow_parameters = false);
   torch::Tensor exp_avg(const std::string& name) const;
   torch::Tensor exp_avg_sq(const std::string& name) const;
 

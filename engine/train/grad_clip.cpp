@@ -40,7 +40,7 @@ ClipResult clip_with(const std::vector<torch::Tensor>& grads, const torch::Tenso
   // `max_norm / (total + 1e-6)` in Python is (total + 1e-6).reciprocal() * max_norm, clamped to 1.
   torch::Tensor coef = torch::clamp_max((total + 1e-6).reciprocal() * r.max_norm, 1.0);
   r.coef = coef.item<double>();
-  for (auto g : grads) g.mul_(coef.to(g.dtype()));
+  for (auto g : grads) g.mul_(coef.to(g.device(), g.dtype()));
   return r;
 }
 
@@ -60,7 +60,8 @@ ClipResult clip_gradients(const std::vector<torch::Tensor>& params, const ClipOp
   // torch.nn.utils.clip_grad_norm_: the norm of the per-tensor norms, in fp32.
   std::vector<torch::Tensor> norms;
   norms.reserve(grads.size());
-  for (const auto& g : grads) norms.push_back(torch::norm(g.detach().to(torch::kFloat), 2));
+  // Gradients of swapped blocks are in host memory: the norms meet on the first one's device.
+  for (const auto& g : grads) norms.push_back(torch::norm(g.detach().to(torch::kFloat), 2).to(grads[0].device()));
   return clip_with(grads, torch::norm(torch::stack(norms), 2), opts, global_step);
 }
 

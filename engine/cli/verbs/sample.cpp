@@ -1,11 +1,10 @@
 // SPDX-License-Identifier: Apache-2.0
-// `wanstudio-engine sample` (docs/design/sampling.md §12.1): an expert pair (a Wan Studio
-// checkpoint, a LoRA run's checkpoint on its base, an official model folder, or two model folders,
-// each with an optional LoRA) or one model + a prompt → a video.
+// `wanstudio-engine sample` (docs/design/sampling.md §12.1): an expert pair or one model
+// (sample_experts.h) + a prompt, or a prompts file → videos.
 // Writes OUT.latents.safetensors, the OUT.json record of every setting and, with a VAE of the
-// latents' channel count, OUT.mp4; each file under a temporary name, renamed when whole.
-// Events: started (job sample), sample_step per step, sample, finished; SIGTERM or `cancel`
-// stops between steps (exit 130) and writes nothing.
+// latents' channel count, OUT.mp4 per prompt; each file under a temporary name, renamed when
+// whole. Events: started (job sample), sample_step per step, sample per video, finished; SIGTERM
+// or `cancel` stops between steps (exit 130): the video under way writes nothing.
 
 #include <chrono>
 #include <cstdio>
@@ -14,6 +13,8 @@
 
 #include "cli/args.h"
 #include "cli/verb.h"
+#include "cli/verbs/sample_experts.h"
+#include "cli/verbs/sample_prompts.h"
 #include "contract/events.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -34,8 +35,10 @@
 #include "runtime/events.h"
 #include "runtime/progress.h"
 #include "text/prompts.h"
+#include "train/experts/expert_lora.h"
 #include "train/experts/sample_render.h"
 #include "train/memory_estimate.h"
+#include "train/training_device.h"
 #include "train/experts/text_embeddings.h"
 #include "train/experts/text_encoding.h"
 
@@ -43,118 +46,6 @@ namespace ws::cli {
 namespace {
 
 using json = nlohmann::json;
-
-struct Experts {
-  sampling::SamplerModels models;
-  json record;  // where they came from
-};
-
-// The weights' identity for the record: a Wan Studio checkpoint by path and step, small files
-// by their SHA-256, large ones (released experts are tens of GB) by path and size.
-json weights_identity(const std::string& path) {
-  json j{{"path", path}};
-  const std::string file = fs::is_dir(path) ? fs::join(path, "diffusion_pytorch_model.safetensors") : path;
-  if (fs::exists(file) && fs::file_size(file) < (uint64_t{2} << 30)) j["sha256"] = sha256_file(file);
-  return j;
-}
-
-// The base of a LoRA checkpoint's expert: its own folder (fresh experts), else the path its
-// state.json names as the source.
-std::string lora_checkpoint_base(const std::string& ckpt, bool high) {
-  const std::string own = fs::join(ckpt, high ? "high_noise_transformer" : "low_noise_transformer");
-  if (fs::is_dir(own)) return own;
-  const std::string state = fs::join(ckpt, "trainer_state/state.json");
-  if (fs::exists(state)) {
-    const json j = json::parse(fs::read_file(state), nullptr, false);
-    const char* tag = high ? "high" : "low";
-    if (j.is_object() && j.contains("sources") && j["sources"].contains(tag) && j["sources"][tag].is_string() &&
-        j["sources"][tag].get<std::string>() != "fresh")
-      return j["sources"][tag].get<std::string>();
-  }
-  throw Error(ckpt + ": a LoRA checkpoint that names no base for the " + (high ? "high" : "low") +
-              "-noise expert: give --high_noise_model and --low_noise_model");
-}
-
-Experts load_experts(const Args& a) {
-  Experts e;
-  std::string high, low, single, lora_high = a.str("lora_high"), lora_low = a.str("lora_low");
-  if (a.has("ckpt_dir")) {
-    const std::string d = a.str("ckpt_dir");
-    if (!fs::is_dir(d)) throw Error(d + ": not a folder");
-    if (fs::exists(fs::join(d, "high_noise_lora.safetensors")) &&
-        fs::exists(fs::join(d, "low_noise_lora.safetensors"))) {
-      // A LoRA run's checkpoint: its adapters on their bases (flags may name other bases).
-      high = a.has("high_noise_model") ? a.str("high_noise_model") : lora_checkpoint_base(d, true);
-      low = a.has("low_noise_model") ? a.str("low_noise_model") : lora_checkpoint_base(d, false);
-      if (lora_high.empty()) lora_high = fs::join(d, "high_noise_lora.safetensors");
-      if (lora_low.empty()) lora_low = fs::join(d, "low_noise_lora.safetensors");
-    }
-    // A Wan Studio checkpoint, then the official layout, then one model.
-    for (auto [h, l] : {std::pair<const char*, const char*>{"high_noise_transformer", "low_noise_transformer"},
-                        {"high_noise_model", "low_noise_model"}}) {
-      if (!high.empty()) break;
-      if (fs::is_dir(fs::join(d, h)) && fs::is_dir(fs::join(d, l))) {
-        high = fs::join(d, h);
-        low = fs::join(d, l);
-      }
-    }
-    if (high.empty()) {
-      if (!fs::exists(fs::join(d, "config.json")))
-        throw Error(
-            d +
-            ": neither an expert pair (high_noise_transformer/ + low_noise_transformer/, or high_noise_model/ + "
-            "low_noise_model/) nor a model folder (config.json)");
-      single = d;
-    }
-  } else if (a.has("high_noise_model") || a.has("low_noise_model")) {
-    if (!a.has("high_noise_model") || !a.has("low_noise_model"))
-      throw UsageError("give both --high_noise_model and --low_noise_model");
-    high = a.str("high_noise_model");
-    low = a.str("low_noise_model");
-  } else if (a.has("model")) {
-    single = a.str("model");
-  } else {
-    throw UsageError("no experts: --ckpt_dir, --high_noise_model with --low_noise_model, or --model");
-  }
-  // --lora_scale HIGH [LOW]: one value scales both adapters.
-  double scale_high = 1.0, scale_low = 1.0;
-  if (a.has("lora_scale")) {
-    const auto v = a.strs("lora_scale");
-    if (v.empty() || v.size() > 2) throw UsageError("--lora_scale takes one multiplier, or two: HIGH LOW");
-    scale_high = parse_real(v[0], "lora_scale");
-    scale_low = parse_real(v.back(), "lora_scale");
-  }
-  if (!single.empty()) {
-    if (!lora_high.empty())
-      throw UsageError("one model: give its adapter as --lora_low (the model is the low-noise slot)");
-    e.models.low = models::load_wan_model(single);
-    e.record = {{"model", weights_identity(single)}};
-  } else {
-    e.models.high = models::load_wan_model(high);
-    e.models.low = models::load_wan_model(low);
-    e.record = {{"high_noise_model", weights_identity(high)}, {"low_noise_model", weights_identity(low)}};
-    const auto &h = e.models.high->config(), &l = e.models.low->config();
-    if (h.in_dim != l.in_dim || h.out_dim != l.out_dim || h.text_dim != l.text_dim || h.model_type != l.model_type)
-      throw Error("the high and low experts differ in model_type, in_dim, out_dim or text_dim");
-  }
-  for (auto [file, model, scale, key] : {std::make_tuple(lora_high, &e.models.high, scale_high, "lora_high"),
-                                         std::make_tuple(lora_low, &e.models.low, scale_low, "lora_low")}) {
-    if (file.empty()) continue;
-    const models::WanLora lora = models::WanLora::load(file);
-    try {
-      lora.attach(**model, scale);
-    } catch (const Error& err) {
-      throw Error(file + ": " + err.what());
-    }
-    json id = weights_identity(file);
-    id["scale"] = scale;
-    id["rank"] = lora.rank();
-    e.record[key] = id;
-  }
-  for (auto* m : {&e.models.high, &e.models.low})
-    if (*m) (*m)->eval();
-  return e;
-}
 
 // Stops with the figures, before the sampler allocates anything, when the render would need more
 // memory than this host offers (--force goes on anyway): absurd sizes end with a clear error, not
@@ -224,57 +115,113 @@ train::SampleSettings resolve_settings(const Args& a, const models::WanConfig& c
   return s;
 }
 
-// A prompt's embedding: its file, or the text looked up in (and, with an encoder, added to) the
-// embeddings folder by the SHA-256 of its bytes.
+// Every prompt text's embedding in the folder, the missing ones encoded in one pass (the text
+// encoder is loaded once and freed before the experts compute).
+void encode_prompt_texts(const Args& a, const std::vector<std::string>& texts, const models::WanConfig& c) {
+  if (texts.empty()) return;
+  if (!a.has("text_embeddings_dir"))
+    throw UsageError(
+        "a prompt text needs --text_embeddings_dir (with --text_encoder_path to encode it), or give an embedding file");
+  std::vector<train::CaptionJob> jobs;
+  for (const auto& t : texts) {
+    const std::string path = fs::join(a.str("text_embeddings_dir"), sha256_hex(t) + ".safetensors");
+    if (fs::exists(path) && !a.has("text_encoder_path")) continue;
+    if (!a.has("text_encoder_path") || !a.has("tokenizer_path"))
+      throw Error("no embedding for \"" + t.substr(0, 60) + "\" (" + path +
+                  "): give --text_encoder_path and --tokenizer_path to encode it");
+    jobs.push_back({t, path, "\"" + t.substr(0, 40) + "\""});
+  }
+  if (jobs.empty()) return;
+  train::TextEncoderOptions o;
+  o.encoder_path = a.str("text_encoder_path");
+  o.tokenizer_path = a.str("tokenizer_path");
+  o.text_len = c.text_len;
+  train::encode_captions(jobs, o, {}, {}, c.text_dim);
+}
+
+// A prompt's embedding: its file, or the text's in the embeddings folder (by the SHA-256 of its bytes).
 torch::Tensor prompt_context(const Args& a, const std::string& text, const std::string& file,
-                             const models::WanConfig& c, const std::string& label, json* record) {
+                             const models::WanConfig& c, json* record) {
   if (!file.empty()) {
     (*record)["file"] = file;
     (*record)["sha256"] = sha256_file(file);
     return train::load_text_embedding(file, c.text_len, c.text_dim);
   }
-  if (!a.has("text_embeddings_dir"))
-    throw UsageError(
-        "a prompt text needs --text_embeddings_dir (with --text_encoder_path to encode it), or give an embedding file");
-  const std::string path = fs::join(a.str("text_embeddings_dir"), sha256_hex(text) + ".safetensors");
   (*record)["text"] = text;
   (*record)["sha256"] = sha256_hex(text);
-  if (!fs::exists(path) || a.has("text_encoder_path")) {
-    if (!a.has("text_encoder_path") || !a.has("tokenizer_path"))
-      throw Error("no embedding for \"" + text.substr(0, 60) + "\" (" + path +
-                  "): give --text_encoder_path and --tokenizer_path to encode it");
-    train::TextEncoderOptions o;
-    o.encoder_path = a.str("text_encoder_path");
-    o.tokenizer_path = a.str("tokenizer_path");
-    o.text_len = c.text_len;
-    train::encode_captions({{text, path, label}}, o, {}, {}, c.text_dim);
-  }
-  return train::load_text_embedding(path, c.text_len, c.text_dim);
+  return train::load_text_embedding(fs::join(a.str("text_embeddings_dir"), sha256_hex(text) + ".safetensors"),
+                                    c.text_len, c.text_dim);
 }
 
 // i2v: the image followed by zero frames, encoded as one clip; ti2v: the image alone. An
 // `image_latent` tensor in a .safetensors is taken as it is.
-torch::Tensor image_latent(const Args& a, const train::SampleSettings& s, const models::WanConfig& c,
+torch::Tensor image_latent(const std::string& path, const train::SampleSettings& s, const models::WanConfig& c,
                            models::WanVae* vae) {
-  const std::string path = a.str("image");
   if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
     auto sd = io::read_safetensors(path);
     if (!sd.count("image_latent")) throw Error(path + ": no tensor 'image_latent'");
     return sd.at("image_latent").to(torch::kFloat);
   }
-  if (!vae) throw UsageError("--image with a picture needs --vae_path (or give a .safetensors with image_latent)");
+  if (!vae) throw UsageError("an image as a picture needs --vae_path (or give a .safetensors with image_latent)");
   // Resized to cover the video's size and centre-cropped (the reference resizes to the exact size).
   torch::Tensor img = data::read_clip(path, {0}, s.height, s.width);  // [3, 1, H, W]
   torch::Tensor clip =
       c.model_type == "i2v" ? torch::cat({img, torch::zeros({3, s.frames - 1, s.height, s.width})}, 1) : img;
-  return vae->encode(clip.unsqueeze(0)).squeeze(0);
+  return vae->encode(clip.unsqueeze(0)).squeeze(0).to(torch::kCPU, torch::kFloat);
 }
+
+// The prompts of the run: --prompts_file's, or the one of --prompt / --prompt_embedding / --image.
+std::vector<SamplePrompt> run_prompts(const Args& a) {
+  if (a.has("prompts_file")) {
+    if (a.has("prompt") || a.has("prompt_embedding"))
+      throw UsageError("give --prompts_file or --prompt / --prompt_embedding, not both");
+    return read_prompts_file(a.str("prompts_file"));
+  }
+  if (a.has("prompt") == a.has("prompt_embedding"))
+    throw UsageError("give --prompt, --prompt_embedding or --prompts_file (one of them)");
+  SamplePrompt p;
+  p.text = a.str("prompt");
+  p.embedding = a.str("prompt_embedding");
+  return {p};
+}
+
+// One prompt's settings: the run's, with the prompt's own seed, size and frames; seed i of a
+// prompts file is the base seed + i unless the prompt gives one.
+train::SampleSettings prompt_settings(const train::SampleSettings& base, const SamplePrompt& p, size_t i) {
+  train::SampleSettings s = base;
+  if (p.size) std::tie(s.height, s.width) = parse_size(*p.size);
+  if (p.frames) s.frames = *p.frames;
+  s.seed = p.seed ? static_cast<uint64_t>(*p.seed) : base.seed + i;
+  return s;
+}
+
+// Where a prompt's files go: --save_file itself for one prompt; for a prompts file --save_file
+// names a folder (default samples/) holding <name>.mp4, .json and .latents.safetensors.
+std::string output_base(const Args& a, const SamplePrompt& p, const train::SampleSettings& s, bool many) {
+  if (many) return fs::join(a.str("save_file", "samples"), p.name);
+  std::string base = a.has("save_file") ? a.str("save_file") : "sample_" + std::to_string(s.seed) + ".mp4";
+  if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mp4") == 0) base.resize(base.size() - 4);
+  return base;
+}
+
+// Moves the models for a step of `high` (--offload: only the active expert on the device) and
+// sets block swap; the idle expert waits in host memory.
+struct Placement {
+  torch::Device device = torch::kCPU;
+  bool offload = false;
+  void activate(sampling::SamplerModels& m, bool high) const {
+    models::WanModel& on = high && m.high ? m.high : m.low;
+    models::WanModel& off = high ? m.low : m.high;
+    if (offload && off && off->device() != torch::Device(torch::kCPU)) off->move_to(torch::kCPU);
+    if (on->device() != device) on->move_to(device);
+  }
+};
 
 int run_sample(const std::vector<std::string>& argv) {
   Args a("sample",
          "sample (--ckpt_dir DIR | --high_noise_model P --low_noise_model P | --model P) "
-         "(--prompt TEXT | --prompt_embedding FILE) [options]",
-         "Renders one video with the experts: the seed's noise, the flow-matching sampler (UniPC or DPM++,\n"
+         "(--prompt TEXT | --prompt_embedding FILE | --prompts_file FILE) [options]",
+         "Renders videos with the experts: the seed's noise, the flow-matching sampler (UniPC or DPM++,\n"
          "classifier-free guidance with a scale per expert, the switch at the boundary), then the VAE.\n"
          "Defaults come from the preset the experts imply (t2v-A14B, i2v-A14B, ti2v-5B); flags win.");
   a.value("ckpt_dir", "DIR", "a Wan Studio checkpoint-<N>/, an official model folder, or one model folder");
@@ -288,6 +235,9 @@ int run_sample(const std::vector<std::string>& argv) {
   a.value("config_path", "YAML", "VideoX-Fun model YAML: its boundary and scheduler shift");
   a.value("prompt", "TEXT", "the prompt");
   a.value("prompt_embedding", "FILE", "the prompt as an embedding file (`context` [L, text_dim])");
+  a.value("prompts_file", "FILE",
+          "several videos in one run: one prompt per line, or a JSON list of prompts or objects (prompt or "
+          "prompt_embedding, negative_prompt, seed, size, frame_num, image, name); --save_file then names a folder");
   a.value("negative_prompt", "TEXT", "default: Wan's sample_neg_prompt");
   a.value("negative_prompt_embedding", "FILE", "the negative prompt as an embedding file");
   a.value("text_embeddings_dir", "DIR", "embeddings by the SHA-256 of the text (encode-text's folder)");
@@ -302,25 +252,45 @@ int run_sample(const std::vector<std::string>& argv) {
   a.list("sample_guide_scale", "G", "guidance: one scale, or LOW HIGH (the low- and the high-noise expert's)",
          real_range(0, 100));
   a.value("boundary_ratio", "B", "switch to the low-noise expert below t = 1000·B", real_range(0, 1));
-  a.value("base_seed", "S", "noise seed (default: a random one, recorded)", int_range(-1, 9007199254740991.0));
+  a.value("base_seed", "S", "noise seed (default: a random one, recorded); prompt i of a file: S + i",
+          int_range(-1, 9007199254740991.0));
   a.value("seed", "S", "the same as --base_seed", int_range(-1, 9007199254740991.0));
   a.value("vae_path", "FILE", "the VAE for the MP4 (its latent channels must be the experts')");
   a.value("vae_type", "TYPE", "auto (default), wan2.1 or wan2.2", one_of({"auto", "wan2.1", "wan2.2"}));
   a.value("save_file", "OUT.mp4",
-          "output name (default sample_<seed>.mp4); OUT.latents.safetensors and OUT.json beside it");
+          "output name (default sample_<seed>.mp4); OUT.latents.safetensors and OUT.json beside it; with "
+          "--prompts_file a folder (default samples)");
   a.value("fps", "N", "frame rate of the MP4 (default: the preset's)", int_range(1, 240));
+  a.value("device", "DEV", "auto (a GPU when there is one), cpu, cuda or cuda:N");
+  a.value("dtype", "fp32|bf16", "bf16: the block Linears stored in bf16, matmuls and attention in bf16",
+          one_of({"fp32", "bf16"}));
+  a.flag("offload", "only the active expert on the device; the idle one and the VAE wait in host memory");
+  a.value("blocks_to_swap", "N",
+          "the last N blocks of each expert wait in host memory and are copied to the device just before they run",
+          int_range(0, 1000));
   a.flag("preview", "the cheap preset: 12 steps, 256x256, 17 frames");
   a.flag("force", "render even when the estimate says the memory will not suffice");
   a.value("threads", "N", "CPU threads (default: all cores)", int_range(1, 1024));
   if (!a.parse(argv)) return 0;
-  if (a.has("prompt") == a.has("prompt_embedding"))
-    throw UsageError("give --prompt or --prompt_embedding (one of them)");
+  const std::vector<SamplePrompt> prompts = run_prompts(a);
+  const bool many = a.has("prompts_file");
   if (a.has("threads")) at::set_num_threads(static_cast<int>(a.integer("threads", 1)));
 
   // Numbers are checked before any weight is read: NaN, inf or text is a usage error at once.
   for (const char* k : {"sample_shift", "boundary_ratio"}) a.real(k, 0.0);
   for (const char* k : {"sample_guide_scale", "lora_scale"})
     for (const auto& v : a.strs(k)) parse_real(v, k);
+  Placement place;
+  const std::string dev = a.str("device", "auto");
+  try {
+    place.device = dev == "auto" ? train::training_device(0) : torch::Device(dev);
+  } catch (const c10::Error&) {
+    throw UsageError("--device: auto, cpu, cuda or cuda:N, got '" + dev + "'");
+  }
+  if (place.device.is_cuda() && !torch::cuda::is_available())
+    throw Error("--device " + dev + ": this build or machine has no CUDA device");
+  place.offload = a.boolean("offload");
+  const bool bf16 = a.str("dtype", "fp32") == "bf16";
 
   runtime::install_cancel_handlers();
   runtime::stop_inside_computations();  // a render is one long pass: Cancel ends it within a block
@@ -330,92 +300,163 @@ int run_sample(const std::vector<std::string>& argv) {
     Experts ex = load_experts(a);
     const models::WanConfig& cfg = ex.models.low->config();
     const bool two = static_cast<bool>(ex.models.high);
-    train::SampleSettings s = resolve_settings(a, cfg, two);
-    const auto shape = train::sample_latent_shape(s, cfg.out_dim);  // size and frames checked before any work
+    const train::SampleSettings base = resolve_settings(a, cfg, two);
+    std::vector<train::SampleSettings> settings;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      settings.push_back(prompt_settings(base, prompts[i], i));
+      train::sample_latent_shape(settings.back(), cfg.out_dim);  // size and frames checked before any work
+    }
     if (two) {
       int64_t high = 0;
-      for (int64_t t : sampling::flow_schedule(s.sampler.solver, s.sampler.steps, s.sampler.shift).timesteps)
-        high += sampling::choose_expert(s.sampler, true, t).high;
-      if (high == 0 || high == s.sampler.steps)
+      for (int64_t t : sampling::flow_schedule(base.sampler.solver, base.sampler.steps, base.sampler.shift).timesteps)
+        high += sampling::choose_expert(base.sampler, true, t).high;
+      if (high == 0 || high == base.sampler.steps)
         events.log("warning",
                    std::string("this schedule gives the ") + (high ? "low" : "high") + "-noise expert no step");
     }
+    // The prompts' texts (and the negative prompts') are encoded before the experts compute.
+    const std::string default_negative =
+        a.str("negative_prompt").empty() ? std::string(text::kWanNegativePrompt) : a.str("negative_prompt");
+    std::vector<std::string> texts;
+    for (const auto& p : prompts) {
+      if (p.embedding.empty()) texts.push_back(p.text);
+      if (!p.negative_embedding && (p.negative || !a.has("negative_prompt_embedding")))
+        texts.push_back(p.negative && !p.negative->empty() ? *p.negative : default_negative);
+    }
+    encode_prompt_texts(a, texts, cfg);
+
+    bool any_image = a.has("image");
+    for (const auto& p : prompts) any_image = any_image || !p.image.empty();
     std::unique_ptr<models::WanVae> vae;
     if (a.has("vae_path")) {
       json vc = json::object();
       if (a.has("vae_type")) vc["vae_type"] = a.str("vae_type");
       models::WanVaeOptions vo;
-      vo.decoder_only = !a.has("image");  // the encoder serves only an i2v/ti2v picture
+      vo.decoder_only = !any_image;  // the encoder serves only i2v/ti2v pictures
+      if (place.device.is_cuda()) {
+        vo.device = place.device.str();
+        vo.bf16 = bf16;
+        vo.low_vram = place.offload;  // its weights visit the device per call, after the experts left
+      }
       vae = models::WanVae::load(a.str("vae_path"), vc, vo);
       if (vae->z_dim() != cfg.out_dim)
         throw Error(a.str("vae_path") + ": the VAE has " + std::to_string(vae->z_dim()) +
                     " latent channels, the experts " + std::to_string(cfg.out_dim));
     }
-    if (!a.boolean("force")) refuse_what_cannot_fit(s, shape, cfg, vae.get());
-    json record = s.to_json();
-    record["experts"] = ex.record;
-    train::SampleConditioning cond;
-    json prompt = json::object(), negative = json::object();
-    cond.context = prompt_context(a, a.str("prompt"), a.str("prompt_embedding"), cfg, "the prompt", &prompt);
-    // An empty negative prompt means Wan's default, as in the reference pipelines.
-    const std::string neg_text =
-        a.str("negative_prompt").empty() ? std::string(text::kWanNegativePrompt) : a.str("negative_prompt");
-    cond.context_null =
-        prompt_context(a, neg_text, a.str("negative_prompt_embedding"), cfg, "the negative prompt", &negative);
-    record["prompt"] = prompt;
-    record["negative_prompt"] = negative;
-    if (cfg.model_type == "i2v" || (cfg.model_type == "ti2v" && a.has("image"))) {
-      if (!a.has("image")) throw UsageError("i2v experts need --image");
-      cond.image_latent = image_latent(a, s, cfg, vae.get());
-      auto want = shape;
-      if (cfg.model_type == "ti2v") want[1] = 1;  // the image alone
-      if (cond.image_latent.sizes().vec() != want)
-        throw Error(a.str("image") + ": the image latent is " + io::shape_str(cond.image_latent.sizes().vec()) +
-                    ", the video needs " + io::shape_str(want));
-      record["image"] = a.str("image");
+    for (auto* m : {&ex.models.high, &ex.models.low}) {
+      if (!*m) continue;
+      if (bf16) {
+        train::store_block_linears(**m, torch::kBFloat16);
+        (*m)->set_compute_dtype(torch::kBFloat16);
+      }
+      if (a.has("blocks_to_swap")) {
+        const int64_t n = a.integer("blocks_to_swap", 0);
+        if (n > (*m)->config().num_layers)
+          throw UsageError("--blocks_to_swap " + std::to_string(n) + ": the experts have " +
+                           std::to_string((*m)->config().num_layers) + " blocks");
+        (*m)->set_blocks_to_swap(n);
+      }
     }
-    std::string base = a.has("save_file") ? a.str("save_file") : "sample_" + std::to_string(s.seed) + ".mp4";
-    if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mp4") == 0) base.resize(base.size() - 4);
+    if (!place.offload)
+      for (auto* m : {&ex.models.high, &ex.models.low})
+        if (*m) (*m)->move_to(place.device);
+    ex.models.activate = [&place, &ex](bool high) { place.activate(ex.models, high); };
+    if (!a.boolean("force"))
+      for (const auto& s : settings)
+        refuse_what_cannot_fit(s, train::sample_latent_shape(s, cfg.out_dim), cfg, vae.get());
 
+    json run = base.to_json();
+    run["experts"] = ex.record;
+    run["dtype"] = bf16 ? "bf16" : "fp32";
+    run["device"] = place.device.str();
+    run["offload"] = place.offload;
+    run["blocks_to_swap"] = ex.models.low->blocks_to_swap();
+    if (many) run["prompts_file"] = a.str("prompts_file");
     contract::StartedEvent st;
     st.job = "sample";
-    st.config = record;
+    st.config = run;
     events.emit(st);
-    ws::log::info("sample: {} steps of {}, {}x{}x{}, seed {}", s.sampler.steps, sampling::solver_name(s.sampler.solver),
-                  s.width, s.height, s.frames, s.seed);
-    runtime::ProgressBar bar("sample", static_cast<size_t>(s.sampler.steps));
-    const auto t0 = std::chrono::steady_clock::now();
-    auto on_step = [&](const sampling::SamplerStep& step) {
-      const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-      const double eta =
-          secs / static_cast<double>(step.index + 1) * static_cast<double>(s.sampler.steps - step.index - 1);
-      events.emit(contract::SampleStepEvent{0, step.index + 1, s.sampler.steps, step.expert, step.timestep, eta});
-      bar.update(static_cast<size_t>(step.index + 1));
-    };
-    // Every step asks for the same sizes again: freed blocks stay for the next (as in training);
-    // the decode that follows is one call, so its transients go back to the system.
-    runtime::keep_large_blocks_for_reuse();
-    torch::Tensor z =
-        train::render_latents(ex.models, s, cfg.out_dim, cond, on_step, [] { return runtime::cancel_requested(); });
-    runtime::return_large_blocks_to_system();
-    runtime::release_free_heap();
-    if (!z.defined()) {
-      events.finished("cancelled", 0);
-      return 130;
+    int64_t steps_done = 0;
+    for (size_t i = 0; i < prompts.size(); ++i) {
+      const SamplePrompt& p = prompts[i];
+      const train::SampleSettings& s = settings[i];
+      const auto shape = train::sample_latent_shape(s, cfg.out_dim);
+      json record = s.to_json();
+      record["experts"] = ex.record;
+      record["dtype"] = run["dtype"];
+      train::SampleConditioning cond;
+      json prompt = json::object(), negative = json::object();
+      cond.context = prompt_context(a, p.text, p.embedding, cfg, &prompt);
+      // An empty negative prompt means Wan's default, as in the reference pipelines.
+      const std::string neg_file = p.negative_embedding.value_or(p.negative ? "" : a.str("negative_prompt_embedding"));
+      cond.context_null = prompt_context(a, p.negative && !p.negative->empty() ? *p.negative : default_negative,
+                                         neg_file, cfg, &negative);
+      record["prompt"] = prompt;
+      record["negative_prompt"] = negative;
+      const std::string image = p.image.empty() ? a.str("image") : p.image;
+      if (cfg.model_type == "i2v" || (cfg.model_type == "ti2v" && !image.empty())) {
+        if (image.empty()) throw UsageError("i2v experts need --image (or an image per prompt)");
+        cond.image_latent = image_latent(image, s, cfg, vae.get());
+        auto want = shape;
+        if (cfg.model_type == "ti2v") want[1] = 1;  // the image alone
+        if (cond.image_latent.sizes().vec() != want)
+          throw Error(image + ": the image latent is " + io::shape_str(cond.image_latent.sizes().vec()) +
+                      ", the video needs " + io::shape_str(want));
+        record["image"] = image;
+      }
+      const std::string out = output_base(a, p, s, many);
+      if (many) fs::make_dirs(a.str("save_file", "samples"));
+      ws::log::info("sample {}/{}: {} steps of {}, {}x{}x{}, seed {}", i + 1, prompts.size(), s.sampler.steps,
+                    sampling::solver_name(s.sampler.solver), s.width, s.height, s.frames, s.seed);
+      runtime::ProgressBar bar("sample", static_cast<size_t>(s.sampler.steps));
+      const auto t0 = std::chrono::steady_clock::now();
+      const auto index = static_cast<int64_t>(i);
+      auto on_step = [&](const sampling::SamplerStep& step) {
+        const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        const double eta =
+            secs / static_cast<double>(step.index + 1) * static_cast<double>(s.sampler.steps - step.index - 1);
+        events.emit(contract::SampleStepEvent{index, step.index + 1, s.sampler.steps, step.expert, step.timestep, eta});
+        bar.update(static_cast<size_t>(step.index + 1));
+      };
+      // Every step asks for the same sizes again: freed blocks stay for the next (as in training);
+      // the decode that follows is one call, so its transients go back to the system.
+      runtime::keep_large_blocks_for_reuse();
+      const models::BlockSwapStats swap0 = ex.models.low->block_swap_stats();
+      torch::Tensor z =
+          train::render_latents(ex.models, s, cfg.out_dim, cond, on_step, [] { return runtime::cancel_requested(); });
+      runtime::return_large_blocks_to_system();
+      runtime::release_free_heap();
+      if (!z.defined()) {
+        events.finished("cancelled", steps_done);
+        return 130;
+      }
+      z = z.to(torch::kCPU, torch::kFloat);
+      if (place.offload)  // the experts leave the device before the VAE decodes
+        for (auto* m : {&ex.models.high, &ex.models.low})
+          if (*m) (*m)->move_to(torch::kCPU);
+      const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+      std::string why;
+      // The latent file records what decides the latents; the sidecar adds the VAE, the time and the swap.
+      json sidecar = record;
+      sidecar["seconds"] = seconds;
+      sidecar["device"] = run["device"];
+      sidecar["offload"] = place.offload;
+      if (ex.models.low->blocks_to_swap() > 0) {
+        const models::BlockSwapStats swap1 = ex.models.low->block_swap_stats();
+        sidecar["blocks_to_swap"] = ex.models.low->blocks_to_swap();
+        sidecar["swap_copies_low"] = swap1.copies - swap0.copies;
+        sidecar["swap_wait_s_low"] = swap1.wait_s - swap0.wait_s;
+      }
+      if (vae) sidecar["vae_path"] = a.str("vae_path");
+      train::SampleFiles f = train::write_sample(out, z, record, sidecar, vae.get(), s.fps, &why);
+      if (!why.empty()) events.log("info", why);
+      events.emit(contract::SampleEvent{index, f.latents, f.video, f.sidecar, seconds});
+      steps_done += s.sampler.steps;
     }
-    const double seconds = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
-    std::string why;
-    // The latent file records what decides the latents; the sidecar adds the VAE and the time.
-    json sidecar = record;
-    sidecar["seconds"] = seconds;
-    if (vae) sidecar["vae_path"] = a.str("vae_path");
-    train::SampleFiles f = train::write_sample(base, z, record, sidecar, vae.get(), s.fps, &why);
-    if (!why.empty()) events.log("info", why);
-    events.emit(contract::SampleEvent{0, f.latents, f.video, f.sidecar, seconds});
-    events.finished("completed", s.sampler.steps);
+    events.finished("completed", steps_done);
     return 0;
   } catch (const Interrupted&) {
-    events.finished("cancelled", 0);  // nothing was written: the files appear only complete
+    events.finished("cancelled", 0);  // nothing of the video under way was written: files appear only complete
     return 130;
   } catch (const std::exception& e) {
     events.error(e.what());
@@ -426,6 +467,6 @@ int run_sample(const std::vector<std::string>& argv) {
 
 }  // namespace
 
-WS_VERB("sample", "render a video with expert checkpoints (flow-matching sampler, CFG, the VAE)", &run_sample);
+WS_VERB("sample", "render videos with expert checkpoints (flow-matching sampler, CFG, the VAE)", &run_sample);
 
 }  // namespace ws::cli

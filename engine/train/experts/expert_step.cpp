@@ -165,9 +165,9 @@ void ExpertStep::begin_accumulation() {
 
 void ExpertStep::to(const torch::Device& device) {
   if (device == model_->device()) return;
-  model_->to(device);
+  model_->move_to(device);  // swapped blocks stay in host memory, their moments with them
   if (lora_) lora_->to(device);
-  optimizer_->to(device);
+  optimizer_->to(device, /*follow_parameters=*/model_->blocks_to_swap() > 0);
   torch::NoGradGuard ng;
   for (auto& m : masters_)  // in place: the optimizer holds these tensors
     if (m.defined()) m.set_data(m.data().to(device));
@@ -186,6 +186,7 @@ double ExpertStep::accumulate(const ExpertStepInput& in_any, double weight, torc
   // Weight 1 backpropagates the loss itself, so the single-sample path stays bit-identical.
   if (weight == 1.0) loss.backward();
   else (loss * weight).backward();
+  model_->release_swapped();  // the backward ends with the lowest swapped block on the device
   if (x_t) *x_t = mi.x_t;
   return loss.item<double>();
 }
@@ -213,7 +214,7 @@ ClipResult ExpertStep::finish_gradients() {
   for (const auto& t : targets)
     if (t.grad().defined()) {
       auto m = max_abs_value(t.grad());
-      mx = mx.defined() ? torch::maximum(mx, m) : m;
+      mx = mx.defined() ? torch::maximum(mx, m.to(mx.device())) : m;  // swapped blocks' on the host
     }
   max_abs_ = mx.defined() ? mx.item<double>() : 0.0;
   return clip_gradients(targets, opts_.clip, global_step_);

@@ -102,6 +102,11 @@ io::OptionSchema experts_option_schema() {
   s.boolean("gradient_checkpointing", true, "recompute each block's activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
   s.boolean("low_vram", true, "keep the idle expert on the CPU (GPU builds)");
+  s.integer("blocks_to_swap", 0,
+            "the last N blocks of each expert wait in host memory and are copied onto the device just before they "
+            "run, the next one's copy overlapping this one's compute (needs gradient_checkpointing)")
+      .min("blocks_to_swap", 0)
+      .max("blocks_to_swap", 1000);
   s.boolean("overlap_vae_encode", false,
             "take and encode the next micro-batch while the experts train on this one (the VAE and the experts then "
             "share the cores or the GPU)");

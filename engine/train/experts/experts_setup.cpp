@@ -453,6 +453,19 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
         std::string("fp8 e4m3: the frozen base's block Linears keep only e4m3 codes (1 byte per weight)") +
         (torch::cuda::is_available() ? "" : "; on the CPU the matmuls decode them first (slower than fp32)"));
 
+  // Block swap: results equal to no swap (it is not in the maths); what it does not combine with.
+  s.blocks_to_swap = cfg.integer("blocks_to_swap");
+  if (s.blocks_to_swap > 0) {
+    if (s.blocks_to_swap > s.high.config.num_layers)
+      cfg.error("blocks_to_swap", "the experts have " + std::to_string(s.high.config.num_layers) + " blocks, got " +
+                                      std::to_string(s.blocks_to_swap));
+    else if (!s.optimizer.gradient_checkpointing)
+      cfg.error("blocks_to_swap",
+                "needs gradient_checkpointing: true (a swapped block's weights leave the device after its forward)");
+    else if (s.zero2 || s.bf16_weights)
+      cfg.error("blocks_to_swap", "does not combine with zero_stage 2 or weight_dtype bf16 yet");
+  }
+
   s.maths = experts_maths_options(cfg);
   return s;
 }

@@ -186,6 +186,7 @@ std::optional<StepReport> Trainer::attempt_step(bool* skipped) {
   bool ended = false;
   StepTimes times;
   bool encoded_ahead = false;
+  const models::BlockSwapStats swap0 = e.model()->block_swap_stats();
   for (int64_t micro = 0; micro < A; ++micro) {
     Prepared p = ahead_.next(times, [this] { return prepare_batch(false); });
     batch = std::move(p.batch);
@@ -248,6 +249,11 @@ std::optional<StepReport> Trainer::attempt_step(bool* skipped) {
   StepReport r = report(high, loss, clip, max_abs, ts, first_frame, batch, samples);
   times.add_to(r.extra);
   r.extra["encoded_ahead"] = encoded_ahead;
+  if (setup_.blocks_to_swap > 0) {  // the copies' part of model_s, and their count
+    const models::BlockSwapStats swap1 = e.model()->block_swap_stats();
+    r.extra["swap_wait_s"] = swap1.wait_s - swap0.wait_s;
+    r.extra["swap_copies"] = swap1.copies - swap0.copies;
+  }
   return r;
 }
 

@@ -92,6 +92,7 @@ void Trainer::build_models() {
     m->set_fp8(setup_.fp8);
     // bf16 matmuls and attention from fp32 master weights (docs/design/wan-dit.md §8), on the GPU only.
     if (device_.is_cuda() && setup_.run.bf16) m->set_compute_dtype(torch::kBFloat16);
+    m->set_blocks_to_swap(setup_.blocks_to_swap);
     ExpertStepOptions o;
     o.learning_rate = expert_lr;
     o.adam = setup_.optimizer.adam;
