@@ -3,7 +3,8 @@
 # `sample` on a checkpoint of tiny experts trained here: an MP4, the latents and the JSON record;
 # the t2v-A14B preset's expert split; bit-identical latents for the same seed, other ones for
 # another seed or guidance; prompts as texts through the demo's UMT5; cancel leaves no file;
-# bad settings are one-line errors.
+# block swap gives the same latents and bf16 others; a prompts file (lines or JSON) renders each
+# prompt into a folder; bad settings are one-line errors.
 source "$(dirname "$0")/lib/common.sh"
 cfg="$data/../../configs"
 vae="$data/vae/vae_dev_weights.safetensors"
@@ -62,7 +63,42 @@ grep -q '"status":"cancelled"' "$tmp/cancel.out" || fail "not cancelled"
 ls "$tmp" | grep -q '^x\.' && fail "a cancelled render left files: $(ls "$tmp" | grep '^x\.')"
 ls -a "$tmp" | grep -q 'tmp' && fail "temporary files left"
 
-# 4. Bad settings fail before any work.
+# 4. Block swap renders the same latents; bf16 renders others; a prompts file renders each prompt
+#    (seed i = base + i) into a folder, and a JSON list gives prompts their own seed and name.
+"$engine" sample --ckpt_dir "$ck" --prompt "a red circle moving left" "${text[@]}" "${small[@]}" --seed 7 \
+  --blocks_to_swap 1 --save_file "$tmp/s.mp4" >/dev/null 2>"$tmp/s.err" || fail "block swap: $(tail -2 "$tmp/s.err")"
+cmp -s "$tmp/b.latents.safetensors" "$tmp/s.latents.safetensors" || fail "block swap changed the latents"
+grep -q '"swap_copies_low": [1-9]' "$tmp/s.json" || fail "no swap copies recorded: $(cat "$tmp/s.json")"
+"$engine" sample --ckpt_dir "$ck" --prompt "a red circle moving left" "${text[@]}" "${small[@]}" --seed 7 \
+  --dtype bf16 --offload --save_file "$tmp/h.mp4" >/dev/null 2>"$tmp/h.err" || fail "bf16: $(tail -2 "$tmp/h.err")"
+cmp -s "$tmp/b.latents.safetensors" "$tmp/h.latents.safetensors" && fail "--dtype bf16 changed nothing"
+grep -q '"dtype": "bf16"' "$tmp/h.json" || fail "bf16 not recorded"
+printf '# two prompts\na red circle moving left\n\na blue square\n' >"$tmp/prompts.txt"
+"$engine" sample --ckpt_dir "$ck" --prompts_file "$tmp/prompts.txt" "${text[@]}" "${small[@]}" --seed 7 \
+  --save_file "$tmp/many" >"$tmp/many.out" 2>"$tmp/many.err" || fail "prompts file: $(tail -2 "$tmp/many.err")"
+for f in 000.json 000.latents.safetensors 001.json 001.latents.safetensors; do [ -s "$tmp/many/$f" ] || fail "many/$f missing"; done
+[ "$(grep -cE '"type":"sample"[,}]' "$tmp/many.out")" -eq 2 ] || fail "expected two sample events"
+grep '"type":"sample_step"' "$tmp/many.out" | tail -1 | grep -q '"index":1' || fail "the second video's steps lack index 1"
+cmp -s "$tmp/b.latents.safetensors" "$tmp/many/000.latents.safetensors" || fail "prompt 0 is not the seed-7 render"
+grep -q '"base_seed": 8' "$tmp/many/001.json" && grep -q '"text": "a blue square"' "$tmp/many/001.json" \
+  || fail "prompt 1: $(cat "$tmp/many/001.json")"
+cat >"$tmp/prompts.json" <<'JSON'
+["a red circle moving left", {"prompt": "a blue square", "seed": 8, "name": "square", "frame_num": 5}]
+JSON
+"$engine" sample --ckpt_dir "$ck" --prompts_file "$tmp/prompts.json" "${text[@]}" "${small[@]}" --seed 3 \
+  --save_file "$tmp/json" >/dev/null 2>"$tmp/json.err" || fail "JSON prompts: $(tail -2 "$tmp/json.err")"
+cmp -s "$tmp/many/001.latents.safetensors" "$tmp/json/square.latents.safetensors" && fail "frame_num per prompt ignored"
+"$engine" inspect "$tmp/json/square.latents.safetensors" | grep -q '^latents *F32 *\[48,2,4,4\]' || fail "square's shape"
+[ -s "$tmp/json/000.latents.safetensors" ] || fail "the unnamed prompt's files"
+echo '[{"prompt": "x", "sede": 3}]' >"$tmp/bad.json"
+out=$("$engine" sample --ckpt_dir "$ck" --prompts_file "$tmp/bad.json" "${text[@]}" 2>&1) && fail "a misspelt key accepted"
+grep -q "bad.json entry 0: unknown key 'sede'" <<<"$out" || fail "prompts file message: $out"
+out=$("$engine" sample --ckpt_dir "$ck" --prompts_file "$tmp/prompts.txt" --prompt x "${text[@]}" 2>&1) && fail "both accepted"
+grep -q 'not both' <<<"$out" || fail "both message: $out"
+out=$("$engine" sample --ckpt_dir "$ck" --prompt x "${text[@]}" "${small[@]}" --blocks_to_swap 2 2>&1) && fail "2 of 1 blocks accepted"
+grep -q 'the experts have 1 blocks' <<<"$out" || fail "swap message: $out"
+
+# 5. Bad settings fail before any work.
 out=$("$engine" sample --ckpt_dir "$ck" --prompt x "${text[@]}" --frame_num 10 2>&1) && fail "frame_num 10 accepted"
 grep -q 'frame_num: must be 4k+1' <<<"$out" || fail "frame_num message: $out"
 out=$("$engine" sample --ckpt_dir "$ck" --prompt x "${text[@]}" --size 80x64 2>&1) && fail "80x64 accepted"

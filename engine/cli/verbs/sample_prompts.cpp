@@ -9,7 +9,6 @@
 
 #include "cli/args.h"
 #include "core/error.h"
-#include "core/format.h"
 #include "core/fs.h"
 #include "core/json_depth.h"
 
@@ -113,7 +112,10 @@ std::vector<SamplePrompt> read_prompts_file(const std::string& path) {
   if (out.empty()) throw Error(path + ": no prompt in the file");
   std::set<std::string> names;
   for (size_t i = 0; i < out.size(); ++i) {
-    if (out[i].name.empty()) out[i].name = ws::format("{:03d}", i);
+    if (out[i].name.empty()) {
+      out[i].name = std::to_string(i);
+      if (out[i].name.size() < 3) out[i].name.insert(0, 3 - out[i].name.size(), '0');
+    }
     if (!names.insert(out[i].name).second) throw Error(path + ": two prompts are named '" + out[i].name + "'");
   }
   return out;
