@@ -165,4 +165,24 @@ check_step_times "$tmp/ov/events.jsonl"
 for f in high_noise_transformer/diffusion_pytorch_model.safetensors low_noise_transformer/diffusion_pytorch_model.safetensors; do
   cmp -s "$tmp/a/checkpoint-8/$f" "$tmp/ov/checkpoint-8/$f" || fail "overlap_vae_encode changed $f"
 done
+
+# 10. blocks_to_swap: the swapped run trains to the same bits as the plain one (both with
+# gradient checkpointing, which it needs), and each step reports its copies (2N − 1 = 1).
+"$engine" train-experts "${common[@]}" --gradient_checkpointing=true --max_train_steps 4 --checkpointing_steps 4 \
+  --output_dir "$tmp/gc" >/dev/null 2>"$tmp/gc.err" || fail "run gc: $(tail -3 "$tmp/gc.err")"
+"$engine" train-experts "${common[@]}" --gradient_checkpointing=true --blocks_to_swap 1 --max_train_steps 4 \
+  --checkpointing_steps 4 --output_dir "$tmp/sw" >/dev/null 2>"$tmp/sw.err" || fail "run sw: $(tail -3 "$tmp/sw.err")"
+for f in high_noise_transformer/diffusion_pytorch_model.safetensors low_noise_transformer/diffusion_pytorch_model.safetensors; do
+  cmp -s "$tmp/gc/checkpoint-4/$f" "$tmp/sw/checkpoint-4/$f" || fail "blocks_to_swap changed $f"
+done
+[ "$(grep '"type":"step"' "$tmp/sw/events.jsonl" | grep -c '"swap_copies":1,')" -eq 4 ] \
+  || fail "swap copies per step: $(grep -o '"swap_copies":[0-9]*' "$tmp/sw/events.jsonl" | tr '\n' ' ')"
+grep -q '"swap_wait_s"' "$tmp/sw/events.jsonl" || fail "no swap_wait_s"
+grep -q '"swap_copies"' "$tmp/gc/events.jsonl" && fail "swap fields without block swap"
+out=$("$engine" train-experts "${common[@]}" --blocks_to_swap 1 --max_train_steps 2 --output_dir "$tmp/sw2" 2>/dev/null) \
+  && fail "blocks_to_swap without gradient checkpointing accepted"
+grep -q 'blocks_to_swap: needs gradient_checkpointing' <<<"$out" || fail "swap message: $out"
+out=$("$engine" train-experts "${common[@]}" --gradient_checkpointing=true --blocks_to_swap 2 --max_train_steps 2 \
+  --output_dir "$tmp/sw3" 2>/dev/null) && fail "2 of 1 blocks accepted"
+grep -q 'the experts have 1 blocks, got 2' <<<"$out" || fail "swap count message: $out"
 echo ok
