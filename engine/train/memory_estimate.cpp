@@ -71,6 +71,33 @@ void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models
   m.add(prefix + "optimizer", total * 8 / P, P > 1 ? "AdamW moments, 1/P with ZeRO-2" : "AdamW moments");
 }
 
+void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, const std::string& prefix,
+                              const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped) {
+  MemoryEstimate all, none;
+  add_expert_state(all, prefix, c, o);
+  models::WanConfig c0 = c;
+  c0.num_layers = 0;
+  add_expert_state(none, prefix, c0, o);
+  const double L = static_cast<double>(std::max<int64_t>(1, c.num_layers));
+  const double n = static_cast<double>(std::min(swapped, c.num_layers));
+  // LoRA adapters (and their gradients and moments) stay on the device; a trained block's
+  // gradients and moments go where its weights are.
+  const bool lora = o.lora_rank > 0;
+  double resident = 0;
+  for (const auto& p : all.parts) {
+    const std::string what = p.name.substr(prefix.size());
+    const bool moves = what == "weights" || (!lora && (what == "gradients" || what == "optimizer"));
+    const double per_block = (p.bytes - none.part(p.name)) / L;
+    const double away = moves ? per_block * n : 0;
+    device.add(p.name, p.bytes - away, p.note);
+    if (away > 0) host.add(p.name, away, "blocks_to_swap: the last " + std::to_string(swapped) + " blocks' share");
+    if (moves && what != "optimizer") resident += 2 * per_block;
+  }
+  if (n > 0)
+    device.add(prefix + "swap buffers", resident,
+               "two swapped blocks on the device at a time: the running one and the next one's copy");
+}
+
 double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, bool checkpointing,
                             int elem_bytes) {
   const double D = static_cast<double>(c.dim), F = static_cast<double>(c.ffn_dim), n = static_cast<double>(c.num_heads);
@@ -79,10 +106,12 @@ double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t 
   // modulated input, q/k/v, the RMS-normed and rotated q and k, the reshaped output, the o
   // projection and the residual sum (11·dim); cross-attention's normed input, query and its norm,
   // output, o projection and sum (6·dim); the FFN's modulated input, output and sum (4·dim) and its
-  // hidden layer before and after GELU (2·ffn); the softmax probabilities of both attentions
-  // (heads·(L + text)). ti2v's per-token timesteps add the modulation (6·dim).
-  const double per_token = 21 * D + 2 * F + n * (Lq + T) + (c.model_type == "ti2v" ? 6 * D : 0);
-  const double block = Lq * per_token * elem_bytes;
+  // hidden layer before and after GELU (2·ffn). ti2v's per-token timesteps add the modulation
+  // (6·dim). Attention keeps no probabilities (wan_dit_ops.cpp): its backward makes them again a
+  // chunk of at most 2^25 scores at a time, with their gradient beside them.
+  const double per_token = 21 * D + 2 * F + (c.model_type == "ti2v" ? 6 * D : 0);
+  const double block = Lq * per_token * elem_bytes +
+                       std::min(2.0 * static_cast<double>(int64_t{1} << 25), 2 * n * Lq * (Lq + T)) * elem_bytes;
   // The context's k/v (2 per block) and the text embedding's MLP: small beside the blocks.
   const double text =
       T * (2 * D * static_cast<double>(c.num_layers) + 2 * static_cast<double>(c.text_dim) + 2 * D) * elem_bytes;

@@ -42,6 +42,13 @@ struct ExpertStateOptions {
 void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models::WanConfig& c,
                       const ExpertStateOptions& o);
 
+// add_expert_state with block swap (docs/design/block-swap.md): the state of the last `swapped`
+// blocks waits in `host` (the frozen base's weights under LoRA; weights, gradients and moments when
+// training them), and `device` holds the rest plus two blocks' copies (the running block and the
+// next one's) while they run.
+void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, const std::string& prefix,
+                              const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped);
+
 // What one sample's forward keeps for its backward through `layers` WanBlocks (tokens after
 // patchify, `text_tokens` of context), in `elem_bytes` per value (4 fp32, 2 bf16); with gradient
 // checkpointing only each block's input plus one block's activations during its recompute.

@@ -91,6 +91,9 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .value("layers", "L", "override num_layers (time a released width with fewer blocks)", int_range(1, 1000))
       .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
       .flag("gradient_checkpointing", "recompute each block in backward")
+      .value("blocks_to_swap", "N",
+             "the last N blocks wait in host memory and are copied in before they run (implies checkpointing)",
+             int_range(0, 1000))
       .flag("glibc_default_allocator",
             "leave glibc's malloc policy as it is (as the reference runs) instead of keeping freed blocks")
       .flag("breakdown", "then time each part of the step alone (attention, Linears, norms, RoPE, AdamW, clipping)")
@@ -125,21 +128,34 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   if (!a.boolean("glibc_default_allocator"))
     ws::runtime::keep_large_blocks_for_reuse(std::size_t{32} << 20, std::size_t{64} << 20);
   const auto g = bench_token_grid(tokens);
+  const int64_t swap = a.integer("blocks_to_swap", 0);
+  if (swap > cfg.num_layers)
+    throw UsageError("--blocks_to_swap: the model has " + std::to_string(cfg.num_layers) + " blocks");
+  const bool checkpointing = a.boolean("gradient_checkpointing") || swap > 0;
+  const torch::Device device = train::training_device(0);
   // The estimate the `estimate` verb would make for this step, beside the measured peak.
   train::MemoryEstimate estimate;
   estimate.add("runtime", train::training_runtime_bytes(), "");
-  train::add_expert_state(estimate, "", cfg, {lora_rank, a.boolean("fp8"), bf16_weights, 1});
-  estimate.add(
-      "activations",
-      train::dit_activation_bytes(cfg, tokens, text, a.boolean("gradient_checkpointing"), a.boolean("bf16") ? 2 : 4),
-      "");
+  train::MemoryEstimate host;
+  const train::ExpertStateOptions state{lora_rank, a.boolean("fp8"), bf16_weights, 1};
+  if (swap > 0 && device.is_cuda()) {
+    train::add_expert_state_swapped(estimate, host, "", cfg, state, swap);
+  } else {
+    train::add_expert_state(estimate, "", cfg, state);
+    if (swap > 0) {  // one memory on the CPU: the swap adds the two blocks' copies
+      train::MemoryEstimate dev;
+      train::add_expert_state_swapped(dev, host, "", cfg, state, swap);
+      estimate.add("swap copies", dev.part("swap buffers"), "");
+    }
+  }
+  estimate.add("activations", train::dit_activation_bytes(cfg, tokens, text, checkpointing, a.boolean("bf16") ? 2 : 4),
+               "");
 
   torch::manual_seed(0);
   models::WanModel model(cfg);
-  model->set_gradient_checkpointing(a.boolean("gradient_checkpointing"));
+  model->set_gradient_checkpointing(checkpointing);
   model->set_fp8(a.boolean("fp8"));
   if (a.boolean("bf16")) model->set_compute_dtype(torch::kBFloat16);
-  const torch::Device device = train::training_device(0);
   train::ExpertStepOptions o;
   o.learning_rate = 1e-5;
   o.clip.max_grad_norm = 1.0;
@@ -152,6 +168,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   else owned = std::make_unique<train::ExpertStep>(model, o);
   train::ExpertStep& step = *owned;
   if (bf16_weights) step.keep_master_weights();
+  if (swap > 0 && bf16_weights) throw UsageError("--blocks_to_swap does not combine with --weight_dtype bf16");
+  model->set_blocks_to_swap(swap);
   step.to(device);
   std::vector<train::ExpertStepInput> in(static_cast<size_t>(batch));
   for (auto& s : in) {
@@ -196,7 +214,12 @@ int bench_dit_train(const std::vector<std::string>& argv) {
        {"ffn_dim", cfg.ffn_dim},
        {"layers", cfg.num_layers},
        {"text_tokens", text},
-       {"gradient_checkpointing", a.boolean("gradient_checkpointing")},
+       {"gradient_checkpointing", checkpointing},
+       {"blocks_to_swap", swap},
+       {"swap_copies_per_step",
+        static_cast<double>(model->block_swap_stats().copies) / static_cast<double>(warmup + steps)},
+       {"swap_wait_ms_per_step", model->block_swap_stats().wait_s * 1000 / static_cast<double>(warmup + steps)},
+       {"host_estimate_mb", host.total() / (1024.0 * 1024.0)},
        {"fp8_bytes", model->fp8_bytes()},
        // How the fp8 forward ran: one scaled fp8 matmul, or the copy dequantised first.
        {"fp8_matmul", !a.boolean("fp8")                                         ? "none"

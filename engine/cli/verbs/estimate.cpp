@@ -30,6 +30,7 @@
 #include "io/weights.h"
 #include "train/experts/experts_options.h"
 #include "train/experts/experts_setup.h"
+#include "train/experts/experts_fit.h"
 #include "train/experts/experts_memory.h"
 #include "train/memory_estimate.h"
 #include "train/upsampler/upsampler_memory.h"
@@ -138,6 +139,23 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
   return j;
 }
 
+// --device_memory: a number of GiB, with an optional unit (GiB, G: 2^30 bytes; GB: 10^9 bytes).
+double parse_device_memory(const std::string& text) {
+  if (text.empty()) return 0;
+  size_t used = 0;
+  double v = 0;
+  try {
+    v = std::stod(text, &used);
+  } catch (const std::exception&) {
+    used = 0;
+  }
+  const std::string unit = text.substr(used);
+  const double scale = unit.empty() || unit == "GiB" || unit == "G" ? 1024.0 * 1024 * 1024 : unit == "GB" ? 1e9 : 0;
+  if (used == 0 || scale == 0 || !(v >= 1 && v <= 65536))
+    throw UsageError("--device_memory: a size from 1 to 65536 GiB such as 24, 24GiB or 80GB, got '" + text + "'");
+  return v * scale;
+}
+
 std::string read_job(const std::string& path) {
   try {
     // read_file refuses a FIFO, folder or device with a one-line error instead of blocking on it.
@@ -176,11 +194,13 @@ int run_estimate(const std::vector<std::string>& argv) {
       .value("nproc", "P", "data-parallel ranks (ZeRO-2 shards over them)", int_range(1, 65536))
       .value("time_steps", "N", "also train N real steps in a scratch folder and time them", int_range(1, 1000))
       .value("device", "cpu|cuda", "estimate this machine's memory (cpu) or a GPU's", one_of({"cpu", "cuda"}))
-      .value("device_memory", "GIB", "the GPU's memory in GiB (with --device cuda)", real_range(1, 65536))
+      .value("device_memory", "SIZE",
+             "the GPU's memory (with --device cuda): 24, 24GiB or 24G in GiB, 24GB in 10^9 bytes; when the run does "
+             "not fit, the smallest blocks_to_swap (then fp8, frames, size) that makes it fit")
       .forward_unknown_options();
   if (!a.parse(argv)) return 0;
   const int64_t ranks = a.integer("nproc", 1), steps = a.integer("time_steps", 0);
-  const double device_memory_gib = a.real("device_memory", 0);
+  const double device_memory = parse_device_memory(a.str("device_memory"));
   const std::string config = a.str("config"), device = a.str("device", "cpu");
   std::vector<std::string> run_args = a.rest();
   if (!config.empty()) run_args.insert(run_args.begin(), {"--config", config});
@@ -193,6 +213,7 @@ int run_estimate(const std::vector<std::string>& argv) {
     throw UsageError("--time_steps times steps on this machine's CPU; leave out --device cuda");
   std::string verb;
   train::TrainingMemory e;
+  std::vector<train::FitChoice> fit;
   std::vector<std::string> problems;
   if (job == "upsampler") {
     verb = "train-upsampler";
@@ -201,9 +222,12 @@ int run_estimate(const std::vector<std::string>& argv) {
         [&](const train::UpsamplerSetup& s) { e = train::upsampler_training_memory(s, ranks, target); });
   } else if (job == "experts") {
     verb = "train-experts";
-    problems = resolve_and_estimate(
-        train::experts_option_schema(), run_args, train::resolve_experts_setup,
-        [&](const train::ExpertsSetup& s) { e = train::experts_training_memory(s, ranks, target); });
+    problems = resolve_and_estimate(train::experts_option_schema(), run_args, train::resolve_experts_setup,
+                                    [&](const train::ExpertsSetup& s) {
+                                      e = train::experts_training_memory(s, ranks, target);
+                                      if (target.gpu && device_memory > 0)
+                                        fit = train::experts_fit_choices(s, ranks, target, device_memory);
+                                    });
   } else {
     throw Error(config + ": estimate knows the jobs upsampler and experts, not '" + job + "'");
   }
@@ -215,7 +239,7 @@ int run_estimate(const std::vector<std::string>& argv) {
 
   const double training = e.parts.total(), text = e.text_phase.total(), peak = std::max(training, text);
   // A GPU's memory: --device_memory, or unknown (nothing to compare with) on a CPU build.
-  const double machine = target.gpu ? device_memory_gib * 1024 * 1024 * 1024 : train::host_memory_bytes();
+  const double machine = target.gpu ? device_memory : train::host_memory_bytes();
   std::fprintf(stderr, "%-24s %12s  %s\n", "part", "memory", "how");
   for (const auto& p : e.parts.parts)
     std::fprintf(stderr, "%-24s %12s  %s\n", p.name.c_str(), gib(p.bytes).c_str(), p.note.c_str());
@@ -225,7 +249,7 @@ int run_estimate(const std::vector<std::string>& argv) {
                  gib(text).c_str());
   const bool fits = machine <= 0 || peak <= machine;
   if (!e.host.parts.empty())
-    std::fprintf(stderr, "%-24s %12s  low_vram: the idle expert waits in host memory\n", "host",
+    std::fprintf(stderr, "%-24s %12s  what waits in host memory (low_vram's idle expert, swapped blocks)\n", "host",
                  gib(e.host.total()).c_str());
   if (machine > 0)
     std::fprintf(stderr, "%s: the run needs about %s of %s's %s\n", fits ? "fits" : "does not fit", gib(peak).c_str(),
@@ -240,6 +264,20 @@ int run_estimate(const std::vector<std::string>& argv) {
               {"fits", fits},
               {"shape", e.shape}};
   if (!e.host.parts.empty()) out["host"] = e.host.to_json();
+  if (fit.size() > 1) {
+    // What makes it fit: each way's first fitting choice (or the most it can do).
+    json ways = json::array();
+    for (size_t i = 1; i < fit.size(); ++i) {
+      const auto& f = fit[i];
+      std::string what;
+      for (const auto& [k, v] : f.changes.items()) what += (what.empty() ? "" : ", ") + k + " " + v.dump();
+      std::fprintf(stderr, "%s with %s: device %s, host %s\n", f.fits ? "fits" : "still does not fit", what.c_str(),
+                   gib(f.device_bytes).c_str(), gib(f.host_bytes).c_str());
+      ways.push_back(
+          {{"changes", f.changes}, {"device_bytes", f.device_bytes}, {"host_bytes", f.host_bytes}, {"fits", f.fits}});
+    }
+    out["to_fit"] = ways;
+  }
   if (text > 0) out["text_encoding"] = e.text_phase.to_json();
   if (steps > 0) {
     json timed = time_steps(verb, run_args, steps);

@@ -19,10 +19,25 @@ TrainingMemory experts_training_memory(const ExpertsSetup& s, int64_t ranks, con
     o.fp8 = s.fp8;
     o.bf16_weights = s.bf16_weights;
     o.zero_ranks = zero;
-    add_expert_state(split && !high ? e.host : m, high ? "high: " : "low: ", ex->config, o);
+    const char* prefix = high ? "high: " : "low: ";
+    if (split && !high) add_expert_state(e.host, prefix, ex->config, o);
+    else if (s.blocks_to_swap > 0 && target.gpu)
+      add_expert_state_swapped(m, e.host, prefix, ex->config, o, s.blocks_to_swap);
+    else add_expert_state(m, prefix, ex->config, o);
   }
   const auto& c = s.high.config;
-  const int64_t factor = s.vae_spatial_factor, t = (s.data.n_frames - 1) / 4 + 1;
+  if (s.blocks_to_swap > 0 && !target.gpu) {
+    // On the CPU "host" and "device" are one memory: the swap only adds the two blocks' copies.
+    MemoryEstimate dev, host;
+    ExpertStateOptions o;
+    o.lora_rank = s.lora.on ? s.lora.high.rank : 0;
+    o.fp8 = s.fp8;
+    add_expert_state_swapped(dev, host, "", c, o, s.blocks_to_swap);
+    m.add("swap copies", dev.part("swap buffers"), "two swapped blocks copied while they run (blocks_to_swap)");
+  }
+  // Latent files without a VAE: 16 channels are the Wan2.1 VAE's (stride 8).
+  const int64_t factor = s.vae_file.empty() && c.out_dim == 16 ? 8 : s.vae_spatial_factor;
+  const int64_t t = (s.data.n_frames - 1) / 4 + 1;
   const int64_t side = s.data.sample_size / factor;
   const int64_t tokens = t * (side / 2) * (side / 2);
   const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
