@@ -3,7 +3,8 @@
 # Validation videos during train-experts: every validation_steps (and at step 0, and after the
 # last) rank 0 renders each prompt with both experts; the run trains the same bits as one without
 # them; `sample` on a checkpoint with the same settings reproduces a validation latent bit for
-# bit; prompts without embeddings or encoder, and i2v experts, are config errors.
+# bit; i2v experts render from an image per prompt; prompts without embeddings or encoder, and
+# missing or extra images, are config errors.
 source "$(dirname "$0")/lib/common.sh"
 cfg="$data/../../configs"
 vae="$data/vae/vae_dev_weights.safetensors"
@@ -53,8 +54,29 @@ out=$("$engine" train-experts --transformer_config "$tmp/dit.yaml" --vae_path "$
       --text_embeddings_dir "$tmp/text" --validation_prompts "never encoded" --output_dir "$tmp/bad" 2>/dev/null) \
   && fail "a prompt without embedding or encoder accepted"
 grep -q 'no embedding for \\"never encoded\\"' <<<"$out" || fail "missing embedding message: $out"
-sed 's/in_dim: 48/in_dim: 100/' "$tmp/dit.yaml" > "$tmp/i2v.yaml"; echo "model_type: i2v" >> "$tmp/i2v.yaml"
-out=$("$engine" train-experts "${common[@]}" --transformer_config "$tmp/i2v.yaml" "${val[@]}" --output_dir "$tmp/bad2" 2>/dev/null) \
-  && fail "i2v validation accepted"
-grep -q 'need start images' <<<"$out" || fail "i2v message: $out"
+# i2v experts: validation videos start from an image per prompt (a dataset row's first frame, or a
+# picture file); without images it is a config error, and a t2v run takes none.
+vae21="$data/vae21/vae21_dev_weights.safetensors"
+sed 's/in_dim: 48/in_dim: 36/; s/out_dim: 48/out_dim: 16/' "$tmp/dit.yaml" > "$tmp/i2v.yaml"; echo "model_type: i2v" >> "$tmp/i2v.yaml"
+i2v=(--transformer_config "$tmp/i2v.yaml" --vae_path "$vae21" --train_data_meta "$tmp/data/metadata.json"
+     --text_embeddings_dir "$tmp/text" --video_sample_size 64 --video_sample_n_frames 5 --max_train_steps 2
+     --checkpointing_steps 100 --dataloader_num_workers 0 --seed 3 --boundary_ratio 0.5)
+out=$("$engine" train-experts "${i2v[@]}" "${val[@]}" --output_dir "$tmp/bad2" 2>/dev/null) && fail "i2v validation without images accepted"
+grep -q 'i2v experts render validation videos from start images' <<<"$out" || fail "i2v message: $out"
+out=$("$engine" train-experts "${i2v[@]}" "${val[@]}" --validation_images row:0 --output_dir "$tmp/bad3" 2>/dev/null) \
+  && fail "one image for two prompts accepted"
+grep -q '1 images for 2 validation prompts' <<<"$out" || fail "image count message: $out"
+out=$("$engine" train-experts "${common[@]}" "${val[@]}" --validation_images row:0 row:1 --output_dir "$tmp/bad4" 2>/dev/null) \
+  && fail "t2v images accepted"
+grep -q 't2v experts take no start image' <<<"$out" || fail "t2v images message: $out"
+"$engine" train-experts "${i2v[@]}" "${val[@]}" --validation_images row:0 "$tmp/data/videos/clip_02.mp4" \
+  --output_dir "$tmp/i2v" >/dev/null 2>"$tmp/i2v.err" || fail "i2v run with validation: $(tail -3 "$tmp/i2v.err")"
+ev="$tmp/i2v/events.jsonl"
+[ "$(grep -c '"type":"validation"' "$ev")" -eq 4 ] || fail "expected 4 i2v validation events (steps 0, 2 × 2): $(grep -c validation "$ev")"
+grep '"type":"validation"' "$ev" | head -1 | grep -q '"image":"[^"]*clip_00.mp4"' || fail "the event names row 0's clip"
+grep '"type":"validation"' "$ev" | sed -n 2p | grep -q '"image":"[^"]*clip_02.mp4"' || fail "the event names the file"
+[ -s "$tmp/i2v/sample/step2_val1.mp4" ] && grep -q '"image":' "$tmp/i2v/sample/step2_val1.json" || fail "i2v video or record"
+grep -q '"type":"log".*validation .* failed' "$ev" && fail "an i2v render failed: $(grep failed "$ev" | head -1)"
+cmp -s "$tmp/i2v/sample/step2_val0.latents.safetensors" "$tmp/i2v/sample/step2_val1.latents.safetensors" \
+  && fail "two images gave the same latents"
 echo ok

@@ -22,9 +22,7 @@
 #include "core/interrupt.h"
 #include "core/log.h"
 #include "core/sha256.h"
-#include "data/clip_tensor.h"
 #include "io/model_yaml.h"
-#include "io/safetensors.h"
 #include "io/state_dict.h"
 #include "models/dit_conditioning.h"
 #include "models/wan_dit.h"
@@ -151,23 +149,6 @@ torch::Tensor prompt_context(const Args& a, const std::string& text, const std::
   (*record)["sha256"] = sha256_hex(text);
   return train::load_text_embedding(fs::join(a.str("text_embeddings_dir"), sha256_hex(text) + ".safetensors"),
                                     c.text_len, c.text_dim);
-}
-
-// i2v: the image followed by zero frames, encoded as one clip; ti2v: the image alone. An
-// `image_latent` tensor in a .safetensors is taken as it is.
-torch::Tensor image_latent(const std::string& path, const train::SampleSettings& s, const models::WanConfig& c,
-                           models::WanVae* vae) {
-  if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
-    auto sd = io::read_safetensors(path);
-    if (!sd.count("image_latent")) throw Error(path + ": no tensor 'image_latent'");
-    return sd.at("image_latent").to(torch::kFloat);
-  }
-  if (!vae) throw UsageError("an image as a picture needs --vae_path (or give a .safetensors with image_latent)");
-  // Resized to cover the video's size and centre-cropped (the reference resizes to the exact size).
-  torch::Tensor img = data::read_clip(path, {0}, s.height, s.width);  // [3, 1, H, W]
-  torch::Tensor clip =
-      c.model_type == "i2v" ? torch::cat({img, torch::zeros({3, s.frames - 1, s.height, s.width})}, 1) : img;
-  return vae->encode(clip.unsqueeze(0)).squeeze(0).to(torch::kCPU, torch::kFloat);
 }
 
 // The prompts of the run: --prompts_file's, or the one of --prompt / --prompt_embedding / --image.
@@ -396,7 +377,7 @@ int run_sample(const std::vector<std::string>& argv) {
       const std::string image = p.image.empty() ? a.str("image") : p.image;
       if (cfg.model_type == "i2v" || (cfg.model_type == "ti2v" && !image.empty())) {
         if (image.empty()) throw UsageError("i2v experts need --image (or an image per prompt)");
-        cond.image_latent = image_latent(image, s, cfg, vae.get());
+        cond.image_latent = train::image_condition_latent(image, s, cfg.model_type, vae.get());
         auto want = shape;
         if (cfg.model_type == "ti2v") want[1] = 1;  // the image alone
         if (cond.image_latent.sizes().vec() != want)

@@ -197,6 +197,9 @@ io::OptionSchema experts_option_schema() {
   s.list("validation_prompts", OptType::String, json::array(),
          "prompts rendered with both experts at validation (none: no videos); embeddings as for captions");
   s.list("validation_prompt_embeddings", OptType::Path, json::array(), "prompts as embedding files instead of texts");
+  s.list("validation_images", OptType::String, json::array(),
+         "one start image per validation prompt (i2v needs them, ti2v may have them): a picture, a video (its first "
+         "frame), an image_latent .safetensors, or row:N (the first frame of train_data_meta's row N)");
   s.string("validation_negative_prompt", "", "negative prompt (empty: Wan's default)");
   s.integer("validation_steps", 500, "render after every N global steps, and after the last")
       .min("validation_steps", 1)

@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/experts/experts_setup.h"
+#include "train/experts/experts_validation_setup.h"
 
 #include <torch/cuda.h>
 
@@ -329,52 +330,7 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
                     std::to_string(mc.in_dim));
   }
 
-  // Validation videos (docs/design/sampling.md §12.3): the preset's sampler with the run's routing.
-  ExpertsValidationOptions& v = s.validation;
-  v.prompts = cfg.strs("validation_prompts");
-  v.prompt_files = cfg.strs("validation_prompt_embeddings");
-  v.negative_prompt = cfg.str("validation_negative_prompt");
-  v.every = cfg.integer("validation_steps");
-  v.at_start = cfg.boolean("validation_at_start");
-  v.seed = static_cast<uint64_t>(cfg.opt_integer("validation_seed").value_or(cfg.integer("seed")));
-  if (v.active() && have_model) {
-    try {
-      if (mc.model_type == "i2v")
-        throw Error("validation videos of i2v experts need start images, which are not supported yet");
-      SampleSettings& st = v.settings;
-      st = sample_preset("t2v-A14B");
-      st.sampler.boundary = s.routing.boundary_ratio;
-      st.sampler.shift = cfg.opt_real("validation_sample_shift").value_or(sched.value("shift", st.sampler.shift));
-      st.sampler.solver = sampling::parse_solver(cfg.str("validation_sample_solver"));
-      if (cfg.str("validation_mode") == "preview") {
-        apply_preview(st);
-      } else {
-        st.width = 832, st.height = 480;
-      }
-      if (cfg.is_set("validation_size")) {
-        const std::string sz = cfg.str("validation_size");
-        const auto x = sz.find_first_of("x*");
-        if (x == std::string::npos) throw Error("validation_size must be WxH, got '" + sz + "'");
-        st.width = std::stoll(sz.substr(0, x));
-        st.height = std::stoll(sz.substr(x + 1));
-      }
-      if (cfg.is_set("validation_frames")) st.frames = cfg.integer("validation_frames");
-      if (cfg.is_set("validation_sample_steps")) st.sampler.steps = cfg.integer("validation_sample_steps");
-      const auto g = cfg.reals("validation_guide_scale");
-      if (g.size() > 2) throw Error("validation_guide_scale takes one scale, or low and high");
-      if (!g.empty()) st.sampler.guide_low = g.front(), st.sampler.guide_high = g.back();
-      st.task = "validation";
-      sample_latent_shape(st, mc.out_dim);  // size and frames fit the experts
-    } catch (const std::exception& e) {
-      cfg.error("validation_prompts", e.what());
-    }
-    // Texts need their embeddings, or the encoder to make them before the first step.
-    if (!s.text_encoder && !s.text_dir.empty())
-      for (const auto& [text, file] : v.text_files(s.text_dir))
-        if (!fs::exists(file))
-          cfg.error("validation_prompts", "no embedding for \"" + text.substr(0, 60) + "\" (" + file +
-                                              "): set text_encoder_path and tokenizer_path to encode it");
-  }
+  resolve_validation(cfg, s, mc, sched, have_model);
 
   // Learning rates.
   for (const char* k : {"learning_rate", "learning_rate_high", "learning_rate_low"})

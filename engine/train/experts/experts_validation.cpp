@@ -50,33 +50,29 @@ void ExpertsValidation::render(int64_t step, models::WanModel high, models::WanM
   if (step == last_step_) return;
   last_step_ = step;
   auto& events = runtime::EventStream::global();
-  sampling::SamplerModels m{high, low};
+  // With low_vram the sampler brings each step's expert onto the device (the other waits in CPU memory).
+  sampling::SamplerModels m{high, low, activate};
   const int64_t c = low->config().out_dim;
+  images_.resize(contexts_.size());
   for (size_t i = 0; i < contexts_.size(); ++i) {
     try {
       SampleSettings s = o_.settings;
       s.seed = o_.seed + i;
       SampleConditioning cond{contexts_[i], negative_, torch::Tensor()};
-      const auto t0 = std::chrono::steady_clock::now();
-      // With low_vram the active expert is brought in per step (the other waits in CPU memory).
-      bool on_high = false;
-      if (activate) {
-        activate(true);
-        on_high = true;
-      }
-      torch::Tensor z = render_latents(m, s, c, cond, [&](const sampling::SamplerStep& st) {
-        // The next step's expert: the high-noise steps come first, so this swaps once.
-        if (activate && on_high && st.index + 1 < s.sampler.steps) {
-          const auto sched = sampling::flow_schedule(s.sampler.solver, s.sampler.steps, s.sampler.shift);
-          if (!sampling::choose_expert(s.sampler, true, sched.timesteps[static_cast<size_t>(st.index + 1)]).high) {
-            activate(false);
-            on_high = false;
-          }
+      const std::string image = i < o_.images.size() ? o_.images[i] : std::string();
+      if (!image.empty()) {
+        if (!images_[i].defined()) {
+          torch::NoGradGuard ng;
+          images_[i] = image_condition_latent(image, s, o_.model_type, vae);
         }
-      });
+        cond.image_latent = images_[i];
+      }
+      const auto t0 = std::chrono::steady_clock::now();
+      torch::Tensor z = render_latents(m, s, c, cond);
       const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
       nlohmann::json record = s.to_json();
       record["prompt"] = labels_[i];
+      if (!image.empty()) record["image"] = image;
       record["step"] = step;
       nlohmann::json sidecar = record;
       sidecar["seconds"] = secs;
@@ -89,6 +85,7 @@ void ExpertsValidation::render(int64_t step, models::WanModel high, models::WanM
       nlohmann::json ev{{"step", step},         {"index", static_cast<int64_t>(i)}, {"latents", rel(f.latents)},
                         {"prompt", labels_[i]}, {"settings", s.to_json()},          {"seconds", secs}};
       if (!f.video.empty()) ev["video"] = rel(f.video);
+      if (!image.empty()) ev["image"] = image;
       events.emit("validation", ev);
       if (!why.empty() && step == 0 && i == 0) events.log("info", "validation: " + why);
     } catch (const std::exception& e) {

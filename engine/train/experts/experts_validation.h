@@ -2,7 +2,8 @@
 // Validation videos of a dual-expert run (docs/design/sampling.md §12.3): at every
 // `validation_steps` (and before the first update, and after the last) rank 0 renders each
 // validation prompt with the current weights of both experts through the sampler, writes
-// sample/step<N>_val<i>.{latents.safetensors,json,mp4} and a `validation` event. Its noise comes
+// sample/step<N>_val<i>.{latents.safetensors,json,mp4} and a `validation` event (i2v: from the
+// prompt's start image, named in the event). Its noise comes
 // from validation_seed + i alone and it changes no weight, state or training stream, so a run
 // trains the same bits with or without it.
 #pragma once
@@ -24,6 +25,8 @@ namespace ws::train {
 struct ExpertsValidationOptions {
   std::vector<std::string> prompts;       // texts: embeddings by SHA-256 in the run's text_embeddings_dir
   std::vector<std::string> prompt_files;  // or embedding files
+  std::vector<std::string> images;        // i2v / ti2v: one start image per prompt (paths; empty: none)
+  std::string model_type = "t2v";         // what the images condition (i2v: image + zero frames)
   std::string negative_prompt;            // empty: Wan's default
   int64_t every = 0;                      // validation_steps (0: off)
   bool at_start = true;
@@ -50,6 +53,7 @@ class ExpertsValidation {
   ExpertsValidationOptions o_;
   std::vector<torch::Tensor> contexts_;
   std::vector<std::string> labels_;
+  std::vector<torch::Tensor> images_;  // each prompt's image latent, encoded at the first render
   torch::Tensor negative_;
   int64_t last_step_ = -1;
 };

@@ -13,6 +13,21 @@
 
 namespace ws::train {
 
+torch::Tensor image_condition_latent(const std::string& path, const SampleSettings& s, const std::string& model_type,
+                                     models::WanVae* vae) {
+  if (path.size() > 12 && path.compare(path.size() - 12, 12, ".safetensors") == 0) {
+    auto sd = io::read_safetensors(path);
+    if (!sd.count("image_latent")) throw Error(path + ": no tensor 'image_latent'");
+    return sd.at("image_latent").to(torch::kFloat);
+  }
+  if (!vae) throw Error(path + ": a picture needs the VAE to encode it (or give a .safetensors with image_latent)");
+  // Resized to cover the video's size and centre-cropped (the reference resizes to the exact size).
+  torch::Tensor img = data::read_clip(path, {0}, s.height, s.width);  // [3, 1, H, W]
+  torch::Tensor clip =
+      model_type == "i2v" ? torch::cat({img, torch::zeros({3, s.frames - 1, s.height, s.width})}, 1) : img;
+  return vae->encode(clip.unsqueeze(0)).squeeze(0).to(torch::kCPU, torch::kFloat);
+}
+
 nlohmann::json SampleSettings::to_json() const {
   nlohmann::json j{{"task", task},
                    {"sample_solver", sampling::solver_name(sampler.solver)},

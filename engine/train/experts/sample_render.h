@@ -38,6 +38,13 @@ struct SampleConditioning {
   torch::Tensor image_latent;           // i2v [C, F, h, w] (the image and zero frames encoded); ti2v [C, 1, h, w]
 };
 
+// The image latent of an i2v / ti2v video (SampleConditioning::image_latent): for i2v the picture
+// followed by zero frames encoded as one clip, for ti2v the picture alone; the picture resized to
+// cover the video's size and centre-cropped (a video gives its first frame). A .safetensors with
+// an `image_latent` tensor is taken as it is (no VAE needed).
+torch::Tensor image_condition_latent(const std::string& path, const SampleSettings& s, const std::string& model_type,
+                                     models::WanVae* vae);
+
 // Noise from the seed, then the loop. `latent_channels` is the experts' out_dim.
 torch::Tensor render_latents(sampling::SamplerModels& models, const SampleSettings& s, int64_t latent_channels,
                              const SampleConditioning& c,
