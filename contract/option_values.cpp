@@ -72,6 +72,33 @@ std::optional<bool> parse_bool(std::string_view text) {
   return std::nullopt;
 }
 
+std::optional<std::pair<int64_t, int64_t>> parse_size(std::string_view view, std::string& err) {
+  const std::string text(view);
+  bool ok = true;
+  auto num = [&](const std::string& s) -> int64_t {
+    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos) {
+      if (ok) err = "bad size '" + text + "': expected WxH (or W*H) or H,W";
+      ok = false;
+      return 0;
+    }
+    const int64_t n = std::stoll(s);
+    // No model here works past 16k pixels a side; the bound keeps absurd sizes from allocating.
+    if (n < 1 || n > kMaxSizeSide) {
+      if (ok) err = "bad size '" + text + "': each side must be 1 to " + std::to_string(kMaxSizeSide) + " pixels";
+      ok = false;
+    }
+    return n;
+  };
+  std::pair<int64_t, int64_t> hw;
+  const auto x = text.find_first_of("x*");
+  const auto c = text.find(',');
+  if (x != std::string::npos) hw = {num(text.substr(x + 1)), num(text.substr(0, x))};
+  else if (c != std::string::npos) hw = {num(text.substr(0, c)), num(text.substr(c + 1))};
+  else hw = {num(text), num(text)};
+  if (!ok) return std::nullopt;
+  return hw;
+}
+
 bool is_null_word(ValueType type, std::string_view t) {
   if (type != ValueType::Int && type != ValueType::Float) return false;
   return t == "None" || t == "none" || t == "null" || t == "Null" || t == "NULL" || t == "~";

@@ -10,6 +10,7 @@
 #include <optional>
 #include <string>
 #include <string_view>
+#include <utility>
 #include <vector>
 
 namespace ws::contract {
@@ -35,6 +36,10 @@ struct ValueRule {
 std::string canonical_option(std::string_view raw);
 // 1/0, true/false, yes/no, on/off in any case; nullopt for anything else.
 std::optional<bool> parse_bool(std::string_view text);
+// A video size "WxH", "W*H" (Wan's notation) or "H,W", or one number for a square -> {H, W}, each
+// side 1..16384 pixels; nullopt with `err` set otherwise.
+constexpr int64_t kMaxSizeSide = 16384;
+std::optional<std::pair<int64_t, int64_t>> parse_size(std::string_view text, std::string& err);
 // "None", "null", "~" (as Python and YAML users write "no value"): only numbers take them, since a
 // path or a string could be named so.
 bool is_null_word(ValueType type, std::string_view text);

@@ -18,21 +18,9 @@ bool parse_bool(const std::string& text, const std::string& what) {
 }
 
 std::pair<int64_t, int64_t> parse_size(const std::string& text) {
-  auto num = [&](const std::string& s) -> int64_t {
-    if (s.empty() || s.size() > 6 || s.find_first_not_of("0123456789") != std::string::npos)
-      throw UsageError("bad size '" + text + "': expected WxH (or W*H) or H,W");
-    const int64_t n = std::stoll(s);
-    // No model here works past 16k pixels a side; the bound keeps absurd sizes from allocating.
-    if (n < 1 || n > kMaxSizeSide)
-      throw UsageError("bad size '" + text + "': each side must be 1 to " + std::to_string(kMaxSizeSide) + " pixels");
-    return n;
-  };
-  auto x = text.find_first_of("x*");  // W*H is the official Wan notation
-  if (x != std::string::npos) return {num(text.substr(x + 1)), num(text.substr(0, x))};
-  auto c = text.find(',');
-  if (c != std::string::npos) return {num(text.substr(0, c)), num(text.substr(c + 1))};
-  int64_t n = num(text);
-  return {n, n};
+  std::string err;
+  if (auto hw = contract::parse_size(text, err)) return *hw;
+  throw UsageError(err);
 }
 
 ValueRule int_range(double lo, double hi) { return {contract::ValueType::Int, {}, lo, hi}; }

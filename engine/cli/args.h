@@ -87,7 +87,7 @@ void print_subverbs_schema(const std::string& verb, const std::vector<std::strin
 double parse_real(const std::string& text, const std::string& option);
 
 // Sizes as "WxH", "W*H" or "H,W" -> {H, W}, each side 1..kMaxSizeSide; throws ws::UsageError.
-constexpr int64_t kMaxSizeSide = 16384;
+using contract::kMaxSizeSide;
 std::pair<int64_t, int64_t> parse_size(const std::string& text);
 // The contract's boolean words (contract/option_values.h); throws ws::UsageError naming `what`.
 bool parse_bool(const std::string& text, const std::string& what);

@@ -54,6 +54,24 @@ out=$("$engine" train-experts --transformer_config "$tmp/dit.yaml" --vae_path "$
       --text_embeddings_dir "$tmp/text" --validation_prompts "never encoded" --output_dir "$tmp/bad" 2>/dev/null) \
   && fail "a prompt without embedding or encoder accepted"
 grep -q 'no embedding for \\"never encoded\\"' <<<"$out" || fail "missing embedding message: $out"
+# A validation prompts file: its entries render after validation_prompts, each with its own seed
+# and frame count; a negative prompt per entry is a config error.
+cat >"$tmp/vp.json" <<'JSON'
+["a red circle", {"prompt": "a blue square", "seed": 11, "frame_num": 5}]
+JSON
+"$engine" train-experts "${common[@]}" "${val[@]}" --validation_prompts "a green star" --validation_prompts_file "$tmp/vp.json" \
+  --validation_at_start=false --output_dir "$tmp/vp" >/dev/null 2>"$tmp/vp.err" || fail "validation prompts file: $(tail -3 "$tmp/vp.err")"
+[ "$(grep -c '"type":"validation"' "$tmp/vp/events.jsonl")" -eq 6 ] || fail "expected 3 prompts × steps 2, 4"
+grep '"type":"validation"' "$tmp/vp/events.jsonl" | head -3 | tail -1 | grep -q '"prompt":"a blue square"' \
+  || fail "the file's entries come after validation_prompts"
+grep -q '"base_seed": 11' "$tmp/vp/sample/step2_val2.json" && grep -q '"frame_num": 5' "$tmp/vp/sample/step2_val2.json" \
+  || fail "entry seed or frames: $(cat "$tmp/vp/sample/step2_val2.json")"
+grep -q '"base_seed": 4' "$tmp/vp/sample/step2_val1.json" || fail "entry 1 takes validation_seed + 1"
+echo '[{"prompt": "x", "negative_prompt": "y"}]' >"$tmp/vpn.json"
+out=$("$engine" train-experts "${common[@]}" --validation_prompts_file "$tmp/vpn.json" --output_dir "$tmp/bad5" 2>/dev/null) \
+  && fail "a per-entry negative prompt accepted"
+grep -q 'validation takes no per-prompt negative prompt' <<<"$out" || fail "negative message: $out"
+
 # i2v experts: validation videos start from an image per prompt (a dataset row's first frame, or a
 # picture file); without images it is a config error, and a t2v run takes none.
 vae21="$data/vae21/vae21_dev_weights.safetensors"

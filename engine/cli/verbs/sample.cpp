@@ -14,7 +14,7 @@
 #include "cli/args.h"
 #include "cli/verb.h"
 #include "cli/verbs/sample_experts.h"
-#include "cli/verbs/sample_prompts.h"
+#include "train/experts/prompts_file.h"
 #include "contract/events.h"
 #include "core/error.h"
 #include "core/format.h"
@@ -152,15 +152,15 @@ torch::Tensor prompt_context(const Args& a, const std::string& text, const std::
 }
 
 // The prompts of the run: --prompts_file's, or the one of --prompt / --prompt_embedding / --image.
-std::vector<SamplePrompt> run_prompts(const Args& a) {
+std::vector<train::SamplePrompt> run_prompts(const Args& a) {
   if (a.has("prompts_file")) {
     if (a.has("prompt") || a.has("prompt_embedding"))
       throw UsageError("give --prompts_file or --prompt / --prompt_embedding, not both");
-    return read_prompts_file(a.str("prompts_file"));
+    return train::read_prompts_file(a.str("prompts_file"));
   }
   if (a.has("prompt") == a.has("prompt_embedding"))
     throw UsageError("give --prompt, --prompt_embedding or --prompts_file (one of them)");
-  SamplePrompt p;
+  train::SamplePrompt p;
   p.text = a.str("prompt");
   p.embedding = a.str("prompt_embedding");
   return {p};
@@ -168,9 +168,9 @@ std::vector<SamplePrompt> run_prompts(const Args& a) {
 
 // One prompt's settings: the run's, with the prompt's own seed, size and frames; seed i of a
 // prompts file is the base seed + i unless the prompt gives one.
-train::SampleSettings prompt_settings(const train::SampleSettings& base, const SamplePrompt& p, size_t i) {
+train::SampleSettings prompt_settings(const train::SampleSettings& base, const train::SamplePrompt& p, size_t i) {
   train::SampleSettings s = base;
-  if (p.size) std::tie(s.height, s.width) = parse_size(*p.size);
+  if (p.size_hw) std::tie(s.height, s.width) = *p.size_hw;
   if (p.frames) s.frames = *p.frames;
   s.seed = p.seed ? static_cast<uint64_t>(*p.seed) : base.seed + i;
   return s;
@@ -178,7 +178,7 @@ train::SampleSettings prompt_settings(const train::SampleSettings& base, const S
 
 // Where a prompt's files go: --save_file itself for one prompt; for a prompts file --save_file
 // names a folder (default samples/) holding <name>.mp4, .json and .latents.safetensors.
-std::string output_base(const Args& a, const SamplePrompt& p, const train::SampleSettings& s, bool many) {
+std::string output_base(const Args& a, const train::SamplePrompt& p, const train::SampleSettings& s, bool many) {
   if (many) return fs::join(a.str("save_file", "samples"), p.name);
   std::string base = a.has("save_file") ? a.str("save_file") : "sample_" + std::to_string(s.seed) + ".mp4";
   if (base.size() > 4 && base.compare(base.size() - 4, 4, ".mp4") == 0) base.resize(base.size() - 4);
@@ -253,7 +253,7 @@ int run_sample(const std::vector<std::string>& argv) {
   a.flag("force", "render even when the estimate says the memory will not suffice");
   a.value("threads", "N", "CPU threads (default: all cores)", int_range(1, 1024));
   if (!a.parse(argv)) return 0;
-  const std::vector<SamplePrompt> prompts = run_prompts(a);
+  const std::vector<train::SamplePrompt> prompts = run_prompts(a);
   const bool many = a.has("prompts_file");
   if (a.has("threads")) at::set_num_threads(static_cast<int>(a.integer("threads", 1)));
 
@@ -359,7 +359,7 @@ int run_sample(const std::vector<std::string>& argv) {
     events.emit(st);
     int64_t steps_done = 0;
     for (size_t i = 0; i < prompts.size(); ++i) {
-      const SamplePrompt& p = prompts[i];
+      const train::SamplePrompt& p = prompts[i];
       const train::SampleSettings& s = settings[i];
       const auto shape = train::sample_latent_shape(s, cfg.out_dim);
       json record = s.to_json();

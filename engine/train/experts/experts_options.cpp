@@ -197,6 +197,9 @@ io::OptionSchema experts_option_schema() {
   s.list("validation_prompts", OptType::String, json::array(),
          "prompts rendered with both experts at validation (none: no videos); embeddings as for captions");
   s.list("validation_prompt_embeddings", OptType::Path, json::array(), "prompts as embedding files instead of texts");
+  s.path("validation_prompts_file", nullptr,
+         "more validation prompts: one per line, or a JSON list of prompts or objects (prompt or prompt_embedding, "
+         "seed, size, frame_num, image), after validation_prompts and validation_prompt_embeddings");
   s.list("validation_images", OptType::String, json::array(),
          "one start image per validation prompt (i2v needs them, ti2v may have them): a picture, a video (its first "
          "frame), an image_latent .safetensors, or row:N (the first frame of train_data_meta's row N)");

@@ -2,6 +2,7 @@
 #include "train/experts/experts_validation.h"
 
 #include <chrono>
+#include <tuple>
 
 #include "core/error.h"
 #include "core/fs.h"
@@ -14,9 +15,24 @@
 
 namespace ws::train {
 
+std::vector<SamplePrompt> ExpertsValidationOptions::all() const {
+  std::vector<SamplePrompt> out;
+  for (const auto& t : prompts) {
+    out.emplace_back();
+    out.back().text = t;
+  }
+  for (const auto& f : prompt_files) {
+    out.emplace_back();
+    out.back().embedding = f;
+  }
+  out.insert(out.end(), from_file.begin(), from_file.end());
+  return out;
+}
+
 std::vector<std::pair<std::string, std::string>> ExpertsValidationOptions::text_files(const std::string& dir) const {
   std::vector<std::pair<std::string, std::string>> out;
-  for (const auto& p : prompts) out.emplace_back(p, fs::join(dir, sha256_hex(p) + ".safetensors"));
+  for (const auto& p : all())
+    if (p.embedding.empty()) out.emplace_back(p.text, fs::join(dir, sha256_hex(p.text) + ".safetensors"));
   const std::string neg = negative_prompt.empty() ? std::string(text::kWanNegativePrompt) : negative_prompt;
   out.emplace_back(neg, fs::join(dir, sha256_hex(neg) + ".safetensors"));
   return out;
@@ -32,17 +48,14 @@ void encode_validation_prompts(const ExpertsValidationOptions& o, const std::str
 
 ExpertsValidation::ExpertsValidation(ExpertsValidationOptions o, std::string text_dir, int64_t text_len,
                                      int64_t text_dim)
-    : o_(std::move(o)) {
-  const auto texts = o_.text_files(text_dir);
-  for (size_t i = 0; i + 1 < texts.size(); ++i) {
-    contexts_.push_back(load_text_embedding(texts[i].second, text_len, text_dim));
-    labels_.push_back(texts[i].first);
+    : o_(std::move(o)), prompts_(o_.all()) {
+  for (const auto& p : prompts_) {
+    const std::string file =
+        p.embedding.empty() ? fs::join(text_dir, sha256_hex(p.text) + ".safetensors") : p.embedding;
+    contexts_.push_back(load_text_embedding(file, text_len, text_dim));
+    labels_.push_back(p.embedding.empty() ? p.text : p.embedding);
   }
-  for (const auto& f : o_.prompt_files) {
-    contexts_.push_back(load_text_embedding(f, text_len, text_dim));
-    labels_.push_back(f);
-  }
-  negative_ = load_text_embedding(texts.back().second, text_len, text_dim);
+  negative_ = load_text_embedding(o_.text_files(text_dir).back().second, text_len, text_dim);
 }
 
 void ExpertsValidation::render(int64_t step, models::WanModel high, models::WanModel low, models::WanVae* vae,
@@ -56,8 +69,12 @@ void ExpertsValidation::render(int64_t step, models::WanModel high, models::WanM
   images_.resize(contexts_.size());
   for (size_t i = 0; i < contexts_.size(); ++i) {
     try {
+      // A prompts file's entry may bring its own seed, size and frames.
+      const SamplePrompt& p = prompts_[i];
       SampleSettings s = o_.settings;
-      s.seed = o_.seed + i;
+      s.seed = p.seed ? static_cast<uint64_t>(*p.seed) : o_.seed + i;
+      if (p.size_hw) std::tie(s.height, s.width) = *p.size_hw;
+      if (p.frames) s.frames = *p.frames;
       SampleConditioning cond{contexts_[i], negative_, torch::Tensor()};
       const std::string image = i < o_.images.size() ? o_.images[i] : std::string();
       if (!image.empty()) {

@@ -17,6 +17,7 @@
 
 #include "models/wan_dit.h"
 #include "models/wan_vae.h"
+#include "train/experts/prompts_file.h"
 #include "train/experts/sample_render.h"
 #include "train/experts/text_encoding.h"
 
@@ -25,6 +26,7 @@ namespace ws::train {
 struct ExpertsValidationOptions {
   std::vector<std::string> prompts;       // texts: embeddings by SHA-256 in the run's text_embeddings_dir
   std::vector<std::string> prompt_files;  // or embedding files
+  std::vector<SamplePrompt> from_file;    // validation_prompts_file's entries (own seed, size, frames, image)
   std::vector<std::string> images;        // i2v / ti2v: one start image per prompt (paths; empty: none)
   std::string model_type = "t2v";         // what the images condition (i2v: image + zero frames)
   std::string negative_prompt;            // empty: Wan's default
@@ -32,7 +34,9 @@ struct ExpertsValidationOptions {
   bool at_start = true;
   SampleSettings settings;  // preview or full, with the run's overrides
   uint64_t seed = 42;       // prompt i renders from seed + i
-  bool active() const { return every > 0 && (!prompts.empty() || !prompt_files.empty()); }
+  // Every prompt in render order: the texts, the embedding files, then the prompts file's entries.
+  std::vector<SamplePrompt> all() const;
+  bool active() const { return every > 0 && !all().empty(); }
   // The embedding files the prompts (and the negative prompt) need, texts first.
   std::vector<std::pair<std::string, std::string>> text_files(const std::string& text_dir) const;
 };
@@ -51,6 +55,7 @@ class ExpertsValidation {
 
  private:
   ExpertsValidationOptions o_;
+  std::vector<SamplePrompt> prompts_;
   std::vector<torch::Tensor> contexts_;
   std::vector<std::string> labels_;
   std::vector<torch::Tensor> images_;  // each prompt's image latent, encoded at the first render

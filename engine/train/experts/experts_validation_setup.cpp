@@ -1,6 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/experts/experts_validation_setup.h"
 
+#include <algorithm>
+#include <tuple>
+
 #include "core/error.h"
 #include "core/fs.h"
 #include "dataset/metadata.h"
@@ -15,20 +18,30 @@ namespace {
 void resolve_validation_images(io::Config& cfg, ExpertsSetup& s, const std::string& model_type) {
   ExpertsValidationOptions& v = s.validation;
   v.model_type = model_type;
-  const auto given = cfg.strs("validation_images");
-  const size_t prompts = v.prompts.size() + v.prompt_files.size();
-  if (given.empty()) {
-    if (model_type == "i2v")
-      cfg.error("validation_images", "i2v experts render validation videos from start images: give one per prompt (" +
-                                         std::to_string(prompts) + "), a picture, a video or row:N");
-    return;
-  }
-  if (model_type == "t2v") return cfg.error("validation_images", "t2v experts take no start image");
-  if (given.size() != prompts)
+  std::vector<std::string> given = cfg.strs("validation_images");
+  const auto all = v.all();
+  const size_t prompts = all.size();
+  if (!given.empty() && given.size() != prompts)
     return cfg.error("validation_images", std::to_string(given.size()) + " images for " + std::to_string(prompts) +
                                               " validation prompts: give one per prompt");
+  if (given.empty()) {  // a prompts file's entries may name their own
+    given.resize(prompts);
+    for (size_t i = 0; i < prompts; ++i) given[i] = all[i].image;
+  }
+  const bool any = std::any_of(given.begin(), given.end(), [](const std::string& g) { return !g.empty(); });
+  const bool every = std::none_of(given.begin(), given.end(), [](const std::string& g) { return g.empty(); });
+  if (model_type == "i2v" && !every)
+    return cfg.error("validation_images",
+                     "i2v experts render validation videos from start images: give one per prompt (" +
+                         std::to_string(prompts) + "), a picture, a video or row:N");
+  if (!any) return;
+  if (model_type == "t2v") return cfg.error("validation_images", "t2v experts take no start image");
   bool needs_vae = false;
   for (const auto& g : given) {
+    if (g.empty()) {
+      v.images.emplace_back();
+      continue;
+    }
     std::string path = g;
     if (g.rfind("row:", 0) == 0) {
       try {
@@ -57,6 +70,17 @@ void resolve_validation(io::Config& cfg, ExpertsSetup& s, const models::WanConfi
   ExpertsValidationOptions& v = s.validation;
   v.prompts = cfg.strs("validation_prompts");
   v.prompt_files = cfg.strs("validation_prompt_embeddings");
+  if (cfg.is_set("validation_prompts_file")) {
+    try {
+      v.from_file = read_prompts_file(cfg.str("validation_prompts_file"));
+      for (const auto& p : v.from_file)
+        if (p.negative || p.negative_embedding)
+          throw Error(cfg.str("validation_prompts_file") +
+                      ": validation takes no per-prompt negative prompt (validation_negative_prompt is every video's)");
+    } catch (const Error& e) {
+      cfg.error("validation_prompts_file", e.what());
+    }
+  }
   v.negative_prompt = cfg.str("validation_negative_prompt");
   v.every = cfg.integer("validation_steps");
   v.at_start = cfg.boolean("validation_at_start");
@@ -87,6 +111,12 @@ void resolve_validation(io::Config& cfg, ExpertsSetup& s, const models::WanConfi
       if (!g.empty()) st.sampler.guide_low = g.front(), st.sampler.guide_high = g.back();
       st.task = "validation";
       sample_latent_shape(st, mc.out_dim);  // size and frames fit the experts
+      for (const auto& p : v.from_file) {   // and each entry's own
+        SampleSettings e = st;
+        if (p.size_hw) std::tie(e.height, e.width) = *p.size_hw;
+        if (p.frames) e.frames = *p.frames;
+        sample_latent_shape(e, mc.out_dim);
+      }
     } catch (const std::exception& e) {
       cfg.error("validation_prompts", e.what());
     }

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: Apache-2.0
-#include "cli/verbs/sample_prompts.h"
+#include "train/experts/prompts_file.h"
 
 #include <nlohmann/json.hpp>
 
@@ -7,12 +7,12 @@
 #include <set>
 #include <sstream>
 
-#include "cli/args.h"
+#include "contract/option_values.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "core/json_depth.h"
 
-namespace ws::cli {
+namespace ws::train {
 namespace {
 
 using json = nlohmann::json;
@@ -57,13 +57,10 @@ SamplePrompt from_object(const json& o, const std::string& where) {
   p.seed = whole("seed", 0, 9007199254740991.0);
   p.frames = whole("frame_num", 1, 4001);
   if (p.frames && (*p.frames - 1) % 4) throw Error(where + ": 'frame_num' must be 4k+1");
-  p.size = text("size");
-  if (p.size) {
-    try {
-      parse_size(*p.size);
-    } catch (const std::exception& e) {
-      throw Error(where + ": " + e.what());
-    }
+  if (const auto size = text("size")) {
+    std::string err;
+    p.size_hw = contract::parse_size(*size, err);
+    if (!p.size_hw) throw Error(where + ": " + err);
   }
   p.image = text("image").value_or("");
   p.name = text("name").value_or("");
@@ -121,4 +118,4 @@ std::vector<SamplePrompt> read_prompts_file(const std::string& path) {
   return out;
 }
 
-}  // namespace ws::cli
+}  // namespace ws::train
