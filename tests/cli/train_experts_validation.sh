@@ -97,4 +97,15 @@ grep '"type":"validation"' "$ev" | sed -n 2p | grep -q '"image":"[^"]*clip_02.mp
 grep -q '"type":"log".*validation .* failed' "$ev" && fail "an i2v render failed: $(grep failed "$ev" | head -1)"
 cmp -s "$tmp/i2v/sample/step2_val0.latents.safetensors" "$tmp/i2v/sample/step2_val1.latents.safetensors" \
   && fail "two images gave the same latents"
+
+# The i2v demo config (tiny 100-channel i2v experts on the demo VAE): validation videos from the first
+# frames of rows 0 and 1.
+"$engine" train-experts --config "$cfg/demo-experts-i2v.yaml" --train_data_dir "$tmp/di" --train_data_meta "$tmp/di/metadata.json" \
+  --text_embeddings_dir "$tmp/di_text" --latent_cache_dir "$tmp/di_lat" --eval_data_meta "$tmp/di/metadata.json" \
+  --output_dir "$tmp/di_run" --max_train_steps 2 --validation_steps 2 --dataloader_num_workers 0 >/dev/null 2>"$tmp/di.err" \
+  || fail "the i2v demo: $(tail -3 "$tmp/di.err")"
+[ "$(grep -c '"type":"validation"' "$tmp/di_run/events.jsonl")" -eq 4 ] || fail "i2v demo: 4 validation events expected"
+grep '"type":"validation"' "$tmp/di_run/events.jsonl" | sed -n 2p | grep -q '"image":"[^"]*di/videos/clip_01.mp4"' \
+  || fail "i2v demo: row 1's clip as the image"
+[ -s "$tmp/di_run/sample/step2_val1.mp4" ] || fail "i2v demo: no video"
 echo ok
