@@ -24,7 +24,6 @@
 #include <QVBoxLayout>
 
 #include "config_form.h"
-#include "jobs/estimate_job.h"
 #include "jobs/job_manager.h"
 #include "jobs/run_queue.h"
 #include "jobs/preset_locator.h"
@@ -132,27 +131,10 @@ NewRunDialog::NewRunDialog(JobManager* jobs, const QString& workspace, const QSt
   connect(buttons_, &QDialogButtonBox::accepted, this, &NewRunDialog::accept);
   connect(buttons_, &QDialogButtonBox::rejected, this, &NewRunDialog::reject);
 
-  // What the run will need before it is started (estimate verb), on request: it reads the
-  // model configs and maps the VAE, which takes a moment.
-  estimate_ = new EstimateJob(this);
-  estimateButton_ = new QPushButton(tr("Estimate &Memory"), this);
-  estimateButton_->setToolTip(
-      tr("Weights, gradients, optimizer state and activations of this run, by formula, "
-         "against this machine's memory (wanstudio-engine estimate)"));
-  estimateLabel_ = new QLabel(this);
-  estimateLabel_->setObjectName(QStringLiteral("estimate"));
-  estimateLabel_->setWordWrap(true);
-  estimateLabel_->setTextInteractionFlags(Qt::TextSelectableByMouse);
-  connect(estimateButton_, &QPushButton::clicked, this, &NewRunDialog::estimateMemory);
-  connect(estimate_, &EstimateJob::finished, this, &NewRunDialog::showEstimate);
-  auto* estimateRow = new QHBoxLayout;
-  estimateRow->addWidget(estimateButton_);
-  estimateRow->addWidget(estimateLabel_, 1);
-
   auto* layout = new QVBoxLayout(this);
   layout->addLayout(head);
   layout->addWidget(tabs_, 1);
-  layout->addLayout(estimateRow);
+  layout->addLayout(setUpEstimate());
   layout->addWidget(problemsLabel_);
   layout->addWidget(buttons_);
   resize(760, 820);
@@ -404,34 +386,6 @@ void NewRunDialog::accept() {
     return;
   }
   QDialog::accept();
-}
-
-void NewRunDialog::estimateMemory() {
-  if (yamlTimer_.isActive()) syncFormFromYaml();
-  setTone(estimateLabel_, Tone::None);
-  estimateLabel_->setText(tr("Estimating…"));
-  estimate_->start(yamlText(), processes_->value());
-}
-
-void NewRunDialog::showEstimate(const MemoryEstimateResult& r) {
-  if (!r.ok) {
-    setTone(estimateLabel_, Tone::Warning);
-    estimateLabel_->setText(tr("No estimate: %1").arg(r.error));
-    return;
-  }
-  const QString parts = r.parts.mid(0, 4).join(QStringLiteral(", "));
-  if (r.fits) {
-    setTone(estimateLabel_, Tone::None);
-    estimateLabel_->setText(
-        tr("Needs about %1 of this machine's %2 (%3)")
-            .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
-  } else {
-    setTone(estimateLabel_, Tone::Error);
-    estimateLabel_->setText(
-        tr("Warning: needs about %1, more than this machine's %2 (%3). Try gradient checkpointing, "
-           "a smaller sample size, LoRA or more processes with zero_stage 2.")
-            .arg(EstimateJob::formatBytes(r.totalBytes), EstimateJob::formatBytes(r.machineBytes), parts));
-  }
 }
 
 void NewRunDialog::setQueue(RunQueue* queue) {

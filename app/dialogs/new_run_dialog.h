@@ -21,6 +21,7 @@ class QPushButton;
 class QSpinBox;
 class QDialogButtonBox;
 class QLabel;
+class QLayout;
 class QLineEdit;
 class QPlainTextEdit;
 class QTabWidget;
@@ -80,6 +81,11 @@ class NewRunDialog : public QDialog {
   // (red when it needs more than this machine has).
   QPushButton* estimateButton() const { return estimateButton_; }
   QLabel* estimateLabel() const { return estimateLabel_; }
+  // What the estimate is against: this machine, or a 24, 48 or 80 GB GPU (--device cuda). For a
+  // GPU the run does not fit, the worker's best way to make it fit is offered: Apply sets it.
+  QComboBox* gpuCombo() const { return gpu_; }
+  QPushButton* applyFitButton() const { return applyFit_; }
+  QVariantMap suggestedChanges() const { return fit_; }
 
   ConfigForm* form() const { return form_; }
   QComboBox* jobCombo() const { return jobCombo_; }
@@ -93,6 +99,7 @@ class NewRunDialog : public QDialog {
   void accept() override;  // Start Run
   void addToQueue();
   void estimateMemory();
+  void applyFit();  // the suggested options into the form, then estimate again
 
  private:
   void loadSchemas(const SchemaSource& source);
@@ -132,6 +139,11 @@ class NewRunDialog : public QDialog {
   EstimateJob* estimate_;
   QPushButton* estimateButton_;
   QLabel* estimateLabel_;
+  QComboBox* gpu_;
+  QPushButton* applyFit_;
+  QVariantMap fit_;          // the suggestion Apply sets
+  QString estimatedFor_;     // the GPU the answer in flight is for ("" = this machine)
+  QLayout* setUpEstimate();  // the estimate's row under the form
   void showEstimate(const MemoryEstimateResult& r);
 
   QComboBox* jobCombo_;

@@ -8,6 +8,7 @@
 #include <QProcess>
 
 #include <algorithm>
+#include <cmath>
 
 #include "jobs/engine_locator.h"
 
@@ -31,6 +32,37 @@ QString EstimateJob::formatBytes(double bytes) {
   return QStringLiteral("%1 MiB").arg(bytes / (1024.0 * 1024.0), 0, 'f', 0);
 }
 
+namespace {
+
+// "weights 1.20 GiB", largest first, of an estimate's {"parts": [{"name", "bytes"}, ...]}.
+QStringList partsOf(const QJsonObject& estimate) {
+  QList<QPair<double, QString>> parts;
+  for (const QJsonValue& v : estimate.value(QLatin1String("parts")).toArray()) {
+    const QJsonObject p = v.toObject();
+    parts.append({p.value(QLatin1String("bytes")).toDouble(), p.value(QLatin1String("name")).toString()});
+  }
+  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
+  QStringList out;
+  for (const auto& [bytes, name] : parts) out << QStringLiteral("%1 %2").arg(name, EstimateJob::formatBytes(bytes));
+  return out;
+}
+
+}  // namespace
+
+QString FitSuggestion::words() const {
+  QStringList out;
+  for (auto it = changes.cbegin(); it != changes.cend(); ++it) {
+    const QVariant& v = *it;
+    QString text;
+    if (v.typeId() == QMetaType::Bool) text = v.toBool() ? QStringLiteral("true") : QStringLiteral("false");
+    else if (v.typeId() == QMetaType::Double && v.toDouble() == std::floor(v.toDouble()))
+      text = QString::number(qlonglong(v.toDouble()));
+    else text = v.toString();
+    out << QStringLiteral("%1 %2").arg(it.key(), text);
+  }
+  return out.join(QStringLiteral(", "));
+}
+
 MemoryEstimateResult EstimateJob::parse(const QByteArray& out, int exitCode, const QByteArray& err) {
   MemoryEstimateResult r;
   const QList<QByteArray> lines = out.trimmed().split('\n');
@@ -49,17 +81,24 @@ MemoryEstimateResult EstimateJob::parse(const QByteArray& out, int exitCode, con
   r.totalBytes = j.value(QLatin1String("total_bytes")).toDouble();
   r.machineBytes = j.value(QLatin1String("machine_bytes")).toDouble();
   r.fits = j.value(QLatin1String("fits")).toBool(true);
-  QList<QPair<double, QString>> parts;
-  for (const QJsonValue& v : j.value(QLatin1String("estimate")).toObject().value(QLatin1String("parts")).toArray()) {
-    const QJsonObject p = v.toObject();
-    parts.append({p.value(QLatin1String("bytes")).toDouble(), p.value(QLatin1String("name")).toString()});
+  r.parts = partsOf(j.value(QLatin1String("estimate")).toObject());
+  r.gpu = j.value(QLatin1String("device")).toString() == QLatin1String("cuda");
+  const QJsonObject host = j.value(QLatin1String("host")).toObject();
+  r.hostBytes = host.value(QLatin1String("total_bytes")).toDouble();
+  r.hostParts = partsOf(host);
+  for (const QJsonValue& v : j.value(QLatin1String("to_fit")).toArray()) {
+    const QJsonObject w = v.toObject();
+    FitSuggestion f;
+    f.changes = w.value(QLatin1String("changes")).toObject().toVariantMap();
+    f.deviceBytes = w.value(QLatin1String("device_bytes")).toDouble();
+    f.hostBytes = w.value(QLatin1String("host_bytes")).toDouble();
+    f.fits = w.value(QLatin1String("fits")).toBool();
+    if (!f.changes.isEmpty()) r.toFit << f;
   }
-  std::sort(parts.begin(), parts.end(), [](const auto& a, const auto& b) { return a.first > b.first; });
-  for (const auto& [bytes, name] : parts) r.parts << QStringLiteral("%1 %2").arg(name, formatBytes(bytes));
   return r;
 }
 
-void EstimateJob::start(const QString& yamlText, int processes) {
+void EstimateJob::start(const QString& yamlText, int processes, const QString& gpuMemory) {
   if (process_) {
     process_->disconnect(this);  // only the latest request answers
     process_->kill();
@@ -90,8 +129,11 @@ void EstimateJob::start(const QString& yamlText, int processes) {
     p->deleteLater();
     Q_EMIT finished(r);
   });
-  p->start(engineExecutable(), {QStringLiteral("estimate"), QStringLiteral("--config"), path, QStringLiteral("--nproc"),
-                                QString::number(std::max(1, processes))});
+  QStringList args{QStringLiteral("estimate"), QStringLiteral("--config"), path, QStringLiteral("--nproc"),
+                   QString::number(std::max(1, processes))};
+  if (!gpuMemory.isEmpty())
+    args << QStringLiteral("--device") << QStringLiteral("cuda") << QStringLiteral("--device_memory") << gpuMemory;
+  p->start(engineExecutable(), args);
 }
 
 }  // namespace ws

@@ -29,6 +29,7 @@
 #include "jobs/job_manager.h"
 #include "jobs/render_job.h"
 #include "pages/loss_overlay.h"
+#include "pages/start_image_strip.h"
 #include "theme.h"
 #include "video_compare_view.h"
 #include "video_export.h"
@@ -162,8 +163,14 @@ ComparePage::ComparePage(RunsModel* runs, QWidget* parent) : QWidget(parent), ru
   chart_->legend->setVisible(true);
   chart_->legend->setFont(font());
   styleChart(chart_);
+  startImages_ = new StartImageStrip(this);
+  auto* playerRow = new QWidget(this);
+  auto* pr = new QHBoxLayout(playerRow);
+  pr->setContentsMargins(0, 0, 0, 0);
+  pr->addWidget(startImages_);
+  pr->addWidget(player_, 1);
   auto* split = new QSplitter(Qt::Vertical, this);
-  split->addWidget(player_);
+  split->addWidget(playerRow);
   split->addWidget(chart_);
   split->setStretchFactor(0, 4);
   split->setStretchFactor(1, 1);
@@ -313,6 +320,7 @@ void ComparePage::render() {
     return;
   }
   player_->clear();
+  startImages_->setImages({});
   shown_.clear();
   series_.clear();
   drawChart();
@@ -407,6 +415,7 @@ void ComparePage::showResults() {
   shown_ = tr("%1 vs %2").arg(la, lb);
   player_->setInfo(QStringLiteral("<b>%1</b> vs <b>%2</b>").arg(la.toHtmlEscaped(), lb.toHtmlEscaped()));
   player_->setVideos(videos);
+  showStartImages();
   export_->setEnabled(true);
   startMetrics();
 }

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compare, tab Videos: any two checkpoints, of one run or two, rendered on the same input and
 // played side by side, or any two validation renders the runs kept (every validation step,
-// whether or not its checkpoint survived rotation; those are shown as they are). Expert
+// whether or not its checkpoint survived rotation; those are shown as they are, an i2v run's
+// with their start images beside the player). Expert
 // checkpoints render a prompt with `sample`; upsampler checkpoints upsample a video with
 // `upsample` (their high-res decode is the reference). Renders run as background jobs through a
 // cache keyed by checkpoint + input + settings, so a second look is instant. Below the player:
@@ -39,6 +40,7 @@ namespace ws {
 class LossOverlay;
 class RenderJob;
 class RunsModel;
+class StartImageStrip;
 class VideoCompareView;
 
 class ComparePage : public QWidget {
@@ -92,6 +94,8 @@ class ComparePage : public QWidget {
   QPushButton* exportButton() const { return export_; }
   QLabel* statusLabel() const { return status_; }
   VideoCompareView* player() const { return player_; }
+  // Beside the player: the start images of kept i2v validation renders (hidden for others).
+  StartImageStrip* startImages() const { return startImages_; }
   QCustomPlot* chart() const { return chart_; }
   QTabWidget* tabs() const { return tabs_; }
   LossOverlay* lossOverlay() const { return overlay_; }  // the Loss Curves tab
@@ -111,6 +115,7 @@ class ComparePage : public QWidget {
   std::optional<KeptRender> keptChoice(int side);
   QString sideLabel(int side) const;
   bool showKept();
+  void showStartImages();
   void onSideFinished(int side, bool ok, const RenderResult& result, const QString& error);
   void showResults();
   void startMetrics();
@@ -134,6 +139,7 @@ class ComparePage : public QWidget {
   QPushButton *render_, *cancel_, *export_;
   QLabel* status_;
   VideoCompareView* player_;
+  StartImageStrip* startImages_;
   QCustomPlot* chart_;
   QTabWidget* tabs_;
   LossOverlay* overlay_;

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // Compare's two lists per side: the run's checkpoints (rendered on the page's input) and below
-// them the validation renders the run kept (shown as they are).
+// them the validation renders the run kept (shown as they are, with an i2v run's start images).
 #include <QComboBox>
 #include <QFileInfo>
 #include <QLabel>
@@ -9,6 +9,7 @@
 #include "item_models/runs_model.h"
 #include "jobs/job_manager.h"
 #include "pages/compare_page.h"
+#include "pages/start_image_strip.h"
 #include "runfolder/run_checkpoints.h"
 #include "runfolder/run_paths.h"
 #include "video_compare_view.h"
@@ -111,6 +112,19 @@ bool ComparePage::choose(int i, const QString& runDir, qint64 step) {
       return true;
     }
   return false;
+}
+
+void ComparePage::showStartImages() {
+  // Kept renders of i2v runs name their start image; one shared by both sides is shown once.
+  QList<StartImageStrip::Image> images;
+  const QString a = sides_[0].kept ? sides_[0].kept->image : QString();
+  const QString b = sides_[1].kept ? sides_[1].kept->image : QString();
+  if (!a.isEmpty() && a == b) images << StartImageStrip::Image{a, tr("A and B")};
+  else {
+    if (!a.isEmpty()) images << StartImageStrip::Image{a, QStringLiteral("A")};
+    if (!b.isEmpty()) images << StartImageStrip::Image{b, QStringLiteral("B")};
+  }
+  startImages_->setImages(images);
 }
 
 bool ComparePage::showKept() {

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 
+#include "pages/start_image_strip.h"
 #include "runfolder/run_events.h"
 #include "thumbnail_loader.h"
 #include "video_compare_view.h"
@@ -67,7 +68,8 @@ void ExpertValidationView::refresh() {
   }
   std::sort(steps_.begin(), steps_.end());
   for (int c = 0; c < prompts_; ++c) promptTexts << QString();
-  for (const ExpertSample& s : samples_) promptTexts[s.index] = s.prompt;
+  for (const ExpertSample& s : samples_)
+    promptTexts[s.index] = s.image.isEmpty() ? s.prompt : tr("%1\nstart image: %2").arg(s.prompt, s.image);
 
   const QList<int> keep = shown_;
   thumbs_->clear();
@@ -143,11 +145,18 @@ void ExpertValidationView::onSelection() {
   shown_ = picked;
   QList<VideoCompareView::Video> videos;
   QStringList prompts;
+  QList<StartImageStrip::Image> images;  // one per prompt on the player (i2v)
   for (int i : picked) {
     const ExpertSample& s = samples_[i];
     videos << VideoCompareView::Video{s.label(), s.video, s.prompt.left(60)};
     if (!prompts.contains(s.prompt)) prompts << s.prompt;
+    const StartImageStrip::Image image{s.image, tr("prompt %1").arg(s.index)};
+    if (!s.image.isEmpty() && std::none_of(images.begin(), images.end(), [&](const auto& im) {
+          return im.path == image.path && im.caption == image.caption;
+        }))
+      images << image;
   }
+  startImages_->setImages(images);
   player_->setInfo(picked.isEmpty() ? QString()
                                     : tr("<b>%n video(s)</b> — %1", nullptr, int(picked.size()))
                                           .arg(prompts.join(QStringLiteral("  ·  ")).toHtmlEscaped()));

@@ -2,7 +2,7 @@
 // The Validation tab of an expert run: a grid of its validation videos, one row per step and
 // one column per prompt; the selected cells (up to four) play side by side on one clock, so
 // a prompt can be followed down the steps or the prompts of one step compared. Each cell
-// shows its video's first frame.
+// shows its video's first frame; an image-to-video run's start images show beside the player.
 #pragma once
 
 #include <QHash>

@@ -99,6 +99,11 @@ void TrainingCharts::addSteps(int first) {
     const ExpertCurves::Batch& b = batches[size_t(m)];
     for (auto it = b.cbegin(); it != b.cend(); ++it) charts_[size_t(m)]->addPoints(it.key(), it->steps, it->values);
   }
+  // Only runs that swap blocks have a copy wait: the axis names it then, and only then.
+  LossChart* time = chart(ExpertCurves::StepTime);
+  const bool swaps = time->seriesNames().contains(ExpertCurves::phaseNames().value(ExpertCurves::kCopyWaitPhase));
+  time->setAxisLabels(tr("step"), swaps ? tr("seconds per step (data wait, VAE, model; copy wait is part of model)")
+                                        : chartYLabels_[ExpertCurves::StepTime]);
   updateShare();
 }
 

@@ -8,6 +8,7 @@
 #include <QSplitter>
 #include <QVBoxLayout>
 
+#include "pages/start_image_strip.h"
 #include "runfolder/run_events.h"
 #include "theme.h"
 #include "video_compare_view.h"
@@ -64,7 +65,11 @@ void ValidationPage::setUp(QWidget* list, const QString& hint) {
   auto* right = new QWidget(this);
   auto* rightLayout = new QVBoxLayout(right);
   rightLayout->setContentsMargins(0, 0, 0, 0);
-  rightLayout->addWidget(player_, 1);
+  startImages_ = new StartImageStrip(this);
+  auto* playerRow = new QHBoxLayout;
+  playerRow->addWidget(startImages_);
+  playerRow->addWidget(player_, 1);
+  rightLayout->addLayout(playerRow, 1);
   rightLayout->addLayout(exportRow);
   auto* split = new QSplitter(Qt::Horizontal, this);
   split->addWidget(left);
@@ -85,6 +90,7 @@ void ValidationPage::setRunDir(const QString& runDir) {
   shown_.clear();
   player_->clear();
   player_->setInfo({});
+  startImages_->setImages({});
   refresh();
 }
 

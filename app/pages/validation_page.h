@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 // What both Validation views share (the upsampler's list, the experts' grid): the run's events
 // and folder, a list with a hint under it beside the synced player, the rows on the player, and
-// a rebuild whenever events arrive.
+// a rebuild whenever events arrive; beside the player, the start images of i2v renders.
 #pragma once
 
 #include <QFutureWatcher>
@@ -18,6 +18,7 @@ class QPushButton;
 namespace ws {
 
 class RunEvents;
+class StartImageStrip;
 class VideoCompareView;
 
 class ValidationPage : public QWidget {
@@ -25,6 +26,8 @@ class ValidationPage : public QWidget {
  public:
   void setRunDir(const QString& runDir);
   VideoCompareView* player() const { return player_; }
+  // Beside the player: the start images of the image-to-video renders on it (hidden for others).
+  StartImageStrip* startImages() const { return startImages_; }
   ~ValidationPage() override;
 
   // What the player shows, written out: the frame on screen as a PNG, or the videos side by side
@@ -45,6 +48,7 @@ class ValidationPage : public QWidget {
   QString runDir_;
   QLabel* hint_ = nullptr;
   VideoCompareView* player_ = nullptr;
+  StartImageStrip* startImages_ = nullptr;
   QList<int> shown_;  // the samples on the player
 
  private:

@@ -4,6 +4,7 @@
 #include <QCoreApplication>
 
 #include <cmath>
+#include <iterator>
 
 namespace ws {
 
@@ -33,12 +34,13 @@ double ExpertCurves::value(Metric m, const RunEvents::StepPoint& p) {
 
 QStringList ExpertCurves::phaseNames() {
   return {QCoreApplication::translate("ExpertCurves", "step"), QCoreApplication::translate("ExpertCurves", "model"),
-          QCoreApplication::translate("ExpertCurves", "VAE"), QCoreApplication::translate("ExpertCurves", "data wait")};
+          QCoreApplication::translate("ExpertCurves", "VAE"), QCoreApplication::translate("ExpertCurves", "data wait"),
+          QCoreApplication::translate("ExpertCurves", "copy wait (block swap)")};
 }
 
 double ExpertCurves::phaseValue(int phase, const RunEvents::StepPoint& p) {
-  const double v[] = {p.stepS, p.modelS, p.vaeS, p.dataWaitS};
-  return phase >= 0 && phase < 4 ? v[phase] : std::nan("");
+  const double v[] = {p.stepS, p.modelS, p.vaeS, p.dataWaitS, p.swapWaitS};
+  return phase >= 0 && phase < int(std::size(v)) ? v[phase] : std::nan("");
 }
 
 QString ExpertCurves::metricTitle(Metric m) {

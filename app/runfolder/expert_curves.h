@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // The chart model of a training run: splits step points into one series per expert for each
 // metric (loss, learning rate, grad norm on a shared step axis; throughput for the whole run;
-// the step's time as one series per phase: data wait, VAE, model, the whole step) and counts
+// the step's time as one series per phase: data wait, VAE, model, the whole step, and block swap's
+// copy wait in runs that swap blocks) and counts
 // each expert's share of the steps. Dropped points (discarded by a resume) are
 // left out. It hands out only what is new, so the charts keep the data and draw it.
 #pragma once
@@ -51,7 +52,9 @@ class ExpertCurves {
 
   static QString seriesName(Metric m, const RunEvents::StepPoint& p);
   static double value(Metric m, const RunEvents::StepPoint& p);
-  // StepTime's series, in drawing order, and a point's value in each.
+  // StepTime's series, in drawing order, and a point's value in each. The copy wait (block swap's
+  // host-to-device copies, part of the model's time) only has points in runs that swap blocks.
+  static constexpr int kCopyWaitPhase = 4;
   static QStringList phaseNames();
   static double phaseValue(int phase, const RunEvents::StepPoint& p);
   static QString metricTitle(Metric m);  // "Loss", "Learning rate", ...

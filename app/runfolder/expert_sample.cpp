@@ -23,6 +23,7 @@ std::optional<ExpertSample> ExpertSample::fromEvent(const RunEvent& ev, const QS
     s.prompt = QString::fromStdString(ev.raw["prompt"].get<std::string>());
   s.video = path("video");
   s.latents = path("latents");
+  s.image = path("image");
   if (ev.raw.contains("seconds") && ev.raw["seconds"].is_number()) s.seconds = ev.raw["seconds"].get<double>();
   return s;
 }

@@ -31,6 +31,7 @@ QList<KeptRender> keptRenders(const QString& runDir) {
       k.index = e->index;
       k.prompt = e->prompt;
       k.video = e->video;
+      k.image = e->image;
     } else if (const auto v = ValidationSample::fromEvent(ev, runDir)) {
       k.step = v->step;
       k.index = v->index;

@@ -15,6 +15,7 @@ struct KeptRender {
   qint64 step = 0;
   int index = 0;      // the prompt (experts) or validation clip (upsampler)
   QString prompt;     // experts
+  QString image;      // experts: an i2v run's start image (absolute), "" for t2v
   QString video;      // the generated / upsampled video (absolute)
   QString reference;  // upsampler: the high-res decode ("" when the run wrote none)
   QString lowres;     // upsampler

@@ -48,6 +48,7 @@ RunEvents::StepPoint RunEvents::StepPoint::fromEvent(const RunEvent& ev) {
   p.vaeS = seconds("vae_s");
   p.modelS = seconds("model_s");
   p.stepS = seconds("step_s");
+  p.swapWaitS = seconds("swap_wait_s");
   return p;
 }
 

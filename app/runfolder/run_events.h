@@ -21,8 +21,9 @@ class RunEvents : public QObject {
     qint64 step = 0;
     qint64 expertStep = 0;
     double time = 0, loss = 0, lr = 0, gradNorm = 0, samplesPerS = 0, etaS = 0;
-    // Where the update's time went (seconds; NaN in runs that did not record it).
-    double dataWaitS = 0, vaeS = 0, modelS = 0, stepS = 0;
+    // Where the update's time went (seconds; NaN in runs that did not record it). swapWaitS is
+    // block swap's wait for host-to-device copies, part of modelS (NaN in runs without block swap).
+    double dataWaitS = 0, vaeS = 0, modelS = 0, stepS = 0, swapWaitS = 0;
     QString expert;  // "upsampler" | "high" | "low" (implicitly shared, cheap)
     int segment = 0;
     bool dropped = false;

@@ -72,7 +72,8 @@ void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models
 }
 
 void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, const std::string& prefix,
-                              const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped) {
+                              const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped,
+                              bool gradients_travel) {
   MemoryEstimate all, none;
   add_expert_state(all, prefix, c, o);
   models::WanConfig c0 = c;
@@ -91,7 +92,7 @@ void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, cons
     const double away = moves ? per_block * n : 0;
     device.add(p.name, p.bytes - away, p.note);
     if (away > 0) host.add(p.name, away, "blocks_to_swap: the last " + std::to_string(swapped) + " blocks' share");
-    if (moves && what != "optimizer") resident += 2 * per_block;
+    if (what == "weights" || (moves && what == "gradients" && gradients_travel)) resident += 2 * per_block;
   }
   if (n > 0)
     device.add(prefix + "swap buffers", resident,

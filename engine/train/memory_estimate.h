@@ -45,9 +45,12 @@ void add_expert_state(MemoryEstimate& m, const std::string& prefix, const models
 // add_expert_state with block swap (docs/design/block-swap.md): the state of the last `swapped`
 // blocks waits in `host` (the frozen base's weights under LoRA; weights, gradients and moments when
 // training them), and `device` holds the rest plus two blocks' copies (the running block and the
-// next one's) while they run.
+// next one's) while they run: their weights and, on a GPU where earlier micro-batches' gradients
+// join them, their gradients (`gradients_travel`; on the CPU a block's gradient is made on its copy
+// and taken home, never held twice).
 void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, const std::string& prefix,
-                              const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped);
+                              const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped,
+                              bool gradients_travel = true);
 
 // What one sample's forward keeps for its backward through `layers` WanBlocks (tokens after
 // patchify, `text_tokens` of context), in `elem_bytes` per value (4 fp32, 2 bf16); with gradient

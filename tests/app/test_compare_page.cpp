@@ -2,8 +2,8 @@
 // The Compare page and the experts' Validation tab offscreen, on real runs the engine trains
 // here: two expert runs (and two upsampler runs) are rendered side by side through background
 // jobs, a second look comes from the cache, the per-frame metrics and the side-by-side export
-// are real, a cancelled render leaves nothing behind, and an expert run's validation videos
-// fill the prompt × step grid.
+// are real, a cancelled render leaves nothing behind, an expert run's validation videos
+// fill the prompt × step grid, and an i2v run's start images show beside its videos.
 #include <QComboBox>
 #include <QLabel>
 #include <QProcess>
@@ -15,6 +15,9 @@
 #include <QTableWidget>
 #include <QTemporaryDir>
 #include <QLineEdit>
+#include <QPainter>
+#include <QJsonDocument>
+#include <QJsonObject>
 #include <QtTest>
 
 #include <qcustomplot.h>
@@ -28,6 +31,7 @@
 #include "pages/expert_validation_view.h"
 #include "pages/loss_overlay.h"
 #include "pages/run_page.h"
+#include "pages/start_image_strip.h"
 #include "test_paths.h"
 #include "video/video_decode.h"
 #include "video_compare_view.h"
@@ -412,8 +416,9 @@ class TestComparePage : public QObject {
     for (int r = 0; r < 3; ++r)
       for (int c = 0; c < 2; ++c)
         QTRY_VERIFY_WITH_TIMEOUT(!v->grid()->item(r, c)->data(Qt::DecorationRole).value<QPixmap>().isNull(), 20'000);
-    // Opening the tab plays the newest step's prompts.
+    // Opening the tab plays the newest step's prompts; a text-to-video run has no start image.
     QTRY_COMPARE(v->player()->videos().size(), 2);
+    QVERIFY(!v->startImages()->isVisible());
     QVERIFY(v->player()->videos()[0].path.endsWith(QStringLiteral("sample/step2_val0.mp4")));
     // One prompt down the steps.
     v->selectCells({{0, 1}, {1, 1}, {2, 1}});
@@ -424,6 +429,100 @@ class TestComparePage : public QObject {
       window_->grab().save(
           QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("expert-validation.png")));
     }
+  }
+
+  // An image-to-video run (here: run A's events and videos, its validation events naming a start
+  // image per prompt, as train-experts writes them with validation_images): Compare and the
+  // Validation tab show each start image beside the videos; text-to-video runs show none.
+  void i2vStartImagesBesideTheVideos() {
+    const QString i2v = run("experts-i2v");
+    QVERIFY(QDir().mkpath(i2v + QStringLiteral("/sample")) && QDir().mkpath(i2v + QStringLiteral("/inputs")));
+    for (const QFileInfo& f : QDir(run("experts-a") + QStringLiteral("/sample")).entryInfoList(QDir::Files))
+      QVERIFY(QFile::copy(f.filePath(), i2v + QStringLiteral("/sample/") + f.fileName()));
+    // Prompt 0 starts from a picture (an absolute path), prompt 1 from a video's first frame
+    // (a path relative to the run folder, as a run file may give it).
+    const QString png = tmp_.filePath(QStringLiteral("start.png"));
+    QImage picture(96, 64, QImage::Format_RGB32);  // "a red circle" on a dark ground
+    picture.fill(QColor(30, 40, 70));
+    {
+      QPainter painter(&picture);
+      painter.setRenderHint(QPainter::Antialiasing);
+      painter.setPen(Qt::NoPen);
+      painter.setBrush(QColor(220, 30, 30));
+      painter.drawEllipse(QPointF(48, 32), 22, 22);
+    }
+    QVERIFY(picture.save(png));
+    QVERIFY(QFile::copy(data_ + QStringLiteral("/videos/clip_00.mp4"), i2v + QStringLiteral("/inputs/start.mp4")));
+    QFile in(run("experts-a") + QStringLiteral("/events.jsonl"));
+    QVERIFY(in.open(QIODevice::ReadOnly));
+    QByteArray events;
+    while (!in.atEnd()) {
+      const QByteArray line = in.readLine();
+      QJsonObject o = QJsonDocument::fromJson(line).object();
+      if (o.value(QStringLiteral("type")).toString() == QLatin1String("validation"))
+        o.insert(QStringLiteral("image"),
+                 o.value(QStringLiteral("index")).toInt() == 0 ? png : QStringLiteral("inputs/start.mp4"));
+      events += o.isEmpty() ? line : QJsonDocument(o).toJson(QJsonDocument::Compact) + '\n';
+    }
+    writeText(i2v + QStringLiteral("/events.jsonl"), events);
+    window_->runsModel()->refresh();
+
+    // Compare: two kept renders of prompt 0 share one start image; of prompts 0 and 1, one each.
+    ComparePage* p = page();
+    window_->showPage(p);
+    StartImageStrip* strip = p->startImages();
+    QTRY_VERIFY_WITH_TIMEOUT(p->chooseKept(0, i2v, 0, 0), 10'000);
+    QVERIFY(p->chooseKept(1, i2v, 2, 0));
+    p->render();
+    QCOMPARE(p->player()->videos().size(), 2);
+    QVERIFY(strip->isVisible());
+    QCOMPARE(strip->pictures().size(), 1);
+    QLabel* first = strip->pictures().first();
+    QTRY_VERIFY_WITH_TIMEOUT(!first->pixmap().isNull(), 10'000);  // read on the thread pool
+    QCOMPARE(first->toolTip(), png);
+    QCOMPARE(first->accessibleName(), QStringLiteral("Start image of A and B"));
+    QCOMPARE(first->pixmap().toImage().pixelColor(first->pixmap().width() / 2, first->pixmap().height() / 2),
+             QColor(220, 30, 30));
+    QVERIFY(p->chooseKept(1, i2v, 2, 1));
+    p->render();
+    QCOMPARE(strip->pictures().size(), 2);
+    QCOMPARE(strip->images()[1].path, QDir::cleanPath(i2v + QStringLiteral("/inputs/start.mp4")));
+    QCOMPARE(strip->pictures()[1]->accessibleName(), QStringLiteral("Start image of B"));
+    QTRY_VERIFY_WITH_TIMEOUT(!strip->pictures()[1]->pixmap().isNull(), 20'000);  // the video's first frame
+    if (!qEnvironmentVariableIsEmpty("WS_SCREENSHOT_DIR")) {
+      QTest::qWait(800);
+      window_->grab().save(
+          QDir(qEnvironmentVariable("WS_SCREENSHOT_DIR")).filePath(QStringLiteral("i2v-validation.png")));
+    }
+    // Text-to-video renders: no start image.
+    QVERIFY(p->chooseKept(0, run("experts-a"), 0, 0));
+    QVERIFY(p->chooseKept(1, run("experts-a"), 2, 0));
+    p->render();
+    QCOMPARE(p->player()->videos().size(), 2);
+    QVERIFY(!strip->isVisible());
+    QVERIFY(strip->pictures().isEmpty());
+
+    // The Validation tab: the start image of each prompt on the player.
+    window_->openRun(i2v);
+    RunPage* rp = window_->runPage();
+    QVERIFY(rp->showTab(QStringLiteral("validation")));
+    ExpertValidationView* v = rp->expertValidationView();
+    QTRY_COMPARE_WITH_TIMEOUT(v->steps(), (QList<qint64>{0, 1, 2}), 10'000);
+    QTRY_COMPARE(v->player()->videos().size(), 2);  // the newest step's two prompts
+    StartImageStrip* vs = v->startImages();
+    QVERIFY(vs->isVisible());
+    QCOMPARE(vs->pictures().size(), 2);
+    QCOMPARE(vs->pictures()[0]->accessibleName(), QStringLiteral("Start image of prompt 0"));
+    QCOMPARE(vs->pictures()[0]->toolTip(), png);
+    QTRY_VERIFY_WITH_TIMEOUT(!vs->pictures()[0]->pixmap().isNull(), 10'000);
+    QTRY_VERIFY_WITH_TIMEOUT(!vs->pictures()[1]->pixmap().isNull(), 20'000);
+    QVERIFY(v->grid()->horizontalHeaderItem(0)->toolTip().contains(png));
+    v->selectCells({{0, 1}, {1, 1}});  // one prompt down the steps: its one image
+    QCOMPARE(vs->pictures().size(), 1);
+    QCOMPARE(vs->images()[0].caption, QStringLiteral("prompt 1"));
+    window_->openRun(run("experts-a"));
+    QTRY_COMPARE_WITH_TIMEOUT(v->player()->videos().size(), 2, 10'000);
+    QVERIFY(!vs->isVisible());
   }
 
   void cleanupTestCase() { window_.reset(); }

@@ -156,6 +156,47 @@ class TestTrainingCharts : public QObject {
              QStringLiteral("Step time"));
   }
 
+  void stepTimeShowsBlockSwapsCopyWait() {
+    // A run with blocks_to_swap > 0: its steps carry swap_wait_s (part of model_s) and
+    // swap_copies; the copy wait is its own series, named on the axis.
+    RunEvents ev;
+    QByteArray b = started(0);
+    for (int s = 1; s <= 3; ++s)
+      b += QStringLiteral(
+               "{\"type\":\"step\",\"time\":%1,\"step\":%1,\"expert\":\"low\",\"loss\":0.5,"
+               "\"data_wait_s\":0.25,\"vae_s\":0.5,\"model_s\":1.5,\"step_s\":2.5,\"swap_wait_s\":%2,"
+               "\"swap_copies\":28}\n")
+               .arg(s)
+               .arg(0.125 * s)
+               .toUtf8();
+    ev.appendData(b);
+    QCOMPARE(ev.steps().first().swapWaitS, 0.125);
+    ExpertCurves curves;
+    const ExpertCurves::Batch t = curves.add(ev.steps())[ExpertCurves::StepTime];
+    const QString copyWait = QStringLiteral("copy wait (block swap)");
+    QCOMPARE(ExpertCurves::phaseNames().value(ExpertCurves::kCopyWaitPhase), copyWait);
+    QCOMPARE(t[copyWait].values, (QVector<double>{0.125, 0.25, 0.375}));
+    QCOMPARE(t[copyWait].steps, (QVector<double>{1, 2, 3}));
+    QCOMPARE(t[QStringLiteral("model")].values, (QVector<double>{1.5, 1.5, 1.5}));
+    TrainingCharts charts(&ev);
+    charts.replotNow();
+    LossChart* time = charts.chart(ExpertCurves::StepTime);
+    QCOMPARE(time->pointCount(copyWait), 3);
+    QVERIFY2(time->plot()->yAxis->label().contains(QStringLiteral("copy wait")),
+             qPrintable(time->plot()->yAxis->label()));
+    // A run without block swap: no such series, and the axis as it always was.
+    RunEvents plain;
+    plain.appendData(started(0) + QByteArray("{\"type\":\"step\",\"time\":1,\"step\":1,\"expert\":\"low\",\"loss\":0.5,"
+                                             "\"data_wait_s\":0.25,\"vae_s\":0.5,\"model_s\":1.5,\"step_s\":2.5}\n"));
+    QVERIFY(std::isnan(plain.steps().first().swapWaitS));
+    TrainingCharts plainCharts(&plain);
+    plainCharts.replotNow();
+    LossChart* plainTime = plainCharts.chart(ExpertCurves::StepTime);
+    QCOMPARE(plainTime->pointCount(QStringLiteral("model")), 1);
+    QVERIFY(!plainTime->seriesNames().contains(copyWait));
+    QCOMPARE(plainTime->plot()->yAxis->label(), QStringLiteral("seconds per step (data wait, VAE, model)"));
+  }
+
   void sharesCountEachExpertsSteps() {
     RunEvents ev;
     ev.appendData(dualExpertRun(20));

@@ -144,7 +144,7 @@ int bench_dit_train(const std::vector<std::string>& argv) {
     train::add_expert_state(estimate, "", cfg, state);
     if (swap > 0) {  // one memory on the CPU: the swap adds the two blocks' copies
       train::MemoryEstimate dev;
-      train::add_expert_state_swapped(dev, host, "", cfg, state, swap);
+      train::add_expert_state_swapped(dev, host, "", cfg, state, swap, /*gradients_travel=*/false);
       estimate.add("swap copies", dev.part("swap buffers"), "");
     }
   }

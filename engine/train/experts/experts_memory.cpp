@@ -32,7 +32,7 @@ TrainingMemory experts_training_memory(const ExpertsSetup& s, int64_t ranks, con
     ExpertStateOptions o;
     o.lora_rank = s.lora.on ? s.lora.high.rank : 0;
     o.fp8 = s.fp8;
-    add_expert_state_swapped(dev, host, "", c, o, s.blocks_to_swap);
+    add_expert_state_swapped(dev, host, "", c, o, s.blocks_to_swap, /*gradients_travel=*/false);
     m.add("swap copies", dev.part("swap buffers"), "two swapped blocks copied while they run (blocks_to_swap)");
   }
   // Latent files without a VAE: 16 channels are the Wan2.1 VAE's (stride 8).
