@@ -120,14 +120,69 @@ torch::Tensor WanBlockImpl::forward(const torch::Tensor& x, const torch::Tensor&
                                     const torch::Tensor& angles, const std::pair<torch::Tensor, torch::Tensor>& text) {
   // Chunk order: shift_sa, scale_sa, gate_sa, shift_ff, scale_ff, gate_ff (fp32 AdaLN math).
   auto m = modulation + e0;  // [1 or L, 6, D]
-  auto c = [&](int64_t i) { return m.select(1, i); };
-  auto a = layer_norm(x, eps_) * (1 + c(1)) + c(0);
-  auto h = x + self_attn->forward(a, a, angles) * c(2);
+  return ffn_part(cross_part(self_part(x, m, angles), context, text), m);
+}
+
+torch::Tensor WanBlockImpl::self_part(const torch::Tensor& x, const torch::Tensor& m, const torch::Tensor& angles) {
+  auto a = layer_norm(x, eps_) * (1 + m.select(1, 1)) + m.select(1, 0);
+  return x + self_attn->forward(a, a, angles) * m.select(1, 2);
+}
+
+torch::Tensor WanBlockImpl::cross_part(const torch::Tensor& x, const torch::Tensor& context,
+                                       const std::pair<torch::Tensor, torch::Tensor>& text) {
   // Cross-attention is neither modulated nor gated, and has no RoPE.
-  auto hn = norm3 ? norm3(h.to(torch::kFloat)).to(h.scalar_type()) : h;
-  h = h + cross_attn->forward(hn, context, torch::Tensor(), text);
-  auto f = layer_norm(h, eps_) * (1 + c(4)) + c(3);
-  return h + ffn(f, /*gelu=*/true) * c(5);
+  auto hn = norm3 ? norm3(x.to(torch::kFloat)).to(x.scalar_type()) : x;
+  return x + cross_attn->forward(hn, context, torch::Tensor(), text);
+}
+
+torch::Tensor WanBlockImpl::ffn_part(const torch::Tensor& x, const torch::Tensor& m) {
+  auto f = layer_norm(x, eps_) * (1 + m.select(1, 4)) + m.select(1, 3);
+  return x + ffn(f, /*gelu=*/true) * m.select(1, 5);
+}
+
+namespace {
+
+// Appends the LoRA adapters' tensors that train.
+void add_adapters(std::vector<torch::Tensor>& out, const LoraAdapter* adapters, size_t n) {
+  for (size_t i = 0; i < n; ++i)
+    if (adapters[i].defined())
+      for (const auto& t : {adapters[i].down, adapters[i].up})
+        if (t.requires_grad()) out.push_back(t);
+}
+
+std::vector<torch::Tensor> attention_trainables(WanAttentionImpl& a) {
+  auto out = trainable_parameters(a);
+  add_adapters(out, a.lora, 4);
+  return out;
+}
+
+}  // namespace
+
+torch::Tensor WanBlockImpl::forward_parts(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
+                                          const torch::Tensor& angles) {
+  auto m = modulation + e0;
+  // Each part's trainables; m and the context are routed like parameters (gradients flow to them).
+  auto self_params = attention_trainables(*self_attn);
+  self_params.push_back(m);
+  auto cross_params = attention_trainables(*cross_attn);
+  if (norm3)
+    for (const auto& p : trainable_parameters(*norm3)) cross_params.push_back(p);
+  cross_params.push_back(context);
+  auto ffn_params = trainable_parameters(*ffn);
+  add_adapters(ffn_params, ffn->lora, 2);
+  ffn_params.push_back(m);
+  auto h = checkpoint([this, m, angles](const torch::Tensor& v) { return self_part(v, m, angles); }, x, self_params);
+  h = checkpoint([this, context](const torch::Tensor& v) { return cross_part(v, context, {}); }, h, cross_params);
+  return checkpoint([this, m](const torch::Tensor& v) { return ffn_part(v, m); }, h, ffn_params);
+}
+
+std::vector<torch::Tensor> WanBlockImpl::trainables() {
+  auto params = trainable_parameters(*this);
+  // Attached LoRA adapters are not the block's parameters, but train through it.
+  add_adapters(params, self_attn->lora, 4);
+  add_adapters(params, cross_attn->lora, 4);
+  add_adapters(params, ffn->lora, 2);
+  return params;
 }
 
 WanHeadImpl::WanHeadImpl(int64_t dim, int64_t out_features, double eps) : eps_(eps) {
@@ -247,25 +302,19 @@ torch::Tensor WanModelImpl::run_block(int64_t i, const torch::Tensor& x, const t
     return block.forward(x, e0, context, angles, text);
   }
   // e0 and the context carry gradients to the embeddings: route them like parameters.
-  auto params = trainable_parameters(block);
-  // Attached LoRA adapters are not the block's parameters, but train through it.
-  for (const LoraAdapter* a :
-       {&block.self_attn->lora[0], &block.self_attn->lora[1], &block.self_attn->lora[2], &block.self_attn->lora[3],
-        &block.cross_attn->lora[0], &block.cross_attn->lora[1], &block.cross_attn->lora[2], &block.cross_attn->lora[3],
-        &block.ffn->lora[0], &block.ffn->lora[1]})
-    if (a->defined())
-      for (const auto& t : {a->down, a->up})
-        if (t.requires_grad()) params.push_back(t);
+  auto params = block.trainables();
   params.push_back(e0);
   params.push_back(context);
   auto* raw = &block;
   // The recompute in backward visits the blocks downwards: the swap prefetches the one below.
+  // Parts are checkpointed only inside the recompute (the forward keeps nothing anyway).
   return checkpoint(
-      [raw, swap = swap_, i, dev = device(), e0, context, angles](const torch::Tensor& h) {
+      [raw, swap = swap_, i, dev = device(), e0, context, angles, parts = checkpoint_parts_](const torch::Tensor& h) {
         if (swap) swap->enter(i, checkpoint_recomputing() ? -1 : +1, dev);
-        return raw->forward(h, e0, context, angles);
+        return parts && checkpoint_recomputing() ? raw->forward_parts(h, e0, context, angles)
+                                                 : raw->forward(h, e0, context, angles);
       },
-      x, params);
+      x, params, CheckpointOptions{checkpoint_offload_});
 }
 
 void WanModelImpl::set_blocks_to_swap(int64_t n) {

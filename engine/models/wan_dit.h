@@ -62,12 +62,23 @@ class WanBlockImpl : public torch::nn::Module {
   // `text` (cross_attn->keys_values of the context) replaces the context's projections when given.
   torch::Tensor forward(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
                         const torch::Tensor& angles, const std::pair<torch::Tensor, torch::Tensor>& text = {});
+  // The same, each of its three parts (self-attention, cross-attention, FFN) a checkpoint of its
+  // own: recomputed inside the block's recompute, so one part's activations live at a time.
+  torch::Tensor forward_parts(const torch::Tensor& x, const torch::Tensor& e0, const torch::Tensor& context,
+                              const torch::Tensor& angles);
+  // What the block trains: its parameters that need grad and its attached LoRA adapters'.
+  std::vector<torch::Tensor> trainables();
   WanAttention self_attn{nullptr}, cross_attn{nullptr};
   torch::nn::LayerNorm norm3{nullptr};  // affine; null when cross_attn_norm is off (identity)
   WanMlp ffn{nullptr};
   torch::Tensor modulation;  // [1, 6, D]
 
  private:
+  // m = modulation + e0: the AdaLN chunks both the self-attention and the FFN parts use.
+  torch::Tensor self_part(const torch::Tensor& x, const torch::Tensor& m, const torch::Tensor& angles);
+  torch::Tensor cross_part(const torch::Tensor& x, const torch::Tensor& context,
+                           const std::pair<torch::Tensor, torch::Tensor>& text);
+  torch::Tensor ffn_part(const torch::Tensor& x, const torch::Tensor& m);
   int64_t dim_;
   double eps_;
 };
@@ -120,6 +131,10 @@ class WanModelImpl : public torch::nn::Module {
   // Recompute each block in backward instead of keeping its activations.
   void set_gradient_checkpointing(bool on) { checkpointing_ = on; }
   bool gradient_checkpointing() const { return checkpointing_; }
+  // With checkpointing: each block's input waits in host memory until its recompute, and each
+  // block's three parts are checkpoints of their own (docs/design/block-swap.md).
+  void set_checkpoint_offload(bool on) { checkpoint_offload_ = on; }
+  void set_checkpoint_parts(bool on) { checkpoint_parts_ = on; }
   // The reference's init_weights (docs/design/wan-dit.md §2 "Fresh initialisation"); the constructor calls it.
   void init_weights();
   // fp8 e4m3 storage (docs/design/dual-expert-training.md §10): every block Linear (attention q/k/v/o, ffn)
@@ -171,6 +186,7 @@ class WanModelImpl : public torch::nn::Module {
                                const WanTextCache* cache, int64_t seq_len, const torch::Tensor& y, DitInter* inter);
   WanConfig cfg_;
   bool checkpointing_ = false;
+  bool checkpoint_offload_ = false, checkpoint_parts_ = false;
   bool fp8_ = false;
   bool fp8_only_ = false;
   torch::ScalarType compute_ = torch::kFloat;

@@ -99,29 +99,36 @@ void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, cons
                "two swapped blocks on the device at a time: the running one and the next one's copy");
 }
 
-double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, bool checkpointing,
-                            int elem_bytes) {
+DitActivations dit_activations(const models::WanConfig& c, int64_t tokens, int64_t text_tokens,
+                               const DitCheckpointing& ck, int elem_bytes) {
   const double D = static_cast<double>(c.dim), F = static_cast<double>(c.ffn_dim), n = static_cast<double>(c.num_heads);
-  const double Lq = static_cast<double>(tokens), T = static_cast<double>(text_tokens);
-  // Per token of one block, what autograd keeps (wan_dit.cpp WanBlock::forward): self-attention's
-  // modulated input, q/k/v, the RMS-normed and rotated q and k, the reshaped output, the o
-  // projection and the residual sum (11·dim); cross-attention's normed input, query and its norm,
-  // output, o projection and sum (6·dim); the FFN's modulated input, output and sum (4·dim) and its
-  // hidden layer before and after GELU (2·ffn). ti2v's per-token timesteps add the modulation
-  // (6·dim). Attention keeps no probabilities (wan_dit_ops.cpp): its backward makes them again a
-  // chunk of at most 2^25 scores at a time, with their gradient beside them.
-  const double per_token = 21 * D + 2 * F + (c.model_type == "ti2v" ? 6 * D : 0);
-  const double block = Lq * per_token * elem_bytes +
-                       std::min(2.0 * static_cast<double>(int64_t{1} << 25), 2 * n * Lq * (Lq + T)) * elem_bytes;
+  const double Lq = static_cast<double>(tokens), T = static_cast<double>(text_tokens), e = elem_bytes;
+  // Per token of one block, what autograd keeps (wan_dit.cpp WanBlock's three parts): the
+  // self-attention part's modulated input, q/k/v, the RMS-normed and rotated q and k, the reshaped
+  // output, the o projection and the residual sum (11·dim); cross-attention's normed input, query
+  // and its norm, output, o projection and sum (6·dim); the FFN part's modulated input, output and
+  // sum (4·dim) and its hidden layer before and after GELU (2·ffn). ti2v's per-token timesteps add
+  // the modulation (6·dim). Attention keeps no probabilities (wan_dit_ops.cpp): its backward makes
+  // them again a chunk of at most 2^25 scores at a time, with their gradient beside them.
+  const double attention = std::min(2.0 * static_cast<double>(int64_t{1} << 25), 2 * n * Lq * (Lq + T)) * e;
+  const double self_part = Lq * 11 * D * e + attention, cross_part = Lq * 6 * D * e,
+               ffn_part = Lq * (4 * D + 2 * F) * e;
+  const double modulation = c.model_type == "ti2v" ? Lq * 6 * D * e : 0;
+  const double block = self_part + cross_part + ffn_part + modulation;
   // The context's k/v (2 per block) and the text embedding's MLP: small beside the blocks.
-  const double text =
-      T * (2 * D * static_cast<double>(c.num_layers) + 2 * static_cast<double>(c.text_dim) + 2 * D) * elem_bytes;
+  const double text = T * (2 * D * static_cast<double>(c.num_layers) + 2 * static_cast<double>(c.text_dim) + 2 * D) * e;
   // Outside the blocks: patch embedding, time embedding, head (12·dim per token).
-  const double outside = Lq * (12 * D) * elem_bytes;
+  const double outside = Lq * (12 * D) * e;
+  const double input = Lq * D * e, inputs = static_cast<double>(c.num_layers) * input;
   // The backward's working set: gradients in flight through one block (half a block's worth);
-  // with checkpointing the recomputed block's own graph besides (a whole block's worth).
-  if (checkpointing) return static_cast<double>(c.num_layers) * Lq * D * elem_bytes + 2 * block + text + outside;
-  return static_cast<double>(c.num_layers) * block + 0.5 * block + text + outside;
+  // with checkpointing the recomputed block's own graph besides (a whole block's worth); with
+  // parts one part's graph and gradients, beside the parts' two inner inputs and the modulation.
+  if (!ck.on) return {static_cast<double>(c.num_layers) * block + 0.5 * block + text + outside, 0};
+  const double working =
+      ck.parts ? 2 * std::max({self_part, cross_part, ffn_part}) + 2 * input + modulation : 2 * block;
+  // Offloaded, the inputs wait in host memory and come back one block at a time.
+  if (ck.offload) return {input + working + text + outside, inputs};
+  return {inputs + working + text + outside, 0};
 }
 
 double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h,

@@ -52,11 +52,27 @@ void add_expert_state_swapped(MemoryEstimate& device, MemoryEstimate& host, cons
                               const models::WanConfig& c, const ExpertStateOptions& o, int64_t swapped,
                               bool gradients_travel = true);
 
-// What one sample's forward keeps for its backward through `layers` WanBlocks (tokens after
-// patchify, `text_tokens` of context), in `elem_bytes` per value (4 fp32, 2 bf16); with gradient
-// checkpointing only each block's input plus one block's activations during its recompute.
-double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, bool checkpointing,
-                            int elem_bytes = 4);
+// How a DiT's blocks keep their activations: all of them, or (checkpointing) each block's input
+// only, recomputing one block at a time in backward; `offload` keeps those inputs in host memory,
+// `parts` recomputes one of a block's three parts at a time.
+struct DitCheckpointing {
+  bool on = false;
+  bool offload = false;
+  bool parts = false;
+};
+struct DitActivations {
+  double device = 0, host = 0;
+};
+
+// What one sample's forward keeps for its backward through the WanBlocks (tokens after patchify,
+// `text_tokens` of context), in `elem_bytes` per value (4 fp32, 2 bf16), and what of it waits in
+// host memory.
+DitActivations dit_activations(const models::WanConfig& c, int64_t tokens, int64_t text_tokens,
+                               const DitCheckpointing& checkpointing, int elem_bytes = 4);
+inline double dit_activation_bytes(const models::WanConfig& c, int64_t tokens, int64_t text_tokens, bool checkpointing,
+                                   int elem_bytes = 4) {
+  return dit_activations(c, tokens, text_tokens, {checkpointing, false, false}, elem_bytes).device;
+}
 
 // The same for one latent upsampler step on a [batch, C, T, h, w] latent.
 double upsampler_activation_bytes(const models::LatentUpsamplerConfig& c, int64_t batch, int64_t t, int64_t h,

@@ -185,4 +185,29 @@ grep -q 'blocks_to_swap: needs gradient_checkpointing' <<<"$out" || fail "swap m
 out=$("$engine" train-experts "${common[@]}" --gradient_checkpointing=true --blocks_to_swap 2 --max_train_steps 2 \
   --output_dir "$tmp/sw3" 2>/dev/null) && fail "2 of 1 blocks accepted"
 grep -q 'the experts have 1 blocks, got 2' <<<"$out" || fail "swap count message: $out"
+
+# 11. gradient_checkpointing_offload: the block inputs go to host memory and back (2 copies a
+# step for the one block), the same bits as keeping them; gradient_checkpointing_parts recomputes
+# the parts apart: the first step's loss is the same forward, the run trains; both need checkpointing.
+"$engine" train-experts "${common[@]}" --gradient_checkpointing=true --gradient_checkpointing_offload=true \
+  --max_train_steps 4 --checkpointing_steps 4 --output_dir "$tmp/off" >/dev/null 2>"$tmp/off.err" \
+  || fail "run off: $(tail -3 "$tmp/off.err")"
+for f in high_noise_transformer/diffusion_pytorch_model.safetensors low_noise_transformer/diffusion_pytorch_model.safetensors; do
+  cmp -s "$tmp/gc/checkpoint-4/$f" "$tmp/off/checkpoint-4/$f" || fail "gradient_checkpointing_offload changed $f"
+done
+[ "$(grep '"type":"step"' "$tmp/off/events.jsonl" | grep -c '"offload_copies":2,')" -eq 4 ] \
+  || fail "offload copies per step: $(grep -o '"offload_copies":[0-9]*' "$tmp/off/events.jsonl" | tr '\n' ' ')"
+grep -q '"offload_copies"' "$tmp/gc/events.jsonl" && fail "offload fields without offload"
+"$engine" train-experts "${common[@]}" --gradient_checkpointing=true --gradient_checkpointing_parts=true \
+  --max_train_steps 4 --checkpointing_steps 4 --output_dir "$tmp/parts" >/dev/null 2>"$tmp/parts.err" \
+  || fail "run parts: $(tail -3 "$tmp/parts.err")"
+first_loss() { grep '"type":"step"' "$1" | head -1 | grep -o '"loss":[-0-9.e]*'; }
+[ -n "$(first_loss "$tmp/gc/events.jsonl")" ] && [ "$(first_loss "$tmp/gc/events.jsonl")" = "$(first_loss "$tmp/parts/events.jsonl")" ] \
+  || fail "parts changed the first loss: $(first_loss "$tmp/gc/events.jsonl") vs $(first_loss "$tmp/parts/events.jsonl")"
+[ -f "$tmp/parts/checkpoint-4/low_noise_transformer/diffusion_pytorch_model.safetensors" ] || fail "parts: no checkpoint"
+for opt in gradient_checkpointing_offload gradient_checkpointing_parts; do
+  out=$("$engine" train-experts "${common[@]}" --gradient_checkpointing=false --$opt=true --max_train_steps 2 \
+    --output_dir "$tmp/no-$opt" 2>/dev/null) && fail "$opt without gradient checkpointing accepted"
+  grep -q "$opt: needs gradient_checkpointing: true" <<<"$out" || fail "$opt message: $out"
+done
 echo ok

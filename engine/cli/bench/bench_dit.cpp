@@ -91,6 +91,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       .value("layers", "L", "override num_layers (time a released width with fewer blocks)", int_range(1, 1000))
       .value("text_tokens", "T", "rows of the text context (default text_len)", int_range(1, 4096))
       .flag("gradient_checkpointing", "recompute each block in backward")
+      .flag("gradient_checkpointing_offload", "keep each block's input in host memory (implies checkpointing)")
+      .flag("gradient_checkpointing_parts", "recompute a block's three parts one at a time (implies checkpointing)")
       .value("blocks_to_swap", "N",
              "the last N blocks wait in host memory and are copied in before they run (implies checkpointing)",
              int_range(0, 1000))
@@ -131,7 +133,11 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   const int64_t swap = a.integer("blocks_to_swap", 0);
   if (swap > cfg.num_layers)
     throw UsageError("--blocks_to_swap: the model has " + std::to_string(cfg.num_layers) + " blocks");
-  const bool checkpointing = a.boolean("gradient_checkpointing") || swap > 0;
+  const train::DitCheckpointing ck{
+      a.boolean("gradient_checkpointing") || swap > 0 || a.boolean("gradient_checkpointing_offload") ||
+          a.boolean("gradient_checkpointing_parts"),
+      a.boolean("gradient_checkpointing_offload"), a.boolean("gradient_checkpointing_parts")};
+  const bool checkpointing = ck.on;
   const torch::Device device = train::training_device(0);
   // The estimate the `estimate` verb would make for this step, beside the measured peak.
   train::MemoryEstimate estimate;
@@ -148,12 +154,16 @@ int bench_dit_train(const std::vector<std::string>& argv) {
       estimate.add("swap copies", dev.part("swap buffers"), "");
     }
   }
-  estimate.add("activations", train::dit_activation_bytes(cfg, tokens, text, checkpointing, a.boolean("bf16") ? 2 : 4),
-               "");
+  // Offloaded inputs are in the same memory on the CPU.
+  const train::DitActivations act = train::dit_activations(cfg, tokens, text, ck, a.boolean("bf16") ? 2 : 4);
+  estimate.add("activations", act.device + (device.is_cuda() ? 0 : act.host), "");
+  if (device.is_cuda() && act.host > 0) host.add("activations", act.host, "");
 
   torch::manual_seed(0);
   models::WanModel model(cfg);
   model->set_gradient_checkpointing(checkpointing);
+  model->set_checkpoint_offload(ck.offload);
+  model->set_checkpoint_parts(ck.parts);
   model->set_fp8(a.boolean("fp8"));
   if (a.boolean("bf16")) model->set_compute_dtype(torch::kBFloat16);
   train::ExpertStepOptions o;
@@ -215,6 +225,8 @@ int bench_dit_train(const std::vector<std::string>& argv) {
        {"layers", cfg.num_layers},
        {"text_tokens", text},
        {"gradient_checkpointing", checkpointing},
+       {"gradient_checkpointing_offload", ck.offload},
+       {"gradient_checkpointing_parts", ck.parts},
        {"blocks_to_swap", swap},
        {"swap_copies_per_step",
         static_cast<double>(model->block_swap_stats().copies) / static_cast<double>(warmup + steps)},

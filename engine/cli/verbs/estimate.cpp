@@ -194,9 +194,11 @@ int run_estimate(const std::vector<std::string>& argv) {
       .value("nproc", "P", "data-parallel ranks (ZeRO-2 shards over them)", int_range(1, 65536))
       .value("time_steps", "N", "also train N real steps in a scratch folder and time them", int_range(1, 1000))
       .value("device", "cpu|cuda", "estimate this machine's memory (cpu) or a GPU's", one_of({"cpu", "cuda"}))
-      .value("device_memory", "SIZE",
-             "the GPU's memory (with --device cuda): 24, 24GiB or 24G in GiB, 24GB in 10^9 bytes; when the run does "
-             "not fit, the smallest blocks_to_swap (then fp8, frames, size) that makes it fit")
+      .value(
+          "device_memory", "SIZE",
+          "the GPU's memory (with --device cuda): 24, 24GiB or 24G in GiB, 24GB in 10^9 bytes; when the run does "
+          "not fit, the smallest blocks_to_swap (then fp8, block inputs in host memory, blocks recomputed a part at a "
+          "time, frames, size) that makes it fit")
       .forward_unknown_options();
   if (!a.parse(argv)) return 0;
   const int64_t ranks = a.integer("nproc", 1), steps = a.integer("time_steps", 0);
@@ -249,8 +251,9 @@ int run_estimate(const std::vector<std::string>& argv) {
                  gib(text).c_str());
   const bool fits = machine <= 0 || peak <= machine;
   if (!e.host.parts.empty())
-    std::fprintf(stderr, "%-24s %12s  what waits in host memory (low_vram's idle expert, swapped blocks)\n", "host",
-                 gib(e.host.total()).c_str());
+    std::fprintf(stderr,
+                 "%-24s %12s  what waits in host memory (low_vram's idle expert, swapped blocks, offloaded inputs)\n",
+                 "host", gib(e.host.total()).c_str());
   if (machine > 0)
     std::fprintf(stderr, "%s: the run needs about %s of %s's %s\n", fits ? "fits" : "does not fit", gib(peak).c_str(),
                  target.gpu ? "the GPU" : "this machine", gib(machine).c_str());

@@ -55,6 +55,19 @@ std::vector<FitChoice> experts_fit_choices(const ExpertsSetup& s, int64_t ranks,
     out.push_back(smallest_swap(f, ranks, target, budget, fc));
     if (out.back().fits) return out;
   }
+  // Each block's input in host memory, then one part of a block recomputed at a time.
+  if (!f.checkpoint_offload) {
+    f.checkpoint_offload = true;
+    fc["gradient_checkpointing_offload"] = true;
+    out.push_back(smallest_swap(f, ranks, target, budget, fc));
+    if (out.back().fits) return out;
+  }
+  if (!f.checkpoint_parts) {
+    f.checkpoint_parts = true;
+    fc["gradient_checkpointing_parts"] = true;
+    out.push_back(smallest_swap(f, ranks, target, budget, fc));
+    if (out.back().fits) return out;
+  }
   // Fewer frames (4k + 1), then smaller sizes (multiples of 32), every block swapped.
   ExpertsSetup g = f;
   g.blocks_to_swap = g.high.config.num_layers;
@@ -67,12 +80,16 @@ std::vector<FitChoice> experts_fit_choices(const ExpertsSetup& s, int64_t ranks,
     c["video_sample_n_frames"] = frames;
     FitChoice r = evaluate(g, ranks, target, budget, c);
     if (r.fits) {
-      out.push_back(smallest_swap(g, ranks, target, budget, c));  // fewer blocks may do at these frames
+      ExpertsSetup fewer = g;  // fewer blocks may do at these frames: search from the run's own
+      fewer.blocks_to_swap = s.blocks_to_swap;
+      c.erase("blocks_to_swap");
+      out.push_back(smallest_swap(fewer, ranks, target, budget, c));
       return out;
     }
     if (frames == 1) break;
   }
   g.data.n_frames = s.data.n_frames;
+  g.blocks_to_swap = s.blocks_to_swap;  // smallest_swap searches from the run's own
   for (int64_t size = s.data.sample_size / 64 * 32; size >= 64; size = size / 64 * 32) {
     g.data.sample_size = size;
     nlohmann::json c = fc;
@@ -83,6 +100,7 @@ std::vector<FitChoice> experts_fit_choices(const ExpertsSetup& s, int64_t ranks,
     out.pop_back();
   }
   g.data.sample_size = s.data.sample_size;
+  g.blocks_to_swap = g.high.config.num_layers;
   nlohmann::json c = fc;
   c["blocks_to_swap"] = g.blocks_to_swap;
   c["gradient_checkpointing"] = true;

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
 // What makes a dual-expert run fit a GPU (`estimate --device cuda --device_memory`): the run as
-// it is, else the smallest blocks_to_swap, then fp8 for a pretrained LoRA base, then fewer frames
-// and smaller sizes with every block swapped — each with its peak device and host memory.
+// it is, else the smallest blocks_to_swap, then fp8 for a pretrained LoRA base, then the blocks'
+// inputs in host memory, then blocks recomputed a part at a time, then fewer frames and smaller
+// sizes with every block swapped — each with its peak device and host memory.
 #pragma once
 #include <nlohmann/json.hpp>
 

@@ -41,9 +41,16 @@ TrainingMemory experts_training_memory(const ExpertsSetup& s, int64_t ranks, con
   const int64_t side = s.data.sample_size / factor;
   const int64_t tokens = t * (side / 2) * (side / 2);
   const bool bf16 = s.run.bf16 && target.gpu;  // mixed precision is fp32 on the CPU
-  m.add("activations", dit_activation_bytes(c, tokens, c.text_len, s.optimizer.gradient_checkpointing, bf16 ? 2 : 4),
-        std::to_string(tokens) + " tokens per sample" +
-            (s.optimizer.gradient_checkpointing ? ", blocks recomputed in backward" : ""));
+  const bool ck = s.optimizer.gradient_checkpointing;
+  const DitActivations act =
+      dit_activations(c, tokens, c.text_len, {ck, s.checkpoint_offload, s.checkpoint_parts}, bf16 ? 2 : 4);
+  const std::string how = std::string(ck ? (s.checkpoint_parts ? ", block parts recomputed in backward one at a time"
+                                                               : ", blocks recomputed in backward")
+                                         : "");
+  // On the CPU the offloaded inputs stay in the same memory.
+  m.add("activations", act.device + (target.gpu ? 0 : act.host), std::to_string(tokens) + " tokens per sample" + how);
+  if (target.gpu && act.host > 0)
+    e.host.add("activations", act.host, "each block's input until its recompute (gradient_checkpointing_offload)");
   if (!s.all_latent_files && !s.vae_file.empty()) {
     add_vae_memory(m, s.vae_file, s.vae_config, s.data.sample_size, bf16);
     if (s.overlap_vae_encode)

@@ -100,6 +100,12 @@ io::OptionSchema experts_option_schema() {
   s.boolean("overwrite_output_dir", false,
             "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
   s.boolean("gradient_checkpointing", true, "recompute each block's activations in backward");
+  s.boolean("gradient_checkpointing_offload", false,
+            "keep each block's input (what checkpointing holds per block) in host memory until backward needs it "
+            "(needs gradient_checkpointing)");
+  s.boolean("gradient_checkpointing_parts", false,
+            "in backward, recompute each block's self-attention, cross-attention and FFN apart, so one part's "
+            "activations live at a time; costs one more forward of each part (needs gradient_checkpointing)");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
   s.boolean("low_vram", true, "keep the idle expert on the CPU (GPU builds)");
   s.integer("blocks_to_swap", 0,

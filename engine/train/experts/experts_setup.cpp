@@ -422,6 +422,12 @@ ExpertsSetup resolve_experts_setup(io::Config& cfg) {
       cfg.error("blocks_to_swap", "does not combine with zero_stage 2 or weight_dtype bf16 yet");
   }
 
+  // Finer or offloaded checkpointing: the same maths, less device memory.
+  s.checkpoint_offload = cfg.boolean("gradient_checkpointing_offload");
+  s.checkpoint_parts = cfg.boolean("gradient_checkpointing_parts");
+  for (const char* key : {"gradient_checkpointing_offload", "gradient_checkpointing_parts"})
+    if (cfg.boolean(key) && !s.optimizer.gradient_checkpointing) cfg.error(key, "needs gradient_checkpointing: true");
+
   s.maths = experts_maths_options(cfg);
   return s;
 }

@@ -40,9 +40,11 @@ struct ExpertsSetup {
   bool schedule_on_expert_steps = true;  // lr_schedule_basis: expert_steps (else global_steps)
   bool bsmntw = false;                   // timestep_weighting: bsmntw
   bool fp8 = false;
-  bool zero2 = false;          // zero_stage: 2
-  bool bf16_weights = false;   // weight_dtype: bf16 (fp32 masters, sharded under zero_stage 2)
-  int64_t blocks_to_swap = 0;  // the last N blocks of each expert wait in host memory (docs/design/block-swap.md)
+  bool zero2 = false;               // zero_stage: 2
+  bool bf16_weights = false;        // weight_dtype: bf16 (fp32 masters, sharded under zero_stage 2)
+  int64_t blocks_to_swap = 0;       // the last N blocks of each expert wait in host memory (docs/design/block-swap.md)
+  bool checkpoint_offload = false;  // gradient_checkpointing_offload: block inputs in host memory
+  bool checkpoint_parts = false;    // gradient_checkpointing_parts: each block's parts recomputed apart
   std::vector<int64_t> eval_timesteps;
   int64_t eval_max_samples_per_t = 1, eval_steps = 0;
   nlohmann::json maths = nlohmann::json::object();       // experts_maths_options(), hashed into checkpoints

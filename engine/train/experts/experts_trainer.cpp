@@ -2,6 +2,7 @@
 #include "train/experts/experts_memory.h"
 #include "train/experts/experts_trainer.h"
 #include "train/experts/experts_trainer_impl.h"
+#include "models/grad_checkpoint.h"
 
 namespace ws::train {
 namespace experts {
@@ -187,6 +188,7 @@ std::optional<StepReport> Trainer::attempt_step(bool* skipped) {
   StepTimes times;
   bool encoded_ahead = false;
   const models::BlockSwapStats swap0 = e.model()->block_swap_stats();
+  const models::CheckpointOffloadStats offload0 = models::checkpoint_offload_stats();
   for (int64_t micro = 0; micro < A; ++micro) {
     Prepared p = ahead_.next(times, [this] { return prepare_batch(false); });
     batch = std::move(p.batch);
@@ -253,6 +255,11 @@ std::optional<StepReport> Trainer::attempt_step(bool* skipped) {
     const models::BlockSwapStats swap1 = e.model()->block_swap_stats();
     r.extra["swap_wait_s"] = swap1.wait_s - swap0.wait_s;
     r.extra["swap_copies"] = swap1.copies - swap0.copies;
+  }
+  if (setup_.checkpoint_offload) {  // block inputs sent to host memory and back
+    const models::CheckpointOffloadStats offload1 = models::checkpoint_offload_stats();
+    r.extra["offload_copies"] = offload1.copies - offload0.copies;
+    r.extra["offload_mb"] = static_cast<double>(offload1.bytes - offload0.bytes) / (1 << 20);
   }
   return r;
 }

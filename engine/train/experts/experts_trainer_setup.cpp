@@ -89,6 +89,8 @@ void Trainer::build_models() {
       m = models::WanModel(src.config);
     }
     m->set_gradient_checkpointing(setup_.optimizer.gradient_checkpointing);
+    m->set_checkpoint_offload(setup_.checkpoint_offload);
+    m->set_checkpoint_parts(setup_.checkpoint_parts);
     m->set_fp8(setup_.fp8);
     // bf16 matmuls and attention from fp32 master weights (docs/design/wan-dit.md §8), on the GPU only.
     if (device_.is_cuda() && setup_.run.bf16) m->set_compute_dtype(torch::kBFloat16);
