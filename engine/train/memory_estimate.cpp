@@ -120,12 +120,13 @@ DitActivations dit_activations(const models::WanConfig& c, int64_t tokens, int64
   // Outside the blocks: patch embedding, time embedding, head (12·dim per token).
   const double outside = Lq * (12 * D) * e;
   const double input = Lq * D * e, inputs = static_cast<double>(c.num_layers) * input;
-  // The backward's working set: gradients in flight through one block (half a block's worth);
-  // with checkpointing the recomputed block's own graph besides (a whole block's worth); with
-  // parts one part's graph and gradients, beside the parts' two inner inputs and the modulation.
+  // The backward's working set: gradients in flight through one block (half a block's worth).
+  // With checkpointing, the recomputed block's own graph and the gradients in flight through its
+  // largest part (measured: 1.3B width, 4096 tokens, +7 %); with parts, one part's graph and
+  // gradients, beside the parts' two inner inputs and the modulation.
   if (!ck.on) return {static_cast<double>(c.num_layers) * block + 0.5 * block + text + outside, 0};
-  const double working =
-      ck.parts ? 2 * std::max({self_part, cross_part, ffn_part}) + 2 * input + modulation : 2 * block;
+  const double largest = std::max({self_part, cross_part, ffn_part});
+  const double working = ck.parts ? 2 * largest + 2 * input + modulation : block + largest;
   // Offloaded, the inputs wait in host memory and come back one block at a time.
   if (ck.offload) return {input + working + text + outside, inputs};
   return {inputs + working + text + outside, 0};

@@ -87,10 +87,10 @@ EOF
 
 # The released T2V-A14B (model folders holding only their config.json: the estimate reads no
 # weights) with the README's 24 GB recipe: LoRA on an fp8 base, the idle expert, the swapped
-# blocks and the blocks' inputs in host memory, blocks recomputed a part at a time, 81 frames at
-# the 640 bucket. It fits 24 GiB; without swap the estimate names the smallest blocks_to_swap that
-# fits; without fp8 it swaps more; without the activation options it turns them on; at a 960
-# bucket it needs fewer frames; an 80 GB card needs neither swap nor the activation options.
+# blocks and the blocks' inputs in host memory, 81 frames at the 640 bucket. It fits 24 GiB;
+# without swap the estimate names the smallest blocks_to_swap that fits; without fp8 it swaps
+# more; without the offload it turns it on; at a 960 bucket it adds the part-wise recompute and
+# fewer frames; an 80 GB card needs neither swap nor offload.
 for e in high low; do
   mkdir -p "$tmp/A14B/${e}_noise_model"
   cat >"$tmp/A14B/${e}_noise_model/config.json" <<'JSON'
@@ -111,7 +111,7 @@ grep -q '^fits with blocks_to_swap [0-9]*, gradient_checkpointing true: device' 
   || fail "no fitting blocks_to_swap named: $(cat "$tmp/est.err")"
 bf16=$(est "${a14b[@]}" --device_memory 24GiB --blocks_to_swap 0 --fp8 none)
 fp8=$(est "${a14b[@]}" --device_memory 24GiB --blocks_to_swap 0)
-plain=(--gradient_checkpointing_offload false --gradient_checkpointing_parts false)
+plain=(--gradient_checkpointing_offload false)
 big=$(est "${a14b[@]}" --device_memory 24GiB "${plain[@]}")
 huge=$(est "${a14b[@]}" --device_memory 24GiB --video_sample_size 960)
 h80=$(est "${a14b[@]}" --device_memory 80GB --blocks_to_swap 0 "${plain[@]}")
@@ -126,8 +126,11 @@ assert d["high: swap buffers"] > 0 and h["high: weights"] > d["high: weights"] a
 assert h["activations"] == 40 * 33600 * 5120 * 2, h
 last = big["to_fit"][-1]
 assert not big["fits"] and last["fits"] and last["changes"]["gradient_checkpointing_offload"], big["to_fit"]
-assert last["changes"]["gradient_checkpointing_parts"] and "video_sample_n_frames" not in last["changes"], last
+assert "gradient_checkpointing_parts" not in last["changes"] and "video_sample_n_frames" not in last["changes"], last
 assert last["device_bytes"] < big["to_fit"][0]["device_bytes"] and last["host_bytes"] > big["to_fit"][0]["host_bytes"]
+# Parts take less device memory than whole blocks at the same swap (the way before fewer frames).
+parts = [w for w in huge["to_fit"] if w["changes"].get("gradient_checkpointing_parts")]
+assert parts and parts[0]["device_bytes"] < huge["to_fit"][0]["device_bytes"], huge["to_fit"]
 ways = noswap["to_fit"]
 assert not noswap["fits"] and ways[-1]["fits"] and 0 < ways[-1]["changes"]["blocks_to_swap"] <= 40, ways
 assert ways[-1]["device_bytes"] <= 24 * 2**30 < noswap["total_bytes"], ways
@@ -187,7 +190,15 @@ import json, sys
 r = json.loads(sys.stdin.read())
 assert r["blocks_to_swap"] == 2 and r["gradient_checkpointing"] is True and r["swap_copies_per_step"] == 3, r
 ' || fail "bench dit-train swap fields: $(tail -1 "$tmp/bs.out" | head -c 600)"
-for f in bu bd bs; do
+"$engine" bench dit-train --config "$tmp/mid.yaml" --tokens 256 --steps 1 --warmup 0 --threads 1 \
+  --gradient_checkpointing_parts --gradient_checkpointing_offload >"$tmp/bp.out" 2>"$tmp/bp.err" \
+  || fail "bench dit-train --gradient_checkpointing_parts: $(tail -3 "$tmp/bp.err")"
+tail -1 "$tmp/bp.out" | python3 -c '
+import json, sys
+r = json.loads(sys.stdin.read())
+assert r["gradient_checkpointing"] and r["gradient_checkpointing_parts"] and r["gradient_checkpointing_offload"], r
+' || fail "bench dit-train checkpointing fields: $(tail -1 "$tmp/bp.out" | head -c 600)"
+for f in bu bd bs bp; do
   tail -1 "$tmp/$f.out" | python3 -c '
 import json, sys
 r = json.loads(sys.stdin.read())
