@@ -25,6 +25,7 @@ ENGINE = {
     "engine/video": ["core"],
     "engine/dataset": ["core", "video"],
     "engine/text": ["core"],
+    "engine/caption": ["core"],
     "engine/io": ["core", "contract"],
     "engine/models": ["io", "core", "contract"],
     "engine/sampling": ["models", "io", "core", "contract"],
@@ -51,8 +52,8 @@ STUDIO = {
             "video", "contract", "core"],
 }
 RULES = {**ENGINE, **STUDIO}
-TORCH_FREE = {"engine/core", "engine/runtime", "engine/video", "engine/dataset", "engine/text", "contract", "widgets"} | {
-    k for k in STUDIO}
+TORCH_FREE = {"engine/core", "engine/runtime", "engine/video", "engine/dataset", "engine/text", "engine/caption",
+              "contract", "widgets"} | {k for k in STUDIO}
 TORCH = re.compile(r"#\s*include\s*<(torch|ATen|c10|caffe2)/")
 QT = re.compile(r"#\s*include\s*<(Q[A-Za-z]+|Qt[A-Za-z]*/|qcustomplot)")
 QUOTED = re.compile(r'#\s*include\s*"([^"]+)"')
