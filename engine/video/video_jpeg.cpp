@@ -135,7 +135,7 @@ JpegRoundTrip::~JpegRoundTrip() = default;
 
 size_t JpegRoundTrip::last_jpeg_bytes() const { return impl_->last_bytes; }
 
-void JpegRoundTrip::run(const uint8_t* rgb_in, uint8_t* rgb_out) {
+void JpegRoundTrip::encode_packet(const uint8_t* rgb_in) {
   Impl& m = *impl_;
   // The encoder may still hold a reference to the last picture.
   int ret = av_frame_make_writable(m.yuv.get());
@@ -148,7 +148,20 @@ void JpegRoundTrip::run(const uint8_t* rgb_in, uint8_t* rgb_out) {
   ret = avcodec_receive_packet(m.enc.get(), m.pkt.get());
   if (ret < 0) fail(kWhat, "encoding failed", ret);
   m.last_bytes = static_cast<size_t>(m.pkt->size);
-  ret = avcodec_send_packet(m.dec.get(), m.pkt.get());
+}
+
+std::string JpegRoundTrip::encode(const uint8_t* rgb_in) {
+  encode_packet(rgb_in);
+  const AVPacket* p = impl_->pkt.get();
+  std::string out(reinterpret_cast<const char*>(p->data), static_cast<size_t>(p->size));
+  av_packet_unref(impl_->pkt.get());
+  return out;
+}
+
+void JpegRoundTrip::run(const uint8_t* rgb_in, uint8_t* rgb_out) {
+  Impl& m = *impl_;
+  encode_packet(rgb_in);
+  int ret = avcodec_send_packet(m.dec.get(), m.pkt.get());
   av_packet_unref(m.pkt.get());
   if (ret < 0) fail(kWhat, "decoding failed", ret);
   ret = avcodec_receive_frame(m.dec.get(), m.decoded.get());
@@ -159,6 +172,12 @@ void JpegRoundTrip::run(const uint8_t* rgb_in, uint8_t* rgb_out) {
     throw Error(std::string(kWhat) + ": the decoder returned an unexpected picture format");
   yuv420_to_rgb(d, m.width, m.height, rgb_out);
   av_frame_unref(m.decoded.get());
+}
+
+std::string encode_jpeg(const RgbFrame& frame, int qscale) {
+  if (frame.data.size() != static_cast<size_t>(frame.width) * static_cast<size_t>(frame.height) * 3)
+    throw Error(std::string(kWhat) + ": frame buffer does not match its size");
+  return JpegRoundTrip(frame.width, frame.height, qscale).encode(frame.data.data());
 }
 
 RgbFrame jpeg_roundtrip(const RgbFrame& frame, int qscale) {

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <string>
 
 #include "video/video_frame.h"
 
@@ -25,13 +26,18 @@ class JpegRoundTrip {
   void run(const uint8_t* rgb_in, uint8_t* rgb_out);
   // Size in bytes of the last JPEG encoded (tests: a lower quality gives a smaller file).
   size_t last_jpeg_bytes() const;
+  // The JPEG file of one picture (width * height * 3 bytes), without decoding it back.
+  std::string encode(const uint8_t* rgb_in);
 
  private:
+  void encode_packet(const uint8_t* rgb_in);  // leaves the JPEG in impl_->pkt
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };
 
 // One picture: the decoded JPEG of `frame` at `qscale`.
 RgbFrame jpeg_roundtrip(const RgbFrame& frame, int qscale);
+// One picture as a JPEG file (the captioner sends frames so).
+std::string encode_jpeg(const RgbFrame& frame, int qscale);
 
 }  // namespace ws::video

@@ -36,7 +36,7 @@ ENGINE = {
     **{f"engine/train/{t}": ["train", "models", "sampling", "data", "dataset", "video", "io", "parallel", "runtime",
                             "text", "core", "contract"] for t in ("experts", "upsampler", "vae")},
     "engine/cli": ["train/experts", "train/upsampler", "train/vae", "train", "models", "sampling", "data", "dataset",
-                   "video", "io", "parallel", "runtime", "text", "core", "contract"],
+                   "video", "io", "parallel", "runtime", "text", "caption", "core", "contract"],
 }
 STUDIO = {
     "contract": [],

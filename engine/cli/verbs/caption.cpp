@@ -1,0 +1,249 @@
+// SPDX-License-Identifier: Apache-2.0
+// `wanstudio-engine caption`: model captions for the rows of a metadata.json, as suggestions
+// (`text_suggested`) a person accepts or rejects; what made each one goes into
+// metadata.captions.json (docs/design/captioning.md §7). The backend is a local
+// OpenAI-compatible server; frames are sampled evenly and sent as JPEG.
+// Events on stdout: a `caption` per row, `progress`, then `finished`. SIGTERM or a `cancel` line
+// stops after the rows in flight (exit 130); a re-run continues with the rows not yet suggested.
+#include <atomic>
+#include <chrono>
+#include <cstdio>
+#include <mutex>
+#include <thread>
+
+#include "caption/openai_chat.h"
+#include "cli/args.h"
+#include "cli/verb.h"
+#include "core/error.h"
+#include "core/fs.h"
+#include "dataset/caption_suggestions.h"
+#include "dataset/metadata.h"
+#include "io/printable.h"
+#include "runtime/cancel.h"
+#include "runtime/events.h"
+#include "runtime/progress.h"
+#include "video/video_decode.h"
+#include "video/video_jpeg.h"
+#include "video/video_resize.h"
+
+namespace ws::cli {
+namespace {
+
+using ojson = nlohmann::ordered_json;
+
+struct FrameOptions {
+  int64_t frames = 4;
+  int64_t size = 512;  // longest side sent
+  int quality = 4;     // JPEG qscale, 2 (best) .. 31
+};
+
+// The row's sampled frames as JPEG files, the longest side at most `size`, even sides.
+std::vector<std::string> row_frames(const std::string& path, bool image, const FrameOptions& o, int64_t* sent) {
+  std::vector<video::RgbFrame> frames;
+  if (image) {
+    frames = video::read_video_frames(path, {0});
+  } else {
+    video::VideoReader reader(path);
+    const auto indices = dataset::caption_frame_indices(reader.frame_count(), o.frames);
+    if (indices.empty()) throw Error("no frames");
+    frames = reader.read(indices);
+  }
+  std::vector<std::string> out;
+  for (const auto& f : frames) {
+    const double scale = std::min(1.0, static_cast<double>(o.size) / std::max(f.width, f.height));
+    const int w = std::max(2, static_cast<int>(f.width * scale) / 2 * 2),
+              h = std::max(2, static_cast<int>(f.height * scale) / 2 * 2);
+    out.push_back(video::encode_jpeg(video::resize_rgb(f, w, h), o.quality));
+  }
+  *sent = static_cast<int64_t>(out.size());
+  return out;
+}
+
+int run_caption(const std::vector<std::string>& argv) {
+  Args a("caption", "caption --metadata META.json --endpoint http://127.0.0.1:PORT/v1 --model NAME [options]",
+         "Captions the rows of a dataset with a vision-language model and writes each caption as a\n"
+         "suggestion beside the row (`text_suggested`), never over its `text`: the studio's Dataset page\n"
+         "shows it beside the caption to accept, edit or reject. By default the rows without a caption\n"
+         "and without a suggestion; --rows picks rows; --overwrite suggests again for rows that have one\n"
+         "(or a caption). The backend is any OpenAI-compatible chat server (vLLM, llama.cpp's server,\n"
+         "Ollama, LM Studio). metadata.json is written atomically (the previous one kept as .bak) every\n"
+         "few seconds and at the end; the model, prompt and settings of each suggestion go to\n"
+         "META.captions.json. An interrupted job continues where it stopped when run again.");
+  a.value("metadata", "META.json", "the dataset (required)");
+  a.value("train_data_dir", "DIR", "folder the rows' file paths are relative to (default: its folder)");
+  a.value("endpoint", "URL", "the server's API root, e.g. http://127.0.0.1:8000/v1 (required)");
+  a.value("model", "NAME", "the model name the server knows (required)");
+  a.value("api_key", "KEY", "sent as a bearer token (default: $OPENAI_API_KEY, else none)");
+  a.value("rows", "LIST", "rows to caption, 0-based: 0,3,5-9 (default: every row without a caption)");
+  a.flag("overwrite", "also rows that already have a suggestion (a caption is never replaced)");
+  a.value("frames", "N", "frames sampled evenly from each clip (default 4)", int_range(1, 64));
+  a.value("frame_size", "PX", "longest side of each frame sent (default 512)", int_range(32, 4096));
+  a.value("prompt", "TEXT", "the instruction; {frames} and {file_name} are filled in (default: Wan-style)");
+  a.value("max_new_tokens", "N", "longest answer (default 512)", int_range(1, 32768));
+  a.value("temperature", "T", "0 is greedy, deterministic (default 0)", real_range(0, 2));
+  a.flag("stream", "ask the server to stream its answer");
+  a.value("concurrency", "N", "rows in flight at once (default 2)", int_range(1, 64));
+  a.value("timeout", "S", "longest silence of the server, seconds (default 120)", real_range(0.1, 3600));
+  a.value("retries", "N", "further tries after a connection error, a timeout, HTTP 429 or 5xx (default 2)",
+          int_range(0, 100));
+  if (!a.parse(argv)) return 0;
+  for (const char* k : {"metadata", "endpoint", "model"})
+    if (!a.has(k)) throw UsageError(std::string("--") + k + " is required");
+
+  caption::ChatOptions chat;
+  chat.endpoint = a.str("endpoint");
+  chat.model = a.str("model");
+  const char* env_key = std::getenv("OPENAI_API_KEY");
+  chat.api_key = a.has("api_key") ? a.str("api_key") : (env_key ? env_key : "");
+  chat.max_tokens = static_cast<int>(a.integer("max_new_tokens", 512));
+  chat.temperature = a.real("temperature", 0.0);
+  chat.stream = a.boolean("stream");
+  chat.timeout_s = a.real("timeout", 120.0);
+  chat.retries = static_cast<int>(a.integer("retries", 2));
+  FrameOptions fo;
+  fo.frames = a.integer("frames", 4);
+  fo.size = a.integer("frame_size", 512);
+  const std::string prompt = a.has("prompt") ? a.str("prompt") : std::string(dataset::kDefaultCaptionPrompt);
+  if (prompt.find_first_not_of(" \t\r\n") == std::string::npos) throw UsageError("--prompt is empty");
+  const int concurrency = static_cast<int>(a.integer("concurrency", 2));
+
+  const std::string path = a.str("metadata");
+  auto meta = dataset::read_metadata(path, a.str("train_data_dir"));
+  const auto selected = a.has("rows") ? dataset::parse_row_list(a.str("rows")) : std::vector<size_t>{};
+  const auto todo = dataset::rows_to_caption(meta, selected, a.boolean("overwrite"));
+  ojson sidecar = dataset::read_caption_sidecar(path);
+  if (!sidecar.contains("suggestions") || !sidecar["suggestions"].is_object()) sidecar["suggestions"] = ojson::object();
+
+  runtime::install_cancel_handlers();
+  auto& events = runtime::EventStream::global();
+  runtime::Heartbeat heartbeat;
+  runtime::ProgressReporter progress("caption");
+  events.emit("caption_started", {{"metadata", path},
+                                  {"rows", todo.size()},
+                                  {"of", meta.rows.size()},
+                                  {"endpoint", chat.endpoint},
+                                  {"model", chat.model}});
+
+  // Workers take rows in order; the main thread writes what is done every few seconds.
+  std::mutex mu;
+  struct Answer {
+    size_t row;
+    std::string text, prompt;  // the caption, and the prompt as sent
+    int64_t frames;
+  };
+  std::vector<Answer> done_rows;  // answered, not yet written
+  std::vector<std::string> row_errors;
+  std::string fatal;
+  std::atomic<size_t> next{0};
+  std::atomic<int64_t> finished_rows{0};
+  auto worker = [&] {
+    for (size_t k = next++; k < todo.size(); k = next++) {
+      {
+        std::lock_guard<std::mutex> lock(mu);
+        if (!fatal.empty()) return;
+      }
+      if (runtime::cancel_requested()) return;
+      const size_t i = todo[k];
+      const auto& row = meta.rows[i];
+      std::vector<std::string> images;
+      int64_t sent = 0;
+      try {
+        if (row.file_path.empty()) throw Error("no file_path");
+        images = row_frames(meta.resolve(row), row.is_image(), fo, &sent);
+      } catch (const Error& e) {  // this row is skipped, the others go on
+        std::lock_guard<std::mutex> lock(mu);
+        row_errors.push_back("row " + std::to_string(i) + " (" + row.file_path + "): " + e.what());
+        ++finished_rows;
+        continue;
+      }
+      const std::string sent_prompt = dataset::expand_caption_prompt(prompt, row.file_path, sent);
+      std::string text;
+      try {
+        text = caption::chat_caption(chat, sent_prompt, images,
+                                     [](const std::string&) { return !runtime::cancel_requested(); });
+      } catch (const Error& e) {  // the server: every other row would fail the same way
+        std::lock_guard<std::mutex> lock(mu);
+        if (fatal.empty()) fatal = e.what();
+        return;
+      }
+      if (runtime::cancel_requested()) return;  // a cut answer is not kept
+      const auto first = text.find_first_not_of(" \t\r\n"), last = text.find_last_not_of(" \t\r\n");
+      std::lock_guard<std::mutex> lock(mu);
+      ++finished_rows;
+      if (first == std::string::npos) {
+        row_errors.push_back("row " + std::to_string(i) + " (" + row.file_path + "): the server answered with no text");
+        continue;
+      }
+      const std::string clean = text.substr(first, last - first + 1);
+      events.emit("caption", {{"row", i}, {"file_path", row.file_path}, {"text_suggested", clean}, {"frames", sent}});
+      done_rows.push_back({i, clean, sent_prompt, sent});
+    }
+  };
+
+  const std::string stamp_model = chat.model, stamp_endpoint = chat.endpoint;
+  auto flush = [&] {
+    std::vector<Answer> batch;
+    {
+      std::lock_guard<std::mutex> lock(mu);
+      batch.swap(done_rows);
+    }
+    if (batch.empty()) return;
+    for (const Answer& an : batch) {
+      auto& row = meta.rows[an.row];
+      row.raw[dataset::kSuggestedKey] = an.text;
+      sidecar["suggestions"][row.file_path] = {{"text_suggested", an.text},
+                                               {"backend", "openai-compatible server"},
+                                               {"endpoint", stamp_endpoint},
+                                               {"model", stamp_model},
+                                               {"prompt", an.prompt},
+                                               {"frames", an.frames},
+                                               {"frame_size", fo.size},
+                                               {"max_new_tokens", chat.max_tokens},
+                                               {"temperature", chat.temperature},
+                                               {"time", runtime::unix_time()}};
+    }
+    dataset::write_caption_suggestions(path, meta.rows, sidecar);
+  };
+
+  std::atomic<int> active{std::min<int>(concurrency, static_cast<int>(std::max<size_t>(1, todo.size())))};
+  std::vector<std::thread> pool;
+  for (int t = active.load(); t > 0; --t)
+    pool.emplace_back([&] {
+      worker();
+      --active;
+    });
+  auto last_write = std::chrono::steady_clock::now();
+  int64_t reported = -1;
+  while (active.load() > 0) {
+    const int64_t n = finished_rows.load();
+    if (n != reported) progress(reported = n, static_cast<int64_t>(todo.size()));
+    if (std::chrono::steady_clock::now() - last_write > std::chrono::seconds(5)) {
+      flush();
+      last_write = std::chrono::steady_clock::now();
+    }
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+  }
+  for (auto& th : pool) th.join();
+  flush();
+  const int64_t n = finished_rows.load();
+  progress(n, static_cast<int64_t>(todo.size()));
+  for (const auto& e : row_errors) std::fprintf(stderr, "%s (not captioned)\n", io::printable(e, 4096).c_str());
+  if (!fatal.empty()) {
+    events.error(fatal, "is the server running, and does it serve --model with images?");
+    events.finished("failed", n);
+    throw Error("caption: " + fatal);
+  }
+  const bool cancelled = runtime::cancel_requested() && n < static_cast<int64_t>(todo.size());
+  events.finished(cancelled ? "cancelled" : "completed", n);
+  std::fprintf(stderr, "%lld of %zu rows captioned into %s (%s)\n",
+               static_cast<long long>(n - static_cast<int64_t>(row_errors.size())), todo.size(), path.c_str(),
+               dataset::caption_sidecar_path(path).c_str());
+  if (cancelled) return 130;
+  return row_errors.empty() ? 0 : 1;
+}
+
+}  // namespace
+
+WS_VERB("caption", "caption a dataset's rows with a vision-language model (suggestions to review)", &run_caption);
+
+}  // namespace ws::cli

@@ -1,0 +1,115 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# caption against a stand-in OpenAI-compatible server on loopback (lib/chat_server.py): the rows
+# without a caption get suggestions (`text_suggested`) and nothing a person typed changes; the
+# sidecar records model and prompt; a re-run asks for nothing; --rows and --overwrite; streaming;
+# a job stopped midway resumes with only the rows left; a server that is down, a model it does not
+# serve and bad options end in one clear line with the metadata untouched.
+source "$(dirname "$0")/lib/common.sh"
+
+"$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
+meta=$tmp/data/metadata.json
+# Rows 1 and 3 lose their captions; row 2's is a person's.
+python3 - "$meta" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows[1]["text"] = ""
+del rows[3]["text"]
+rows[2]["text"] = "A person typed this."
+json.dump(rows, open(sys.argv[1], "w"), indent=2)
+PY
+cp "$meta" "$tmp/original.json"
+rows=$(python3 -c 'import json,sys; print(len(json.load(open(sys.argv[1]))))' "$meta")
+texts() { python3 -c 'import json,sys; print(json.dumps([r.get("text") for r in json.load(open(sys.argv[1]))]))' "$1"; }
+suggested() { python3 -c 'import json,sys; print(" ".join(str(i) for i, r in enumerate(json.load(open(sys.argv[1]))) if "text_suggested" in r))' "$1"; }
+requests() { [ -f "$tmp/log.jsonl" ] && wc -l <"$tmp/log.jsonl" || echo 0; }
+
+# 1. No server yet: one line naming the endpoint, exit 1, the metadata untouched.
+python3 -c 'import socket; s=socket.socket(); s.bind(("127.0.0.1",0)); print(s.getsockname()[1])' >"$tmp/closed"
+out=$("$engine" caption --metadata "$meta" --endpoint "http://127.0.0.1:$(cat "$tmp/closed")/v1" --model tiny-vl \
+  --retries 0 2>&1 >/dev/null) && fail "caption without a server succeeded"
+grep -q "no server at http://127.0.0.1:$(cat "$tmp/closed")" <<<"$out" || fail "down message: $out"
+cmp -s "$meta" "$tmp/original.json" || fail "a failed job changed the metadata"
+
+python3 "$(dirname "$0")/lib/chat_server.py" "$tmp/port" "$tmp/log.jsonl" &
+wait_for "the chat server" 20 test -f "$tmp/port"
+ep=(--endpoint "http://127.0.0.1:$(cat "$tmp/port")/v1" --model tiny-vl)
+
+# 2. The two rows without a caption; captions unchanged; events; the sidecar; the requests.
+"$engine" caption --metadata "$meta" "${ep[@]}" >"$tmp/c1.out" 2>"$tmp/c1.err" || fail "caption: $(tail -3 "$tmp/c1.err")"
+[ "$(suggested "$meta")" = "1 3" ] || fail "suggested rows: $(suggested "$meta")"
+[ "$(texts "$meta")" = "$(texts "$tmp/original.json")" ] || fail "captions changed"
+[ "$(grep -c '"type":"caption"' "$tmp/c1.out")" -eq 2 ] || fail "caption events: $(grep -c '"type":"caption"' "$tmp/c1.out")"
+tail -1 "$tmp/c1.out" | grep -q '"status":"completed"' || fail "no completed finish"
+[ -f "$meta.bak" ] || fail "no .bak"
+python3 - "$tmp/data/metadata.captions.json" "$meta" "$tmp/log.jsonl" <<'PY' || fail "sidecar or requests"
+import json, sys
+side, rows = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+log = [json.loads(l) for l in open(sys.argv[3])]
+s = side["suggestions"][rows[1]["file_path"]]
+assert s["model"] == "tiny-vl" and s["frames"] == 4 and "{frames}" not in s["prompt"], s
+assert s["text_suggested"] == rows[1]["text_suggested"] and rows[1]["text_suggested"].endswith("first."), s
+assert len(log) == 2 and all(r["images"] == 4 and r["jpeg"] and "4 frames" in r["prompt"] for r in log), log
+assert all(r["max_tokens"] == 512 and not r["stream"] for r in log), log
+PY
+
+# 3. A re-run asks for nothing; --rows 2 suggests for the typed caption and keeps it; --overwrite
+#    asks again for a row that has a suggestion; --frames and the prompt template reach the server.
+n0=$(requests)
+"$engine" caption --metadata "$meta" "${ep[@]}" >/dev/null 2>&1 || fail "re-run"
+[ "$(requests)" -eq "$n0" ] || fail "the re-run asked the server again"
+"$engine" caption --metadata "$meta" "${ep[@]}" --rows 2 --frames 2 --prompt 'Say {frames} things about {file_name}.' \
+  >/dev/null 2>&1 || fail "--rows 2"
+[ "$(suggested "$meta")" = "1 2 3" ] || fail "after --rows 2: $(suggested "$meta")"
+[ "$(texts "$meta")" = "$(texts "$tmp/original.json")" ] || fail "--rows changed a caption"
+tail -1 "$tmp/log.jsonl" | grep -q '"prompt": "Say 2 things about clip_02.mp4."' || fail "prompt: $(tail -1 "$tmp/log.jsonl")"
+before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[1]["text_suggested"])' "$meta")
+"$engine" caption --metadata "$meta" "${ep[@]}" --rows 1 >/dev/null 2>&1 || fail "--rows 1 again"
+[ "$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[1]["text_suggested"])' "$meta")" = "$before" ] \
+  || fail "a suggestion was replaced without --overwrite"
+"$engine" caption --metadata "$meta" "${ep[@]}" --rows 1 --overwrite --stream >"$tmp/c3.out" 2>/dev/null || fail "--overwrite"
+after=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[1]["text_suggested"])' "$meta")
+[ "$after" != "$before" ] && [[ "$after" == *"of 4 frames"* ]] || fail "--overwrite --stream: '$after' (was '$before')"
+tail -1 "$tmp/log.jsonl" | grep -q '"stream": true' || fail "not streamed"
+
+# 4. Stopped midway (SIGTERM after the first caption): exit 130, what was answered is kept, and a
+#    re-run asks only for the rows left.
+cp "$tmp/original.json" "$tmp/data/all.json"
+python3 - "$tmp/data/all.json" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+for r in rows:
+    r["text"] = ""
+json.dump(rows, open(sys.argv[1], "w"))
+PY
+echo 0.3 >"$tmp/delay"
+n0=$(requests)
+"$engine" caption --metadata "$tmp/data/all.json" "${ep[@]}" --concurrency 1 >"$tmp/c4.out" 2>/dev/null &
+pid=$!
+wait_for "a first caption" 60 has_event caption "$tmp/c4.out"
+kill -TERM "$pid"
+wait "$pid"
+rc=$?
+[ "$rc" -eq 130 ] || fail "a stopped job exited $rc"
+done1=$(suggested "$tmp/data/all.json" | wc -w)
+[ "$done1" -ge 1 ] && [ "$done1" -lt "$rows" ] || fail "$done1 of $rows rows kept after the stop"
+echo 0 >"$tmp/delay"
+n1=$(requests)
+"$engine" caption --metadata "$tmp/data/all.json" "${ep[@]}" >/dev/null 2>&1 || fail "resume"
+[ "$(suggested "$tmp/data/all.json" | wc -w)" -eq "$rows" ] || fail "resume left rows: $(suggested "$tmp/data/all.json")"
+[ $(($(requests) - n1)) -eq $((rows - done1)) ] || fail "resume asked $(($(requests) - n1)) times for $((rows - done1)) rows"
+
+# 5. A model the server does not serve, and bad options: one line, metadata untouched.
+cp "$meta" "$tmp/before.json"
+out=$("$engine" caption --metadata "$meta" --endpoint "${ep[1]}" --model nope --rows 0 2>&1 >/dev/null) \
+  && fail "an unknown model succeeded"
+grep -q "model 'nope' not found" <<<"$out" || fail "unknown model message: $out"
+out=$("$engine" caption --metadata "$meta" --endpoint https://example.com/v1 --model tiny-vl --rows 0 2>&1 >/dev/null) \
+  && fail "https accepted"
+grep -q "no TLS" <<<"$out" || fail "https message: $out"
+out=$("$engine" caption --metadata "$meta" "${ep[@]}" --rows 99 2>&1 >/dev/null) && fail "--rows 99 accepted"
+grep -q "row 99 is not in" <<<"$out" || fail "rows message: $out"
+out=$("$engine" caption --metadata "$meta" --endpoint "${ep[1]}" 2>&1 >/dev/null) && fail "no --model accepted"
+grep -q -- "--model is required" <<<"$out" || fail "model message: $out"
+cmp -s "$meta" "$tmp/before.json" || fail "a failed job changed the metadata"
+echo ok
