@@ -181,28 +181,41 @@ int run_caption(const std::vector<std::string>& argv) {
   };
 
   const std::string stamp_model = chat.model, stamp_endpoint = chat.endpoint;
-  auto flush = [&] {
+  auto flush = [&](bool final_write) {
     std::vector<Answer> batch;
     {
       std::lock_guard<std::mutex> lock(mu);
       batch.swap(done_rows);
     }
     if (batch.empty()) return;
-    for (const Answer& an : batch) {
-      auto& row = meta.rows[an.row];
-      row.raw[dataset::kSuggestedKey] = an.text;
-      sidecar["suggestions"][row.file_path] = {{"text_suggested", an.text},
-                                               {"backend", "openai-compatible server"},
-                                               {"endpoint", stamp_endpoint},
-                                               {"model", stamp_model},
-                                               {"prompt", an.prompt},
-                                               {"frames", an.frames},
-                                               {"frame_size", fo.size},
-                                               {"max_new_tokens", chat.max_tokens},
-                                               {"temperature", chat.temperature},
-                                               {"time", runtime::unix_time()}};
+    try {
+      // Into the file as it is now: the studio or a person may have edited other rows meanwhile.
+      auto current = dataset::read_metadata(path, a.str("train_data_dir"));
+      for (const Answer& an : batch) {
+        const std::string& file = meta.rows[an.row].file_path;
+        dataset::MetaRow* row = nullptr;
+        if (an.row < current.rows.size() && current.rows[an.row].file_path == file) row = &current.rows[an.row];
+        for (size_t k = 0; !row && k < current.rows.size(); ++k)
+          if (current.rows[k].file_path == file) row = &current.rows[k];
+        sidecar["suggestions"][file] = {{"text_suggested", an.text},
+                                        {"backend", "openai-compatible server"},
+                                        {"endpoint", stamp_endpoint},
+                                        {"model", stamp_model},
+                                        {"prompt", an.prompt},
+                                        {"frames", an.frames},
+                                        {"frame_size", fo.size},
+                                        {"max_new_tokens", chat.max_tokens},
+                                        {"temperature", chat.temperature},
+                                        {"time", runtime::unix_time()}};
+        if (row && row->raw.is_object()) row->raw[dataset::kSuggestedKey] = an.text;  // else gone: sidecar only
+      }
+      dataset::write_caption_suggestions(path, current.rows, sidecar);
+    } catch (const Error& e) {  // e.g. half-written by someone else: try again at the next write
+      if (final_write) throw;
+      std::lock_guard<std::mutex> lock(mu);
+      done_rows.insert(done_rows.begin(), batch.begin(), batch.end());
+      events.log("warning", std::string("caption: ") + e.what() + " (trying again)");
     }
-    dataset::write_caption_suggestions(path, meta.rows, sidecar);
   };
 
   std::atomic<int> active{std::min<int>(concurrency, static_cast<int>(std::max<size_t>(1, todo.size())))};
@@ -218,13 +231,13 @@ int run_caption(const std::vector<std::string>& argv) {
     const int64_t n = finished_rows.load();
     if (n != reported) progress(reported = n, static_cast<int64_t>(todo.size()));
     if (std::chrono::steady_clock::now() - last_write > std::chrono::seconds(5)) {
-      flush();
+      flush(false);
       last_write = std::chrono::steady_clock::now();
     }
     std::this_thread::sleep_for(std::chrono::milliseconds(50));
   }
   for (auto& th : pool) th.join();
-  flush();
+  flush(true);
   const int64_t n = finished_rows.load();
   progress(n, static_cast<int64_t>(todo.size()));
   for (const auto& e : row_errors) std::fprintf(stderr, "%s (not captioned)\n", io::printable(e, 4096).c_str());
