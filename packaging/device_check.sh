@@ -11,7 +11,8 @@
 # Rows: parity of every model kind against the fixtures; the released Wan2.2 and Wan2.1 VAEs'
 # encode and decode (frames/s, peak memory, the decode's peak at two clip lengths); the upsampler's
 # training step at the released width; dit-train MFU at the 1.3B, 5B and A14B widths with and
-# without gradient checkpointing; a sampling step; train-experts from latent files (full fine-tuning
+# without gradient checkpointing, and the A14B LoRA step with block swap and offloaded inputs; a
+# sampling step; train-experts from latent files (full fine-tuning
 # with low_vram, then LoRA on that base with fp8 and low_vram); on the CPU also train-e2e.
 set -euo pipefail
 root=$(cd "$(dirname "$0")/.." && pwd)
@@ -189,6 +190,19 @@ if [ "$gpu" = 1 ]; then
       "fp8 matmul $(field "$b" fp8_matmul), $(mem "$b")"
   done
 fi
+
+# The same LoRA step with block swap and the blocks' inputs offloaded (the 24 GB recipe in small),
+# then with blocks recomputed a part at a time: the copy wait beside the step, the estimate
+# beside the peaks (on the GPU the host and device estimates are apart: host_estimate_mb).
+if [ "$gpu" = 1 ]; then sl=4 sw=2; else sl=2 sw=1; fi
+for v in "" --gradient_checkpointing_parts; do
+  b=dit_a14b_swap${v:+_parts}
+  bench "$b" dit-train --config "$cfg/dit_t2v_a14b_high.yaml" --layers "$sl" --tokens "$tokens" --text_tokens "$text" \
+    --steps "$steps" --warmup 1 $dprec --lora_rank 32 --blocks_to_swap "$sw" --gradient_checkpointing_offload $v
+  row "dit-train a14b LoRA 32 ${sl}L, ${sw} swapped, inputs offloaded${v:+, parts}" \
+    "$(field "$b" ms_per_step_median) ms" "copy wait $(field "$b" swap_wait_ms_per_step) ms a step, estimate \
+$(field "$b" estimate_mb) MB (host $(field "$b" host_estimate_mb) MB), $(mem "$b")"
+done
 
 # 5. One sampling step (two forward passes and the solver) at the 5B width.
 bench sample_step sample-step --config "$cfg/dit_ti2v_5b.yaml" --layers "$layers" --tokens "$tokens" --text_tokens "$text" \
