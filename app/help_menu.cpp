@@ -41,6 +41,8 @@ QStringList shortcutLines(QMainWindow* window) {
         << QObject::tr("Ctrl+S\tSave the dataset (Dataset page)")
         << QObject::tr("Ctrl+F\tFind an option in New Run's form; Tab goes to its field")
         << QObject::tr("Delete\tRemove the selected dataset rows (Undo remove puts them back)")
+        << QObject::tr("Ctrl+Return\tAccept the row's suggested caption (Dataset page)")
+        << QObject::tr("Ctrl+Backspace\tReject the row's suggested caption (in the caption editor it deletes a word)")
         << QObject::tr("Delete (scene timeline)\tDrop the selected cut; Left / Right move it");
   return lines;
 }

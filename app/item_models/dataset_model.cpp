@@ -82,8 +82,15 @@ QVariant DatasetModel::data(const QModelIndex& index, int role) const {
   if (index.column() > 0 || role == SortRole) return columnData(r, index.column(), role);
   switch (role) {
     case Qt::DisplayRole:
+      // ✎: a suggested caption waits for review (the filter ? lists these rows).
       return QFileInfo(QString::fromStdString(row.file_path)).fileName() +
+             (suggestion(int(r)).isEmpty() ? QString() : QStringLiteral(" ✎")) +
              (rowModified_[r] ? QStringLiteral(" *") : QString());
+    case Qt::AccessibleTextRole:
+      return QFileInfo(QString::fromStdString(row.file_path)).fileName() +
+             (suggestion(int(r)).isEmpty() ? QString() : tr(", suggested caption to review")) +
+             (rowModified_[r] ? tr(", edited") : QString());
+    case SuggestionRole: return suggestion(int(r));
     case Qt::ToolTipRole:
       // A tooltip lays out all its text: a few hundred characters say what the caption is.
       return row.text.size() > 400 ? QString::fromUtf8(row.text.data(), 400) + QStringLiteral("…")

@@ -33,15 +33,16 @@ class DatasetModel : public QAbstractListModel {
  public:
   enum Role {
     CaptionRole = Qt::UserRole + 1,
-    FileRole,       // file_path as written
-    PathRole,       // resolved path
-    TypeRole,       // video | image
-    SizeRole,       // "W×H" or "" when unknown
-    FramesRole,     // probed frame count, 0 before the probe
-    ProblemsRole,   // QStringList: metadata problems, then the probe's
-    ModifiedRole,   // bool: edited since the last save
-    TrainingRole,   // QString: the size and frames a run with trainingShape() trains on, or why it drops the row
-    EmbeddingRole,  // QString: "ready", "missing" or "other encoder" for the chosen encoder; "" when none is chosen
+    FileRole,        // file_path as written
+    PathRole,        // resolved path
+    TypeRole,        // video | image
+    SizeRole,        // "W×H" or "" when unknown
+    FramesRole,      // probed frame count, 0 before the probe
+    ProblemsRole,    // QStringList: metadata problems, then the probe's
+    ModifiedRole,    // bool: edited since the last save
+    TrainingRole,    // QString: the size and frames a run with trainingShape() trains on, or why it drops the row
+    EmbeddingRole,   // QString: "ready", "missing" or "other encoder" for the chosen encoder; "" when none is chosen
+    SuggestionRole,  // QString: the model caption waiting for review (`text_suggested`), "" when none
   };
 
   // The run options that decide a row's bucket and frames (video_sample_size, video_sample_n_frames,
@@ -130,6 +131,17 @@ class DatasetModel : public QAbstractListModel {
   int addTriggerWord(const QString& word, const QVector<int>& rows = {});
   // The word (with the comma and spaces after it) taken off the front of every caption that starts with it.
   int removeTriggerWord(const QString& word, const QVector<int>& rows = {});
+
+  // Suggested captions (`text_suggested`, written by `wanstudio-engine caption`;
+  // dataset_model_suggestions.cpp). Accept makes the suggestion the caption and drops the key,
+  // Reject drops the key; both are edits like any caption edit (Save writes them, Revert undoes).
+  QString suggestion(int row) const;
+  bool acceptSuggestion(int row);
+  bool rejectSuggestion(int row);
+  // A suggestion that arrived while the page is open (the caption job's event): set in memory only,
+  // not an edit, since the job writes it into the file itself.
+  bool setSuggestion(int row, const QString& text);
+  int suggestionCount() const;
 
   // A row's number by RowFilter's field names (motion_score, sharpness, brightness from `dataset
   // score`; frames, width, height, fps, duration_s from the row or the check); NaN when unknown.

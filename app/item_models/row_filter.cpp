@@ -25,6 +25,10 @@ RowFilter::RowFilter(const QString& text) {
       problems_ = true;
       continue;
     }
+    if (part == QLatin1String("?")) {
+      suggestions_ = true;
+      continue;
+    }
     const auto m = cmp.match(part);
     if (!m.hasMatch()) {
       words_ << part;
@@ -48,12 +52,14 @@ RowFilter::RowFilter(const QString& text) {
     words_.clear();
     comparisons_.clear();
     problems_ = false;
+    suggestions_ = false;
   }
 }
 
-bool RowFilter::matches(const std::function<double(const QString&)>& number, const QString& text,
-                        bool hasProblems) const {
+bool RowFilter::matches(const std::function<double(const QString&)>& number, const QString& text, bool hasProblems,
+                        bool hasSuggestion) const {
   if (problems_ && !hasProblems) return false;
+  if (suggestions_ && !hasSuggestion) return false;
   for (const QString& w : words_)
     if (!text.contains(w, Qt::CaseInsensitive)) return false;
   for (const Comparison& c : comparisons_) {

@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 // The dataset page's filter: plain words match the caption or the file name, `!` keeps rows with
-// problems, and comparisons keep rows by their numbers, joined by "and":
+// problems, `?` rows with a suggested caption to review, and comparisons keep rows by their numbers, joined by "and":
 //   motion_score < 0.5 and frames >= 49      sharpness > 100      !  and  brightness <= 40
 // A row without the number (not scored yet) fails a comparison on it. Pure: no Qt widgets.
 #pragma once
@@ -20,10 +20,11 @@ class RowFilter {
   explicit RowFilter(const QString& text = {});
   bool ok() const { return error_.isEmpty(); }
   QString error() const { return error_; }
-  bool empty() const { return words_.isEmpty() && comparisons_.isEmpty() && !problems_; }
+  bool empty() const { return words_.isEmpty() && comparisons_.isEmpty() && !problems_ && !suggestions_; }
 
   // `number(field)` is NaN when the row lacks it; `text` the caption and file name.
-  bool matches(const std::function<double(const QString& field)>& number, const QString& text, bool hasProblems) const;
+  bool matches(const std::function<double(const QString& field)>& number, const QString& text, bool hasProblems,
+               bool hasSuggestion = false) const;
 
   // The fields a comparison may name (DatasetModel::number knows them).
   static const QStringList& fields();
@@ -36,6 +37,7 @@ class RowFilter {
   QStringList words_;
   QVector<Comparison> comparisons_;
   bool problems_ = false;
+  bool suggestions_ = false;
   QString error_;
 };
 

@@ -30,46 +30,19 @@
 
 #include "item_models/dataset_model.h"
 #include "item_models/row_filter.h"
+#include "pages/dataset_filter.h"
 #include "pages/caption_encoder_panel.h"
+#include "pages/caption_panel.h"
 #include "pages/caption_tools_bar.h"
 #include "pages/buckets_panel.h"
 #include "pages/dataset_edit_bar.h"
 #include "pages/extraction_picker.h"
 #include "pages/scores_panel.h"
+#include "pages/suggestion_box.h"
 #include "pages/trim_bar.h"
 #include "theme.h"
 
 namespace ws {
-
-namespace {
-
-// The filter box as a RowFilter: words against the caption and file name, `!` for problems,
-// comparisons on the rows' numbers (motion_score < 0.5 and frames >= 49).
-class DatasetFilter : public QSortFilterProxyModel {
- public:
-  using QSortFilterProxyModel::QSortFilterProxyModel;
-  void setText(const QString& text) {
-    filter_ = RowFilter(text);
-    invalidateFilter();
-  }
-  const RowFilter& rowFilter() const { return filter_; }
-
- protected:
-  bool filterAcceptsRow(int row, const QModelIndex& parent) const override {
-    if (filter_.empty()) return true;
-    const auto* m = static_cast<const DatasetModel*>(sourceModel());
-    const QModelIndex i = m->index(row, 0, parent);
-    return filter_.matches(
-        [&](const QString& field) { return m->number(row, field); },
-        i.data(DatasetModel::CaptionRole).toString() + QLatin1Char('\n') + i.data(DatasetModel::FileRole).toString(),
-        !i.data(DatasetModel::ProblemsRole).toStringList().isEmpty());
-  }
-
- private:
-  RowFilter filter_;
-};
-
-}  // namespace
 
 DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetModel(this)) {
   proxy_ = new DatasetFilter(this);
@@ -86,9 +59,9 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   fill_->setToolTip(tr("Write the checked width and height into the rows"));
   filter_ = new QLineEdit(this);
   filter_->setAccessibleName(tr("Filter rows"));
-  filter_->setPlaceholderText(tr("Filter: words, ! (problems), motion_score < 0.5 and frames >= 49"));
-  filter_->setToolTip(tr("Words match captions and file names; ! keeps rows with problems; comparisons (< <= > >= = "
-                         "!=) on %1, joined by \"and\"")
+  filter_->setPlaceholderText(tr("Filter: words, ! (problems), ? (suggestions), motion_score < 0.5 and frames >= 49"));
+  filter_->setToolTip(tr("Words match captions and file names; ! keeps rows with problems; ? rows with a suggested "
+                         "caption to review; comparisons (< <= > >= = !=) on %1, joined by \"and\"")
                           .arg(RowFilter::fields().join(QStringLiteral(", "))));
   filter_->setClearButtonEnabled(true);
   auto* bar = new QHBoxLayout;
@@ -202,16 +175,20 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
   dl->addWidget(problems_);
   dl->addWidget(new QLabel(tr("Caption"), details));
   dl->addWidget(caption_, 1);
+  suggestion_ = new SuggestionBox(this);  // the model's suggested caption, to accept or reject
+  dl->addWidget(suggestion_);
   captionTools_ = new CaptionToolsBar(this);
   dl->addWidget(captionTools_);
 
   scores_ = new ScoresPanel(this);
   buckets_ = new BucketsPanel(this);
   tabs_ = new QTabWidget(this);
-  tabs_->setAccessibleName(tr("Row, scores and buckets"));
+  tabs_->setAccessibleName(tr("Row, scores, buckets and captioner"));
   tabs_->addTab(details, tr("Row"));
   tabs_->addTab(scores_, tr("Scores"));
   tabs_->addTab(buckets_, tr("Buckets"));
+  captioner_ = new CaptionPanel(this);  // model captions as suggestions (wanstudio-engine caption)
+  tabs_->addTab(captioner_, tr("Captioner"));
 
   auto* split = new QSplitter(this);
   split->addWidget(views_);

@@ -3,7 +3,8 @@
 // selected row's preview, facts (size, frames, problems) and caption editor. Save writes the
 // file atomically and keeps metadata.json.bak; "Check files" runs the same row check as
 // `wanstudio-engine probe` and training's start, in the background; "Fill sizes" writes the
-// probed width/height into the rows. The row above the grid (DatasetEditBar) makes a dataset
+// probed width/height into the rows. A suggested caption (SuggestionBox) is accepted or rejected
+// under the editor. The row above the grid (DatasetEditBar) makes a dataset
 // from a folder and adds, removes and exports rows.
 #pragma once
 
@@ -29,8 +30,10 @@ namespace ws {
 class BarChart;
 class BucketsPanel;
 class CaptionEncoderPanel;
+class CaptionPanel;
 class ExtractionPicker;
 class ScoresPanel;
+class SuggestionBox;
 class TrimBar;
 class CaptionToolsBar;
 class DatasetEditBar;
@@ -78,6 +81,8 @@ class DatasetPage : public QWidget {
   CaptionEncoderPanel* textEncoder() const { return encoder_; }
   DatasetEditBar* edits() const { return edits_; }
   CaptionToolsBar* captionTools() const { return captionTools_; }
+  SuggestionBox* suggestion() const { return suggestion_; }
+  CaptionPanel* captioner() const { return captioner_; }
   // The source row of the grid's current item, -1 without one.
   int currentRow() const;
   // The source rows of the grid's selection, ascending.
@@ -125,6 +130,8 @@ class DatasetPage : public QWidget {
   CaptionEncoderPanel* encoder_ = nullptr;
   DatasetEditBar* edits_ = nullptr;
   CaptionToolsBar* captionTools_ = nullptr;
+  SuggestionBox* suggestion_ = nullptr;
+  CaptionPanel* captioner_ = nullptr;
   QPlainTextEdit* caption_;
   QLabel* status_;
   QPushButton *save_, *revert_, *check_, *fill_;

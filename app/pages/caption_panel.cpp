@@ -1,0 +1,202 @@
+// SPDX-License-Identifier: Apache-2.0
+#include "pages/caption_panel.h"
+
+#include <QFileInfo>
+#include <QFormLayout>
+#include <QHBoxLayout>
+#include <QLabel>
+#include <QLineEdit>
+#include <QPlainTextEdit>
+#include <QProgressBar>
+#include <QPushButton>
+#include <QSettings>
+#include <QVBoxLayout>
+
+#include "contract/events.h"
+#include "item_models/dataset_model.h"
+#include "pages/dataset_page.h"
+
+namespace ws {
+
+namespace {
+
+QPushButton* panelButton(const QString& text, const QString& tip, QWidget* parent) {
+  auto* b = new QPushButton(text, parent);
+  b->setAccessibleName(text);
+  b->setToolTip(tip);
+  b->setAccessibleDescription(tip);
+  return b;
+}
+
+}  // namespace
+
+CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
+  QSettings settings;
+  endpoint_ = new QLineEdit(
+      settings.value(QStringLiteral("captioner/endpoint"), QStringLiteral("http://127.0.0.1:8000/v1")).toString(),
+      this);
+  endpoint_->setAccessibleName(tr("Server endpoint"));
+  endpoint_->setToolTip(tr("The API root of a local OpenAI-compatible server (vLLM, llama.cpp, Ollama, LM Studio)"));
+  model_ = new QLineEdit(settings.value(QStringLiteral("captioner/model")).toString(), this);
+  model_->setAccessibleName(tr("Model"));
+  model_->setPlaceholderText(tr("the model name the server knows"));
+  prompt_ = new QPlainTextEdit(settings.value(QStringLiteral("captioner/prompt")).toString(), this);
+  prompt_->setAccessibleName(tr("Prompt"));
+  prompt_->setPlaceholderText(tr("Empty: the engine's Wan-style prompt ({frames} and {file_name} are filled in)"));
+  prompt_->setTabChangesFocus(true);  // Tab leaves the field, as in a form
+  prompt_->setMaximumHeight(80);
+  // Remembered for the next dataset and the next start.
+  auto remember = [this] {
+    QSettings s;
+    s.setValue(QStringLiteral("captioner/endpoint"), endpoint_->text());
+    s.setValue(QStringLiteral("captioner/model"), model_->text());
+    s.setValue(QStringLiteral("captioner/prompt"), prompt_->toPlainText());
+  };
+  connect(endpoint_, &QLineEdit::textChanged, this, remember);
+  connect(model_, &QLineEdit::textChanged, this, remember);
+  connect(prompt_, &QPlainTextEdit::textChanged, this, remember);
+
+  selected_ =
+      panelButton(tr("Caption Selected Rows"), tr("A suggestion for each selected row, captioned or not"), this);
+  uncaptioned_ = panelButton(tr("Caption Rows Without a Caption"),
+                             tr("A suggestion for every row without a caption and without a suggestion"), this);
+  cancel_ = panelButton(tr("Cancel captioning"), tr("Stop after the rows in flight; what was answered is kept"), this);
+  cancel_->setText(tr("Cancel"));
+  progress_ = new QProgressBar(this);
+  progress_->setAccessibleName(tr("Captioning progress"));
+  progress_->setVisible(false);
+  status_ = new QLabel(this);
+  status_->setAccessibleName(tr("Captioning status"));
+  status_->setWordWrap(true);
+
+  auto* form = new QFormLayout;
+  form->addRow(tr("Endpoint"), endpoint_);
+  form->addRow(tr("Model"), model_);
+  form->addRow(tr("Prompt"), prompt_);
+  auto* buttons = new QHBoxLayout;
+  buttons->addWidget(selected_);
+  buttons->addWidget(uncaptioned_);
+  buttons->addWidget(cancel_);
+  buttons->addStretch(1);
+  auto* layout = new QVBoxLayout(this);
+  layout->addLayout(form);
+  layout->addLayout(buttons);
+  layout->addWidget(progress_);
+  layout->addWidget(status_);
+  layout->addWidget(new QLabel(tr("Suggestions are reviewed in the Row tab (the filter ? lists the rows)."), this));
+  layout->addStretch(1);
+
+  connect(selected_, &QPushButton::clicked, this, [this] {
+    QString error;
+    if (!start(page_->selectedRows(), &error)) status_->setText(error);
+  });
+  connect(uncaptioned_, &QPushButton::clicked, this, [this] {
+    QString error;
+    if (!start({}, &error)) status_->setText(error);
+  });
+  connect(cancel_, &QPushButton::clicked, this, &CaptionPanel::cancel);
+  connect(page_->model(), &QAbstractItemModel::modelReset, this, &CaptionPanel::updateButtons);
+  // A save of the page while the job runs: see ended().
+  connect(page_->model(), &DatasetModel::modifiedChanged, this, [this](bool modified) {
+    if (!modified && job_ && job_->isRunning()) savedDuringJob_ = true;
+  });
+  updateButtons();
+}
+
+void CaptionPanel::updateButtons() {
+  const bool running = job_ && job_->isRunning();
+  const bool open = !page_->model()->path().isEmpty();
+  selected_->setEnabled(open && !running);
+  uncaptioned_->setEnabled(open && !running);
+  cancel_->setEnabled(running);
+}
+
+QStringList CaptionPanel::arguments(const QVector<int>& rows) const {
+  QStringList a{QStringLiteral("caption"),    QStringLiteral("--metadata"), page_->model()->path(),
+                QStringLiteral("--endpoint"), endpoint_->text().trimmed(),  QStringLiteral("--model"),
+                model_->text().trimmed()};
+  if (!rows.isEmpty()) {
+    QStringList list;
+    for (int r : rows) list << QString::number(r);
+    a << QStringLiteral("--rows") << list.join(QLatin1Char(','));
+  }
+  if (const QString p = prompt_->toPlainText().trimmed(); !p.isEmpty()) a << QStringLiteral("--prompt") << p;
+  return a;
+}
+
+bool CaptionPanel::start(const QVector<int>& rows, QString* error) {
+  auto fail = [&](const QString& m) {
+    if (error) *error = m;
+    return false;
+  };
+  if (job_ && job_->isRunning()) return fail(tr("Already captioning"));
+  if (page_->model()->path().isEmpty()) return fail(tr("Open a dataset first"));
+  if (endpoint_->text().trimmed().isEmpty() || model_->text().trimmed().isEmpty())
+    return fail(tr("Name the server's endpoint and the model"));
+  // The job picks rows by their place in the file and reads the file's captions: unsaved rows
+  // added or removed would shift them, so the page's edits are written first.
+  if (page_->model()->isModified() && !page_->save()) return fail(tr("Save the dataset first"));
+  auto* job = new WorkerJob(this);
+  if (!program_.isEmpty()) job->setProgram(program_);
+  job->setArguments(arguments(rows));
+  job_ = job;
+  savedDuringJob_ = false;
+  progress_->setRange(0, 0);
+  progress_->setVisible(true);
+  status_->setText(tr("Captioning…"));
+  connect(job, &WorkerJob::eventReceived, this, &CaptionPanel::applyEvent);
+  connect(job, &WorkerJob::ended, this, [this, job](const JobResult& r) {
+    ended(r);
+    job->deleteLater();
+  });
+  job->start();
+  updateButtons();
+  return true;
+}
+
+void CaptionPanel::cancel() {
+  if (job_ && job_->isRunning()) job_->cancel();
+}
+
+void CaptionPanel::applyEvent(const RunEvent& ev) {
+  if (ev.type == QLatin1String(contract::event_type::kProgress)) {
+    const auto p = contract::ProgressEvent::from_json(ev.raw);
+    progress_->setRange(0, int(std::max<int64_t>(p.total, 1)));
+    progress_->setValue(int(p.done));
+    status_->setText(tr("%1 of %2 rows").arg(p.done).arg(p.total));
+    return;
+  }
+  if (ev.type != QLatin1String("caption")) return;
+  // The row by its place and its file: rows may have been added or removed on the page since the
+  // job read the file, so a place whose file differs is looked up by file_path.
+  DatasetModel* m = page_->model();
+  const QString file = ev.string(QLatin1StringView("file_path"));
+  const QString text = ev.string(QLatin1StringView("text_suggested"));
+  int row = int(ev.number(QLatin1StringView("row"), -1));
+  if (row < 0 || row >= m->rowCount() || m->index(row).data(DatasetModel::FileRole).toString() != file) {
+    row = -1;
+    for (int r = 0; r < m->rowCount() && row < 0; ++r)
+      if (m->index(r).data(DatasetModel::FileRole).toString() == file) row = r;
+  }
+  // Only the suggestion is set, beside whatever the page holds: a caption typed meanwhile stays.
+  if (row >= 0) m->setSuggestion(row, text);
+}
+
+void CaptionPanel::ended(const JobResult& r) {
+  progress_->setVisible(false);
+  status_->setText(r.state == RunState::Completed   ? tr("Captioned: review the suggestions in the Row tab")
+                   : r.state == RunState::Cancelled ? tr("Cancelled; captioning again continues with the rest")
+                                                    : tr("Failed: %1").arg(r.reason));
+  // The job and the page write the same file. The job reads it again before each write and sets
+  // only `text_suggested`, and the page holds every suggestion the job sent (applyEvent), so a
+  // save of the page keeps them. What a page save during the job can still lose is a write that
+  // crossed it (the job read the file just before the page wrote it, or wrote a suggestion whose
+  // event had not arrived yet): the page, with nothing else unsaved, then writes once more, and
+  // what it holds is both its edits and every suggestion.
+  if (savedDuringJob_ && !page_->model()->isModified()) page_->save();
+  savedDuringJob_ = false;
+  updateButtons();
+  Q_EMIT captioningFinished(r);
+}
+
+}  // namespace ws

@@ -1,0 +1,70 @@
+// SPDX-License-Identifier: Apache-2.0
+// The dataset page's Captioner tab: a local OpenAI-compatible server's endpoint, the model and the
+// prompt (kept in QSettings), and "Caption Selected Rows" / "Caption Rows Without a Caption", which
+// run `wanstudio-engine caption` as a job with progress and Cancel (docs/design/captioning.md §7).
+// Each `caption` event puts that row's suggestion into the page's model as it arrives; the job
+// itself writes them into metadata.json, and they are reviewed in the Row tab (SuggestionBox).
+#pragma once
+
+#include <QPointer>
+#include <QVector>
+#include <QWidget>
+
+#include "jobs/job_result.h"
+#include "jobs/worker_job.h"
+
+class QLabel;
+class QLineEdit;
+class QPlainTextEdit;
+class QProgressBar;
+class QPushButton;
+
+namespace ws {
+
+class DatasetPage;
+
+class CaptionPanel : public QWidget {
+  Q_OBJECT
+ public:
+  explicit CaptionPanel(DatasetPage* page);
+
+  QLineEdit* endpoint() const { return endpoint_; }
+  QLineEdit* modelName() const { return model_; }
+  QPlainTextEdit* prompt() const { return prompt_; }
+  QPushButton* selectedButton() const { return selected_; }
+  QPushButton* uncaptionedButton() const { return uncaptioned_; }
+  QPushButton* cancelButton() const { return cancel_; }
+  QProgressBar* progress() const { return progress_; }
+  QLabel* status() const { return status_; }
+  WorkerJob* job() const { return job_; }
+  // Tests run a stand-in worker; default: the engine (engineExecutable()).
+  void setProgram(const QString& program) { program_ = program; }
+
+  // The worker's arguments for `rows` (0-based rows of the saved file; empty: the rows without a caption).
+  QStringList arguments(const QVector<int>& rows) const;
+  // Saves the page's edits first (the job picks rows by their place in the file), then starts the
+  // job; false with `error` when a field is empty, nothing is open or a job runs.
+  bool start(const QVector<int>& rows, QString* error = nullptr);
+  void cancel();
+  // One event of the job: `caption` sets the row's suggestion in the model, `progress` the bar.
+  void applyEvent(const RunEvent& ev);
+
+ Q_SIGNALS:
+  void captioningFinished(const ws::JobResult& result);
+
+ private:
+  void ended(const JobResult& result);
+  void updateButtons();
+
+  DatasetPage* page_;
+  QLineEdit *endpoint_, *model_;
+  QPlainTextEdit* prompt_;
+  QPushButton *selected_, *uncaptioned_, *cancel_;
+  QProgressBar* progress_;
+  QLabel* status_;
+  QPointer<WorkerJob> job_;
+  QString program_;
+  bool savedDuringJob_ = false;
+};
+
+}  // namespace ws
