@@ -173,8 +173,10 @@ int bench_dit_train(const std::vector<std::string>& argv) {
   if (lora_rank > 0)
     owned = std::make_unique<train::ExpertStep>(
         model, o,
+        // With fp8 the frozen base keeps only its codes, as train-experts keeps a pretrained base (and
+        // as the estimate counts it): a bench's fresh weights are never saved.
         train::make_expert_lora(model, models::LoraSpec{lora_rank, static_cast<double>(lora_rank), 0.0, {}}, true, 0,
-                                true));
+                                true, /*fp8_only=*/a.boolean("fp8")));
   else owned = std::make_unique<train::ExpertStep>(model, o);
   train::ExpertStep& step = *owned;
   if (bf16_weights) step.keep_master_weights();
