@@ -71,6 +71,15 @@ before=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[1]["tex
 after=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[1]["text_suggested"])' "$meta")
 [ "$after" != "$before" ] && [[ "$after" == *"of 4 frames"* ]] || fail "--overwrite --stream: '$after' (was '$before')"
 tail -1 "$tmp/log.jsonl" | grep -q '"stream": true' || fail "not streamed"
+# A trimmed row is captioned from its trim: two frames there give two images, not four.
+python3 - "$meta" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows[4]["trim"] = [10, 12]
+json.dump(rows, open(sys.argv[1], "w"), indent=2)
+PY
+"$engine" caption --metadata "$meta" "${ep[@]}" --rows 4 >/dev/null 2>&1 || fail "--rows 4 (trimmed)"
+tail -1 "$tmp/log.jsonl" | grep -q '"images": 2,' || fail "trimmed row: $(tail -1 "$tmp/log.jsonl")"
 
 # 4. Stopped midway (SIGTERM after the first caption): exit 130, what was answered is kept, and a
 #    re-run asks only for the rows left.

@@ -37,15 +37,21 @@ struct FrameOptions {
   int quality = 4;     // JPEG qscale, 2 (best) .. 31
 };
 
-// The row's sampled frames as JPEG files, the longest side at most `size`, even sides.
-std::vector<std::string> row_frames(const std::string& path, bool image, const FrameOptions& o, int64_t* sent) {
+// The row's sampled frames as JPEG files, the longest side at most `size`, even sides. A trimmed
+// row is captioned from the frames it trains on.
+std::vector<std::string> row_frames(const std::string& path, const dataset::MetaRow& row, const FrameOptions& o,
+                                    int64_t* sent) {
   std::vector<video::RgbFrame> frames;
-  if (image) {
+  if (row.is_image()) {
     frames = video::read_video_frames(path, {0});
   } else {
     video::VideoReader reader(path);
-    const auto indices = dataset::caption_frame_indices(reader.frame_count(), o.frames);
-    if (indices.empty()) throw Error("no frames");
+    const int64_t total = reader.frame_count();
+    const int64_t first = row.trim ? std::min(row.trim->first, total) : 0;
+    const int64_t end = row.trim ? std::min(row.trim->second, total) : total;
+    auto indices = dataset::caption_frame_indices(end - first, o.frames);
+    if (indices.empty()) throw Error("no frames" + std::string(row.trim ? " in its trim" : ""));
+    for (auto& i : indices) i += first;
     frames = reader.read(indices);
   }
   std::vector<std::string> out;
@@ -149,7 +155,7 @@ int run_caption(const std::vector<std::string>& argv) {
       int64_t sent = 0;
       try {
         if (row.file_path.empty()) throw Error("no file_path");
-        images = row_frames(meta.resolve(row), row.is_image(), fo, &sent);
+        images = row_frames(meta.resolve(row), row, fo, &sent);
       } catch (const Error& e) {  // this row is skipped, the others go on
         std::lock_guard<std::mutex> lock(mu);
         row_errors.push_back("row " + std::to_string(i) + " (" + row.file_path + "): " + e.what());
