@@ -8,6 +8,8 @@ const std::vector<Job>& jobs() {
       {"upsampler", "train-upsampler", "Latent upsampler", true},
       {"experts", "train-experts", "Dual experts (Wan 2.2 DiT)", true},
       {"vae", "train-vae", "Wan2.2 VAE", false},
+      // Not a training run: `wanstudio --batch` runs it (the studio's Captioner tab starts it itself).
+      {"caption", "caption", "Caption suggestions", false},
   };
   return table;
 }

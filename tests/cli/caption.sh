@@ -133,4 +133,26 @@ grep -q "row 99 is not in" <<<"$out" || fail "rows message: $out"
 out=$("$engine" caption --metadata "$meta" --endpoint "${ep[1]}" 2>&1 >/dev/null) && fail "no --model accepted"
 grep -q -- "--model is required" <<<"$out" || fail "model message: $out"
 cmp -s "$meta" "$tmp/before.json" || fail "a failed job changed the metadata"
+
+# 6. Headless from a file: `job: caption` through the engine's --config, and through
+#    `wanstudio --batch` when the studio is built (flags after the file win).
+cat >"$tmp/data/caption.yaml" <<YAML
+job: caption
+metadata: metadata.json
+endpoint: ${ep[1]}
+model: tiny-vl
+rows: "0"
+frames: 3
+YAML
+"$engine" caption --config "$tmp/data/caption.yaml" --frames 2 >/dev/null 2>"$tmp/c6.err" || fail "--config: $(tail -2 "$tmp/c6.err")"
+tail -1 "$tmp/log.jsonl" | grep -q '"images": 2,' || fail "--config: $(tail -1 "$tmp/log.jsonl")"
+[ "$(suggested "$meta" | cut -d' ' -f1)" = 0 ] || fail "--config: row 0 has no suggestion"
+studio=$(dirname "$engine")/../app/wanstudio
+if [ -x "$studio" ]; then
+  n0=$(requests)
+  WANSTUDIO_ENGINE=$engine QT_QPA_PLATFORM=offscreen "$studio" --batch "$tmp/data/caption.yaml" --overwrite \
+    >"$tmp/c7.out" 2>&1 || fail "wanstudio --batch caption.yaml: $(tail -3 "$tmp/c7.out")"
+  grep -q "run completed" "$tmp/c7.out" || fail "batch: $(tail -3 "$tmp/c7.out")"
+  [ "$(requests)" -eq $((n0 + 1)) ] && tail -1 "$tmp/log.jsonl" | grep -q '"images": 3,' || fail "batch request: $(tail -1 "$tmp/log.jsonl")"
+fi
 echo ok

@@ -18,6 +18,7 @@
 #include "core/fs.h"
 #include "dataset/caption_suggestions.h"
 #include "dataset/metadata.h"
+#include "io/model_yaml.h"
 #include "io/printable.h"
 #include "runtime/cancel.h"
 #include "runtime/events.h"
@@ -65,7 +66,36 @@ std::vector<std::string> row_frames(const std::string& path, const dataset::Meta
   return out;
 }
 
-int run_caption(const std::vector<std::string>& argv) {
+// A `job: caption` file (`wanstudio --batch`): its keys become the options, before the command
+// line's own, which win; metadata and train_data_dir resolve against the file's folder.
+std::vector<std::string> with_config(const std::vector<std::string>& argv) {
+  std::vector<std::string> rest;
+  std::string config;
+  for (size_t i = 0; i < argv.size(); ++i) {
+    if (argv[i] == "--config" && i + 1 < argv.size()) config = argv[++i];
+    else if (argv[i].rfind("--config=", 0) == 0) config = argv[i].substr(9);
+    else rest.push_back(argv[i]);
+  }
+  if (config.empty()) return argv;
+  const nlohmann::json y = io::yaml_text_to_json(fs::read_file(config), config);
+  if (!y.is_object()) throw Error(config + ": not a map of options");
+  if (y.value("job", std::string()) != "caption")
+    throw Error(config + ": `job: caption` expected, got " + (y.contains("job") ? y["job"].dump() : "no job"));
+  std::vector<std::string> out;
+  for (const auto& [key, value] : y.items()) {
+    if (key == "job" || value.is_null()) continue;
+    if (value.is_object() || value.is_array()) throw Error(config + ": " + key + " must be a single value");
+    std::string text = value.is_string() ? value.get<std::string>() : value.dump();
+    if ((key == "metadata" || key == "train_data_dir") && !text.empty() && text[0] != '/')
+      text = fs::join(fs::dirname(fs::absolute(config)), text);
+    out.push_back("--" + key + "=" + text);
+  }
+  out.insert(out.end(), rest.begin(), rest.end());
+  return out;
+}
+
+int run_caption(const std::vector<std::string>& argv_in) {
+  const std::vector<std::string> argv = with_config(argv_in);
   Args a("caption", "caption --metadata META.json --endpoint http://127.0.0.1:PORT/v1 --model NAME [options]",
          "Captions the rows of a dataset with a vision-language model and writes each caption as a\n"
          "suggestion beside the row (`text_suggested`), never over its `text`: the studio's Dataset page\n"
@@ -75,6 +105,7 @@ int run_caption(const std::vector<std::string>& argv) {
          "Ollama, LM Studio). metadata.json is written atomically (the previous one kept as .bak) every\n"
          "few seconds and at the end; the model, prompt and settings of each suggestion go to\n"
          "META.captions.json. An interrupted job continues where it stopped when run again.");
+  a.value("config", "JOB.yaml", "a `job: caption` file whose keys are these options (flags given here win)");
   a.value("metadata", "META.json", "the dataset (required)");
   a.value("train_data_dir", "DIR", "folder the rows' file paths are relative to (default: its folder)");
   a.value("endpoint", "URL", "the server's API root, e.g. http://127.0.0.1:8000/v1 (required)");
