@@ -10,7 +10,7 @@
 #include "core/error.h"
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit.h"
-#include "test_paths.h"
+#include "tiny_checkpointed_dit.h"
 #include "test_util.h"
 #include "train/experts/expert_lora.h"
 #include "train/experts/expert_step.h"
@@ -20,36 +20,16 @@ using ws::test::error_of;
 
 namespace {
 
-const std::string kCase = std::string(WS_TEST_DATA) + "/dit/dit_dev_a_high_t";
-constexpr int64_t kLayers = 4;
+constexpr int64_t kLayers = ws::test::kTinyDitLayers;
 
 // Two models with the same fresh weights (the init draws from the seeded generator).
 WanModel fresh(int64_t swap = 0) {
-  auto cfg = ws::models::load_wan_config(kCase + ".json");
-  cfg.num_layers = kLayers;
-  torch::manual_seed(5);
-  WanModel m(cfg);
-  {
-    // The released init zeroes the head, which would leave the blocks without gradient at first.
-    torch::NoGradGuard ng;
-    m->head->head->weight.normal_(0.0, 0.02);
-  }
-  m->set_gradient_checkpointing(true);
+  WanModel m = ws::test::tiny_checkpointed_dit();
   m->set_blocks_to_swap(swap);
   return m;
 }
 
-ws::train::ExpertStepInput sample(int seed) {
-  torch::manual_seed(seed);
-  ws::train::ExpertStepInput in;
-  in.x0 = torch::randn({48, 2, 4, 6});
-  in.noise = torch::randn({48, 2, 4, 6});
-  in.sigma = 0.7f;
-  in.t = 700;
-  in.context = torch::randn({5, 32});
-  in.seq_len = 12;
-  return in;
-}
+ws::train::ExpertStepInput sample(int seed) { return ws::test::tiny_dit_sample(seed); }
 
 bool same_parameters(const WanModel& a, const WanModel& b) {
   const auto pa = a->named_parameters(), pb = b->named_parameters();

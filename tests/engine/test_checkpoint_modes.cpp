@@ -10,7 +10,7 @@
 
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit.h"
-#include "test_paths.h"
+#include "tiny_checkpointed_dit.h"
 #include "train/experts/expert_lora.h"
 #include "train/experts/expert_step.h"
 
@@ -18,8 +18,7 @@ using ws::models::WanModel;
 
 namespace {
 
-const std::string kCase = std::string(WS_TEST_DATA) + "/dit/dit_dev_a_high_t";
-constexpr int64_t kLayers = 4;
+constexpr int64_t kLayers = ws::test::kTinyDitLayers;
 
 struct Mode {
   bool offload = false, parts = false;
@@ -27,33 +26,14 @@ struct Mode {
 };
 
 WanModel fresh(const Mode& mode) {
-  auto cfg = ws::models::load_wan_config(kCase + ".json");
-  cfg.num_layers = kLayers;
-  torch::manual_seed(5);
-  WanModel m(cfg);
-  {
-    // The released init zeroes the head, which would leave the blocks without gradient at first.
-    torch::NoGradGuard ng;
-    m->head->head->weight.normal_(0.0, 0.02);
-  }
-  m->set_gradient_checkpointing(true);
+  WanModel m = ws::test::tiny_checkpointed_dit();
   m->set_checkpoint_offload(mode.offload);
   m->set_checkpoint_parts(mode.parts);
   m->set_blocks_to_swap(mode.swap);
   return m;
 }
 
-ws::train::ExpertStepInput sample(int seed) {
-  torch::manual_seed(seed);
-  ws::train::ExpertStepInput in;
-  in.x0 = torch::randn({48, 2, 4, 6});
-  in.noise = torch::randn({48, 2, 4, 6});
-  in.sigma = 0.7f;
-  in.t = 700;
-  in.context = torch::randn({5, 32});
-  in.seq_len = 12;
-  return in;
-}
+ws::train::ExpertStepInput sample(int seed) { return ws::test::tiny_dit_sample(seed); }
 
 // Largest |a − b| over every parameter, relative to the largest |a|.
 double parameter_difference(const WanModel& a, const WanModel& b) {
