@@ -1,17 +1,20 @@
 // SPDX-License-Identifier: Apache-2.0
 // `wanstudio-engine caption`: model captions for the rows of a metadata.json, as suggestions
 // (`text_suggested`) a person accepts or rejects; what made each one goes into
-// metadata.captions.json (docs/design/captioning.md §7). The backend is a local
-// OpenAI-compatible server; frames are sampled evenly and sent as JPEG.
+// metadata.captions.json (docs/design/captioning.md §7). The backend is Qwen2.5-VL in the engine
+// (caption_local.h) or a local OpenAI-compatible server (frames sent as JPEG); frames are sampled evenly.
 // Events on stdout: a `caption` per row, `progress`, then `finished`. SIGTERM or a `cancel` line
 // stops after the rows in flight (exit 130); a re-run continues with the rows not yet suggested.
 #include <atomic>
 #include <chrono>
+#include <climits>
 #include <cstdio>
+#include <memory>
 #include <mutex>
 #include <thread>
 
 #include "caption/openai_chat.h"
+#include "cli/verbs/caption_local.h"
 #include "cli/args.h"
 #include "cli/verb.h"
 #include "core/error.h"
@@ -38,11 +41,12 @@ struct FrameOptions {
   int quality = 4;     // JPEG qscale, 2 (best) .. 31
 };
 
-// The row's sampled frames as JPEG files, the longest side at most `size`, even sides. A trimmed
-// row is captioned from the frames it trains on.
-std::vector<std::string> row_frames(const std::string& path, const dataset::MetaRow& row, const FrameOptions& o,
-                                    int64_t* sent) {
+// The row's sampled frames, the longest side at most `size`, even sides, and the seconds between
+// two of them (0 for an image). A trimmed row is captioned from the frames it trains on.
+std::vector<video::RgbFrame> row_frames(const std::string& path, const dataset::MetaRow& row, const FrameOptions& o,
+                                        double* seconds_between) {
   std::vector<video::RgbFrame> frames;
+  *seconds_between = 0;
   if (row.is_image()) {
     frames = video::read_video_frames(path, {0});
   } else {
@@ -54,16 +58,20 @@ std::vector<std::string> row_frames(const std::string& path, const dataset::Meta
     if (indices.empty()) throw Error("no frames" + std::string(row.trim ? " in its trim" : ""));
     for (auto& i : indices) i += first;
     frames = reader.read(indices);
+    const double fps = reader.info().fps;
+    if (frames.size() > 1)
+      *seconds_between = (frames.back().time_s - frames.front().time_s) / static_cast<double>(frames.size() - 1);
+    if (!(*seconds_between > 0) && fps > 0 && indices.size() > 1)
+      *seconds_between =
+          static_cast<double>(indices.back() - indices.front()) / fps / static_cast<double>(indices.size() - 1);
   }
-  std::vector<std::string> out;
-  for (const auto& f : frames) {
+  for (auto& f : frames) {
     const double scale = std::min(1.0, static_cast<double>(o.size) / std::max(f.width, f.height));
     const int w = std::max(2, static_cast<int>(f.width * scale) / 2 * 2),
               h = std::max(2, static_cast<int>(f.height * scale) / 2 * 2);
-    out.push_back(video::encode_jpeg(video::resize_rgb(f, w, h), o.quality));
+    if (w != f.width || h != f.height) f = video::resize_rgb(f, w, h);
   }
-  *sent = static_cast<int64_t>(out.size());
-  return out;
+  return frames;
 }
 
 // A `job: caption` file (`wanstudio --batch`): its keys become the options, before the command
@@ -96,20 +104,29 @@ std::vector<std::string> with_config(const std::vector<std::string>& argv) {
 
 int run_caption(const std::vector<std::string>& argv_in) {
   const std::vector<std::string> argv = with_config(argv_in);
-  Args a("caption", "caption --metadata META.json --endpoint http://127.0.0.1:PORT/v1 --model NAME [options]",
+  Args a("caption",
+         "caption --metadata META.json (--model_path QWEN_DIR | --endpoint http://127.0.0.1:PORT/v1 --model NAME) "
+         "[options]",
          "Captions the rows of a dataset with a vision-language model and writes each caption as a\n"
          "suggestion beside the row (`text_suggested`), never over its `text`: the studio's Dataset page\n"
          "shows it beside the caption to accept, edit or reject. By default the rows without a caption\n"
          "and without a suggestion; --rows picks rows; --overwrite suggests again for rows that have one\n"
-         "(or a caption). The backend is any OpenAI-compatible chat server (vLLM, llama.cpp's server,\n"
-         "Ollama, LM Studio). metadata.json is written atomically (the previous one kept as .bak) every\n"
+         "(or a caption). The backend is Qwen2.5-VL inside the engine (--model_path, a released folder) or\n"
+         "any OpenAI-compatible chat server (vLLM, llama.cpp's server, Ollama, LM Studio). metadata.json is written "
+         "atomically (the previous one kept as .bak) every\n"
          "few seconds and at the end; the model, prompt and settings of each suggestion go to\n"
          "META.captions.json. An interrupted job continues where it stopped when run again.");
   a.value("config", "JOB.yaml", "a `job: caption` file whose keys are these options (flags given here win)");
   a.value("metadata", "META.json", "the dataset (required)");
   a.value("train_data_dir", "DIR", "folder the rows' file paths are relative to (default: its folder)");
-  a.value("endpoint", "URL", "the server's API root, e.g. http://127.0.0.1:8000/v1 (required)");
-  a.value("model", "NAME", "the model name the server knows (required)");
+  a.value("model_path", "DIR",
+          "Qwen2.5-VL in the engine: a released folder (config.json, *.safetensors, tokenizer.json)");
+  a.value("device", "DEV", "--model_path: auto (a GPU when there is one), cpu, cuda or cuda:N");
+  a.value("dtype", "TYPE", "--model_path: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16");
+  a.value("top_p", "P", "--model_path with --temperature > 0: nucleus sampling (default 1)", real_range(0.01, 1));
+  a.value("seed", "N", "--model_path with --temperature > 0: the sampling seed (default 0)", int_range(0, INT32_MAX));
+  a.value("endpoint", "URL", "a server instead: its API root, e.g. http://127.0.0.1:8000/v1");
+  a.value("model", "NAME", "with --endpoint: the model name the server knows");
   a.value("api_key", "KEY", "sent as a bearer token (default: $OPENAI_API_KEY, else none)");
   a.value("rows", "LIST", "rows to caption, 0-based: 0,3,5-9 (default: every row without a caption)");
   a.flag("overwrite", "also rows that already have a suggestion (a caption is never replaced)");
@@ -124,8 +141,13 @@ int run_caption(const std::vector<std::string>& argv_in) {
   a.value("retries", "N", "further tries after a connection error, a timeout, HTTP 429 or 5xx (default 2)",
           int_range(0, 100));
   if (!a.parse(argv)) return 0;
-  for (const char* k : {"metadata", "endpoint", "model"})
-    if (!a.has(k)) throw UsageError(std::string("--") + k + " is required");
+  if (!a.has("metadata")) throw UsageError("--metadata is required");
+  const bool local = a.has("model_path");
+  if (local && a.has("endpoint")) throw UsageError("--model_path and --endpoint: choose one backend");
+  if (!local)
+    for (const char* k : {"endpoint", "model"})
+      if (!a.has(k))
+        throw UsageError(std::string("--") + k + " is required (or --model_path for the engine's own model)");
 
   caption::ChatOptions chat;
   chat.endpoint = a.str("endpoint");
@@ -142,7 +164,20 @@ int run_caption(const std::vector<std::string>& argv_in) {
   fo.size = a.integer("frame_size", 512);
   const std::string prompt = a.has("prompt") ? a.str("prompt") : std::string(dataset::kDefaultCaptionPrompt);
   if (prompt.find_first_not_of(" \t\r\n") == std::string::npos) throw UsageError("--prompt is empty");
-  const int concurrency = static_cast<int>(a.integer("concurrency", 2));
+  // One model in the engine answers one row at a time (its threads already use the cores).
+  const int concurrency = local ? 1 : static_cast<int>(a.integer("concurrency", 2));
+  LocalCaptionOptions lo;
+  if (local) {
+    lo.model_path = a.str("model_path");
+    lo.device = a.str("device", "auto");
+    lo.dtype = a.str("dtype", "auto");
+    lo.max_new_tokens = chat.max_tokens;
+    lo.temperature = chat.temperature;
+    lo.top_p = a.real("top_p", 1.0);
+    lo.seed = static_cast<uint64_t>(a.integer("seed", 0));
+    chat.model = fs::basename(fs::absolute(lo.model_path));
+    chat.endpoint.clear();
+  }
 
   const std::string path = a.str("metadata");
   auto meta = dataset::read_metadata(path, a.str("train_data_dir"));
@@ -152,12 +187,15 @@ int run_caption(const std::vector<std::string>& argv_in) {
   if (!sidecar.contains("suggestions") || !sidecar["suggestions"].is_object()) sidecar["suggestions"] = ojson::object();
 
   runtime::install_cancel_handlers();
+  std::unique_ptr<LocalCaptioner> captioner;
+  if (local && !todo.empty()) captioner = std::make_unique<LocalCaptioner>(lo);  // load errors before any event
   auto& events = runtime::EventStream::global();
   runtime::Heartbeat heartbeat;
   runtime::ProgressReporter progress("caption");
   events.emit("caption_started", {{"metadata", path},
                                   {"rows", todo.size()},
                                   {"of", meta.rows.size()},
+                                  {"backend", local ? "engine" : "server"},
                                   {"endpoint", chat.endpoint},
                                   {"model", chat.model}});
 
@@ -182,23 +220,30 @@ int run_caption(const std::vector<std::string>& argv_in) {
       if (runtime::cancel_requested()) return;
       const size_t i = todo[k];
       const auto& row = meta.rows[i];
-      std::vector<std::string> images;
-      int64_t sent = 0;
+      std::vector<video::RgbFrame> frames;
+      double seconds_between = 0;
       try {
         if (row.file_path.empty()) throw Error("no file_path");
-        images = row_frames(meta.resolve(row), row, fo, &sent);
+        frames = row_frames(meta.resolve(row), row, fo, &seconds_between);
       } catch (const Error& e) {  // this row is skipped, the others go on
         std::lock_guard<std::mutex> lock(mu);
         row_errors.push_back("row " + std::to_string(i) + " (" + row.file_path + "): " + e.what());
         ++finished_rows;
         continue;
       }
+      const int64_t sent = static_cast<int64_t>(frames.size());
       const std::string sent_prompt = dataset::expand_caption_prompt(prompt, row.file_path, sent);
       std::string text;
       try {
-        text = caption::chat_caption(chat, sent_prompt, images,
-                                     [](const std::string&) { return !runtime::cancel_requested(); });
-      } catch (const Error& e) {  // the server: every other row would fail the same way
+        const auto going_on = [](const std::string&) { return !runtime::cancel_requested(); };
+        if (captioner) {
+          text = captioner->caption(sent_prompt, frames, seconds_between, going_on);
+        } else {
+          std::vector<std::string> images;
+          for (const auto& f : frames) images.push_back(video::encode_jpeg(f, fo.quality));
+          text = caption::chat_caption(chat, sent_prompt, images, going_on);
+        }
+      } catch (const Error& e) {  // the server or the model: every other row would fail the same way
         std::lock_guard<std::mutex> lock(mu);
         if (fatal.empty()) fatal = e.what();
         return;
@@ -234,16 +279,28 @@ int run_caption(const std::vector<std::string>& argv_in) {
         if (an.row < current.rows.size() && current.rows[an.row].file_path == file) row = &current.rows[an.row];
         for (size_t k = 0; !row && k < current.rows.size(); ++k)
           if (current.rows[k].file_path == file) row = &current.rows[k];
-        sidecar["suggestions"][file] = {{"text_suggested", an.text},
-                                        {"backend", "openai-compatible server"},
-                                        {"endpoint", stamp_endpoint},
-                                        {"model", stamp_model},
-                                        {"prompt", an.prompt},
-                                        {"frames", an.frames},
-                                        {"frame_size", fo.size},
-                                        {"max_new_tokens", chat.max_tokens},
-                                        {"temperature", chat.temperature},
-                                        {"time", runtime::unix_time()}};
+        ojson stamp = {{"text_suggested", an.text}};
+        if (captioner) {
+          stamp["backend"] = "engine (Qwen2.5-VL)";
+          stamp["model_path"] = fs::absolute(lo.model_path);
+          stamp["device"] = captioner->device();
+          stamp["dtype"] = captioner->dtype();
+          if (lo.temperature > 0) {
+            stamp["top_p"] = lo.top_p;
+            stamp["seed"] = lo.seed;
+          }
+        } else {
+          stamp["backend"] = "openai-compatible server";
+          stamp["endpoint"] = stamp_endpoint;
+        }
+        stamp.update(ojson{{"model", stamp_model},
+                           {"prompt", an.prompt},
+                           {"frames", an.frames},
+                           {"frame_size", fo.size},
+                           {"max_new_tokens", chat.max_tokens},
+                           {"temperature", chat.temperature},
+                           {"time", runtime::unix_time()}});
+        sidecar["suggestions"][file] = stamp;
         if (row && row->raw.is_object()) row->raw[dataset::kSuggestedKey] = an.text;  // else gone: sidecar only
       }
       dataset::write_caption_suggestions(path, current.rows, sidecar);
@@ -279,7 +336,8 @@ int run_caption(const std::vector<std::string>& argv_in) {
   progress(n, static_cast<int64_t>(todo.size()));
   for (const auto& e : row_errors) std::fprintf(stderr, "%s (not captioned)\n", io::printable(e, 4096).c_str());
   if (!fatal.empty()) {
-    events.error(fatal, "is the server running, and does it serve --model with images?");
+    events.error(fatal, local ? "is --model_path a Qwen2.5-VL release, and does it fit the device?"
+                              : "is the server running, and does it serve --model with images?");
     events.finished("failed", n);
     throw Error("caption: " + fatal);
   }

@@ -1,0 +1,65 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: Apache-2.0
+# caption with the engine's own Qwen2.5-VL (--model_path) on the demo dataset, using the tiny random
+# model of the parity test (tests/data/qwen_vl): the rows without a caption get suggestions and the
+# typed caption stays; the sidecar says which backend, device and dtype; greedy answers repeat
+# themselves; a seed repeats a sampled answer; a bad folder and a mixed-up backend end in one line
+# with the metadata untouched.
+source "$(dirname "$0")/lib/common.sh"
+
+"$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
+meta=$tmp/data/metadata.json
+python3 - "$meta" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows[1]["text"] = ""
+del rows[3]["text"]
+rows[2]["text"] = "A person typed this."
+json.dump(rows, open(sys.argv[1], "w"), indent=2)
+PY
+cp "$meta" "$tmp/original.json"
+model=(--model_path "$data/qwen_vl" --max_new_tokens 6 --frames 2 --frame_size 128)
+texts() { python3 -c 'import json,sys; print(json.dumps([r.get("text") for r in json.load(open(sys.argv[1]))]))' "$1"; }
+suggested() { python3 -c 'import json,sys; print(" ".join(str(i) for i, r in enumerate(json.load(open(sys.argv[1]))) if "text_suggested" in r))' "$1"; }
+suggestion() { python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))[int(sys.argv[2])]["text_suggested"])' "$1" "$2"; }
+
+# 1. The two rows without a caption, from the model in the engine.
+"$engine" caption --metadata "$meta" "${model[@]}" >"$tmp/c1.out" 2>"$tmp/c1.err" || fail "caption: $(tail -3 "$tmp/c1.err")"
+[ "$(suggested "$meta")" = "1 3" ] || fail "suggested rows: $(suggested "$meta")"
+[ "$(texts "$meta")" = "$(texts "$tmp/original.json")" ] || fail "captions changed"
+[ "$(grep -c '"type":"caption"' "$tmp/c1.out")" -eq 2 ] || fail "caption events"
+grep -q '"backend":"engine"' "$tmp/c1.out" || fail "caption_started has no engine backend"
+python3 - "$tmp/data/metadata.captions.json" "$meta" <<'PY' || fail "sidecar"
+import json, sys
+side, rows = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s = side["suggestions"][rows[1]["file_path"]]
+assert s["backend"].startswith("engine") and s["model"] == "qwen_vl" and s["model_path"].endswith("qwen_vl"), s
+assert s["device"] == "cpu" and s["dtype"] == "fp32" and s["frames"] == 2 and s["max_new_tokens"] == 6, s
+assert s["text_suggested"] == rows[1]["text_suggested"] and s["text_suggested"].strip(), s
+PY
+
+# 2. Greedy is deterministic: asked again, row 1 gets the same words; a sampled answer repeats
+#    with its seed.
+first=$(suggestion "$meta" 1)
+"$engine" caption --metadata "$meta" "${model[@]}" --rows 1 --overwrite >/dev/null 2>&1 || fail "--overwrite"
+[ "$(suggestion "$meta" 1)" = "$first" ] || fail "greedy changed: '$first' then '$(suggestion "$meta" 1)'"
+"$engine" caption --metadata "$meta" "${model[@]}" --rows 1 --overwrite --temperature 1.5 --seed 7 >/dev/null 2>&1 \
+  || fail "sampled"
+s7=$(suggestion "$meta" 1)
+"$engine" caption --metadata "$meta" "${model[@]}" --rows 1 --overwrite --temperature 1.5 --seed 7 >/dev/null 2>&1 \
+  || fail "sampled again"
+[ "$(suggestion "$meta" 1)" = "$s7" ] || fail "seed 7 gave '$s7' then '$(suggestion "$meta" 1)'"
+grep -q '"seed": 7' "$tmp/data/metadata.captions.json" || fail "the sidecar has no seed"
+
+# 3. Bad input: one line, exit non-zero, the metadata untouched.
+cp "$meta" "$tmp/before.json"
+out=$("$engine" caption --metadata "$meta" --model_path "$tmp/nowhere" --rows 0 2>&1 >/dev/null) && fail "a missing folder"
+grep -q "nowhere" <<<"$out" && [ "$(wc -l <<<"$out")" -le 2 ] || fail "missing folder message: $out"
+mkdir -p "$tmp/notokenizer" && cp "$data/qwen_vl/config.json" "$data/qwen_vl/model.safetensors" "$tmp/notokenizer/"
+out=$("$engine" caption --metadata "$meta" --model_path "$tmp/notokenizer" --rows 0 2>&1 >/dev/null) && fail "no tokenizer"
+grep -q "tokenizer.json" <<<"$out" || fail "no tokenizer message: $out"
+out=$("$engine" caption --metadata "$meta" "${model[@]}" --endpoint http://127.0.0.1:9/v1 --rows 0 2>&1 >/dev/null) \
+  && fail "two backends accepted"
+grep -q "choose one backend" <<<"$out" || fail "two backends message: $out"
+cmp -s "$meta" "$tmp/before.json" || fail "a failed job changed the metadata"
+echo ok
