@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "pages/caption_panel.h"
 
+#include <QComboBox>
 #include <QFileInfo>
 #include <QFormLayout>
 #include <QHBoxLayout>
@@ -32,6 +33,23 @@ QPushButton* panelButton(const QString& text, const QString& tip, QWidget* paren
 
 CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
   QSettings settings;
+  backend_ = new QComboBox(this);
+  backend_->addItem(tr("Qwen2.5-VL in the engine"));
+  backend_->addItem(tr("OpenAI-compatible server"));
+  backend_->setAccessibleName(tr("Captioning backend"));
+  backend_->setToolTip(
+      tr("The engine runs a Qwen2.5-VL release itself; a server is one you run (vLLM, llama.cpp, "
+         "Ollama, LM Studio)"));
+  backend_->setCurrentIndex(settings.value(QStringLiteral("captioner/backend"), 0).toInt() == 1 ? 1 : 0);
+  modelPath_ = new QLineEdit(settings.value(QStringLiteral("captioner/model_path")).toString(), this);
+  modelPath_->setAccessibleName(tr("Qwen2.5-VL folder"));
+  modelPath_->setPlaceholderText(tr("a Qwen2.5-VL-3B/7B-Instruct folder (config.json, *.safetensors, tokenizer.json)"));
+  modelPath_->setToolTip(modelPath_->placeholderText());
+  device_ = new QComboBox(this);
+  device_->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
+  device_->setAccessibleName(tr("Captioning device"));
+  device_->setToolTip(tr("auto: a GPU when there is one (bf16), else the CPU (fp32)"));
+  device_->setCurrentText(settings.value(QStringLiteral("captioner/device"), QStringLiteral("auto")).toString());
   endpoint_ = new QLineEdit(
       settings.value(QStringLiteral("captioner/endpoint"), QStringLiteral("http://127.0.0.1:8000/v1")).toString(),
       this);
@@ -48,10 +66,16 @@ CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
   // Remembered for the next dataset and the next start.
   auto remember = [this] {
     QSettings s;
+    s.setValue(QStringLiteral("captioner/backend"), backend_->currentIndex());
+    s.setValue(QStringLiteral("captioner/model_path"), modelPath_->text());
+    s.setValue(QStringLiteral("captioner/device"), device_->currentText());
     s.setValue(QStringLiteral("captioner/endpoint"), endpoint_->text());
     s.setValue(QStringLiteral("captioner/model"), model_->text());
     s.setValue(QStringLiteral("captioner/prompt"), prompt_->toPlainText());
   };
+  connect(backend_, &QComboBox::currentIndexChanged, this, remember);
+  connect(modelPath_, &QLineEdit::textChanged, this, remember);
+  connect(device_, &QComboBox::currentIndexChanged, this, remember);
   connect(endpoint_, &QLineEdit::textChanged, this, remember);
   connect(model_, &QLineEdit::textChanged, this, remember);
   connect(prompt_, &QPlainTextEdit::textChanged, this, remember);
@@ -69,17 +93,20 @@ CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
   status_->setAccessibleName(tr("Captioning status"));
   status_->setWordWrap(true);
 
-  auto* form = new QFormLayout;
-  form->addRow(tr("Endpoint"), endpoint_);
-  form->addRow(tr("Model"), model_);
-  form->addRow(tr("Prompt"), prompt_);
+  form_ = new QFormLayout;
+  form_->addRow(tr("Backend"), backend_);
+  form_->addRow(tr("Model folder"), modelPath_);
+  form_->addRow(tr("Device"), device_);
+  form_->addRow(tr("Endpoint"), endpoint_);
+  form_->addRow(tr("Model"), model_);
+  form_->addRow(tr("Prompt"), prompt_);
   auto* buttons = new QHBoxLayout;
   buttons->addWidget(selected_);
   buttons->addWidget(uncaptioned_);
   buttons->addWidget(cancel_);
   buttons->addStretch(1);
   auto* layout = new QVBoxLayout(this);
-  layout->addLayout(form);
+  layout->addLayout(form_);
   layout->addLayout(buttons);
   layout->addWidget(progress_);
   layout->addWidget(status_);
@@ -95,6 +122,8 @@ CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
     if (!start({}, &error)) status_->setText(error);
   });
   connect(cancel_, &QPushButton::clicked, this, &CaptionPanel::cancel);
+  connect(backend_, &QComboBox::currentIndexChanged, this, &CaptionPanel::showBackendFields);
+  showBackendFields();
   connect(page_->model(), &QAbstractItemModel::modelReset, this, &CaptionPanel::updateButtons);
   // A save of the page while the job runs: see ended().
   connect(page_->model(), &DatasetModel::modifiedChanged, this, [this](bool modified) {
@@ -111,10 +140,27 @@ void CaptionPanel::updateButtons() {
   cancel_->setEnabled(running);
 }
 
+CaptionPanel::Backend CaptionPanel::chosenBackend() const {
+  return backend_->currentIndex() == 1 ? Backend::Server : Backend::Engine;
+}
+
+// Only the chosen backend's fields are shown.
+void CaptionPanel::showBackendFields() {
+  const bool engine = chosenBackend() == Backend::Engine;
+  form_->setRowVisible(modelPath_, engine);
+  form_->setRowVisible(device_, engine);
+  form_->setRowVisible(endpoint_, !engine);
+  form_->setRowVisible(model_, !engine);
+}
+
 QStringList CaptionPanel::arguments(const QVector<int>& rows) const {
-  QStringList a{QStringLiteral("caption"),    QStringLiteral("--metadata"), page_->model()->path(),
-                QStringLiteral("--endpoint"), endpoint_->text().trimmed(),  QStringLiteral("--model"),
-                model_->text().trimmed()};
+  QStringList a{QStringLiteral("caption"), QStringLiteral("--metadata"), page_->model()->path()};
+  if (chosenBackend() == Backend::Engine)
+    a << QStringLiteral("--model_path") << modelPath_->text().trimmed() << QStringLiteral("--device")
+      << device_->currentText();
+  else
+    a << QStringLiteral("--endpoint") << endpoint_->text().trimmed() << QStringLiteral("--model")
+      << model_->text().trimmed();
   if (!rows.isEmpty()) {
     QStringList list;
     for (int r : rows) list << QString::number(r);
@@ -131,8 +177,14 @@ bool CaptionPanel::start(const QVector<int>& rows, QString* error) {
   };
   if (job_ && job_->isRunning()) return fail(tr("Already captioning"));
   if (page_->model()->path().isEmpty()) return fail(tr("Open a dataset first"));
-  if (endpoint_->text().trimmed().isEmpty() || model_->text().trimmed().isEmpty())
+  if (chosenBackend() == Backend::Engine) {
+    const QString dir = modelPath_->text().trimmed();
+    if (dir.isEmpty()) return fail(tr("Choose a Qwen2.5-VL folder"));
+    if (!QFileInfo::exists(dir + QStringLiteral("/config.json")))
+      return fail(tr("%1 has no config.json: choose the folder of a Qwen2.5-VL release").arg(dir));
+  } else if (endpoint_->text().trimmed().isEmpty() || model_->text().trimmed().isEmpty()) {
     return fail(tr("Name the server's endpoint and the model"));
+  }
   // The job picks rows by their place in the file and reads the file's captions: unsaved rows
   // added or removed would shift them, so the page's edits are written first.
   if (page_->model()->isModified() && !page_->save()) return fail(tr("Save the dataset first"));

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: Apache-2.0
-// The dataset page's Captioner tab: a local OpenAI-compatible server's endpoint, the model and the
-// prompt (kept in QSettings), and "Caption Selected Rows" / "Caption Rows Without a Caption", which
-// run `wanstudio-engine caption` as a job with progress and Cancel (docs/design/captioning.md §7).
+// The dataset page's Captioner tab: the backend — Qwen2.5-VL in the engine (a release folder and
+// the device) or a local OpenAI-compatible server (its endpoint and model name) — and the prompt,
+// all kept in QSettings, and "Caption Selected Rows" / "Caption Rows Without a Caption", which run
+// `wanstudio-engine caption` as a job with progress and Cancel (docs/design/captioning.md §7, §8).
 // Each `caption` event puts that row's suggestion into the page's model as it arrives; the job
 // itself writes them into metadata.json, and they are reviewed in the Row tab (SuggestionBox).
 #pragma once
@@ -13,6 +14,8 @@
 #include "jobs/job_result.h"
 #include "jobs/worker_job.h"
 
+class QComboBox;
+class QFormLayout;
 class QLabel;
 class QLineEdit;
 class QPlainTextEdit;
@@ -28,6 +31,10 @@ class CaptionPanel : public QWidget {
  public:
   explicit CaptionPanel(DatasetPage* page);
 
+  enum class Backend { Engine = 0, Server = 1 };
+  QComboBox* backend() const { return backend_; }
+  QLineEdit* modelPath() const { return modelPath_; }
+  QComboBox* device() const { return device_; }
   QLineEdit* endpoint() const { return endpoint_; }
   QLineEdit* modelName() const { return model_; }
   QPlainTextEdit* prompt() const { return prompt_; }
@@ -55,9 +62,13 @@ class CaptionPanel : public QWidget {
  private:
   void ended(const JobResult& result);
   void updateButtons();
+  void showBackendFields();
+  Backend chosenBackend() const;
 
   DatasetPage* page_;
-  QLineEdit *endpoint_, *model_;
+  QComboBox *backend_, *device_;
+  QFormLayout* form_;
+  QLineEdit *modelPath_, *endpoint_, *model_;
   QPlainTextEdit* prompt_;
   QPushButton *selected_, *uncaptioned_, *cancel_;
   QProgressBar* progress_;

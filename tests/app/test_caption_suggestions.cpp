@@ -6,6 +6,8 @@
 // grid's mark, Ctrl+Return and Ctrl+Backspace, and the accessible names. The Captioner tab: its
 // arguments, the job's events putting suggestions into the model beside unsaved edits, and a
 // stand-in worker run to its end and one cancelled.
+#include <QComboBox>
+#include <QFileInfo>
 #include <QLineEdit>
 #include <QListView>
 #include <QPlainTextEdit>
@@ -261,6 +263,7 @@ class TestCaptionSuggestions : public QObject {
                                                       panel->selectedButton(), panel->uncaptionedButton(),
                                                       panel->cancelButton(), panel->progress()})
       QVERIFY2(!w->accessibleName().isEmpty(), w->metaObject()->className());
+    panel->backend()->setCurrentIndex(int(CaptionPanel::Backend::Server));
     panel->endpoint()->setText(QStringLiteral("http://127.0.0.1:9/v1"));
     panel->modelName()->setText(QStringLiteral("tiny-vl"));
     panel->prompt()->setPlainText(QStringLiteral("Describe {file_name}"));
@@ -301,6 +304,7 @@ class TestCaptionSuggestions : public QObject {
     page.setAskBeforeDiscard(false);
     QVERIFY(page.openDataset(meta));
     CaptionPanel* panel = page.captioner();
+    panel->backend()->setCurrentIndex(int(CaptionPanel::Backend::Server));
     panel->endpoint()->setText(QStringLiteral("http://127.0.0.1:9/v1"));
     panel->modelName()->setText(QStringLiteral("tiny-vl"));
     QString error;
@@ -328,6 +332,62 @@ class TestCaptionSuggestions : public QObject {
     panel->cancelButton()->click();
     QVERIFY(done.wait(20000));
     QCOMPARE(done.first().first().value<JobResult>().state, RunState::Cancelled);
+  }
+
+  // The engine's own Qwen2.5-VL (the parity test's tiny random model) captions the demo dataset's
+  // rows without a caption through the panel; a suggestion is then accepted and one rejected.
+  void captioner_runs_qwen_in_the_engine() {
+    QTemporaryDir dir;
+    QProcess p;
+    p.start(WS_ENGINE_EXE, {"demo-data", dir.path() + "/data"});
+    QVERIFY(p.waitForFinished(120000) && p.exitCode() == 0);
+    const QString meta = dir.path() + "/data/metadata.json";
+    ojson doc = readJson(meta);
+    doc[1]["text"] = "";
+    doc[3]["text"] = "";
+    QFile f(meta);
+    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
+    f.write(QByteArray::fromStdString(doc.dump(2)));
+    f.close();
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta));
+    CaptionPanel* panel = page.captioner();
+    for (QWidget* w : std::initializer_list<QWidget*>{panel->backend(), panel->modelPath(), panel->device()})
+      QVERIFY2(!w->accessibleName().isEmpty(), w->metaObject()->className());
+    panel->backend()->setCurrentIndex(int(CaptionPanel::Backend::Engine));
+    QString error;
+    panel->modelPath()->setText(dir.path());  // no config.json there
+    QVERIFY(!panel->start({}, &error) && error.contains(QStringLiteral("config.json")));
+    panel->modelPath()->setText(QStringLiteral(WS_TEST_DATA "/qwen_vl"));
+    panel->device()->setCurrentText(QStringLiteral("cpu"));
+    panel->prompt()->setPlainText(QStringLiteral("Describe {file_name}."));
+    const QString args = panel->arguments({}).join(' ');
+    QVERIFY2(args.contains(QStringLiteral("--model_path " WS_TEST_DATA "/qwen_vl --device cpu")), qPrintable(args));
+    QVERIFY(!args.contains(QStringLiteral("--endpoint")));
+    panel->setProgram(QStringLiteral(WS_ENGINE_EXE));
+    QSignalSpy done(panel, &CaptionPanel::captioningFinished);
+    QVERIFY2(panel->start({}, &error), qPrintable(error));
+    QVERIFY(done.wait(120000));
+    QCOMPARE(done.first().first().value<JobResult>().state, RunState::Completed);
+    QVERIFY(!page.model()->suggestion(1).isEmpty() && !page.model()->suggestion(3).isEmpty());
+    QVERIFY(page.model()->suggestion(0).isEmpty() && page.model()->suggestion(2).isEmpty());
+    // The job wrote them into the file, captions untouched.
+    ojson now = readJson(meta);
+    QCOMPARE(QString::fromStdString(now[1]["text_suggested"].get<std::string>()), page.model()->suggestion(1));
+    QCOMPARE(now[0]["text"], doc[0]["text"]);
+    // Accept row 1's, reject row 3's: saved with a backup.
+    const QString accepted = page.model()->suggestion(1);
+    page.selectRow(1);
+    QVERIFY(page.suggestion()->accept());
+    page.selectRow(3);
+    QVERIFY(page.suggestion()->reject());
+    QVERIFY(page.save());
+    now = readJson(meta);
+    QCOMPARE(QString::fromStdString(now[1]["text"].get<std::string>()), accepted);
+    QVERIFY(!now[1].contains("text_suggested") && !now[3].contains("text_suggested"));
+    QCOMPARE(now[3]["text"].get<std::string>(), std::string());
+    QVERIFY(QFileInfo::exists(meta + QStringLiteral(".bak")));
   }
 
   // WS_SCREENSHOT_DIR set: the page as the README shows it (docs/screenshots/caption-suggestions.png),
