@@ -17,6 +17,7 @@
 #include <QSignalSpy>
 #include <QStandardPaths>
 #include <QSortFilterProxyModel>
+#include <QTabWidget>
 #include <QTemporaryDir>
 #include <QtTest>
 
@@ -421,6 +422,16 @@ class TestCaptionSuggestions : public QObject {
     page.refreshCurrent();
     QVERIFY(page.suggestion()->isVisible());
     QVERIFY(page.grab().save(shots + QStringLiteral("/caption-suggestions.png"), "PNG"));
+    // The Captioner tab with the engine's own model chosen.
+    auto* tabs = page.findChild<QTabWidget*>();
+    QVERIFY(tabs);
+    tabs->setCurrentWidget(page.captioner());
+    page.captioner()->backend()->setCurrentIndex(int(CaptionPanel::Backend::Engine));
+    page.captioner()->modelPath()->setText(QStringLiteral("/models/Qwen2.5-VL-7B-Instruct"));
+    page.captioner()->device()->setCurrentText(QStringLiteral("auto"));
+    page.captioner()->prompt()->clear();
+    QApplication::processEvents();
+    QVERIFY(page.grab().save(shots + QStringLiteral("/captioner-engine.png"), "PNG"));
   }
 };
 
