@@ -157,6 +157,12 @@ class DatasetModel : public QAbstractListModel {
   bool hasTokenizer() const { return bool(tokenizer_); }
   // Tokens the row's caption takes (EOS not counted, before the cut at 511); -1 without a tokenizer.
   int captionTokens(int row) const;
+  // The dataset's captions at a glance: rows with none, rows whose caption another row has word
+  // for word, rows the text encoder cuts (over 511 tokens; -1 without a tokenizer).
+  struct CaptionCounts {
+    int empty = 0, duplicated = 0, overLong = -1;
+  };
+  CaptionCounts captionCounts() const;
   // Sets or clears (in == out == -1) a row's trim [in, out); false when the range is bad for the file.
   bool setTrim(int row, qint64 in, qint64 out, QString* error = nullptr);
   // The frames a row's file holds (the check's count, else the row's `frames`), 0 when unknown.

@@ -1,5 +1,7 @@
 // SPDX-License-Identifier: Apache-2.0
-// DatasetModel's edits across many captions: find and replace, a trigger word added or removed.
+// DatasetModel's edits across many captions: find and replace, a trigger word added or removed;
+// and the counts of empty, repeated and over-long captions.
+#include <QHash>
 #include <QRegularExpression>
 
 #include "item_models/dataset_model.h"
@@ -63,6 +65,23 @@ int DatasetModel::removeTriggerWord(const QString& word, const QVector<int>& row
     if (!rest.isNull() && setCaption(r, rest)) ++changed;
   }
   return changed;
+}
+
+DatasetModel::CaptionCounts DatasetModel::captionCounts() const {
+  CaptionCounts c;
+  QHash<QString, int> seen;  // caption, trimmed -> rows with it
+  for (int r = 0; r < rowCount(); ++r) {
+    const QString text = index(r).data(CaptionRole).toString().trimmed();
+    if (text.isEmpty()) ++c.empty;
+    else ++seen[text];
+  }
+  for (const int n : seen)
+    if (n > 1) c.duplicated += n;
+  if (hasTokenizer()) {
+    c.overLong = 0;
+    for (int r = 0; r < rowCount(); ++r) c.overLong += captionTokens(r) > 511;  // cached by caption
+  }
+  return c;
 }
 
 }  // namespace ws

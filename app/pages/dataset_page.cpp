@@ -252,6 +252,12 @@ DatasetPage::DatasetPage(QWidget* parent) : QWidget(parent), model_(new DatasetM
     if (!showing_ && currentRow() >= 0) model_->setCaption(currentRow(), caption_->toPlainText());
   });
   connect(model_, &DatasetModel::modifiedChanged, this, [this] { updateStatus(); });
+  // Edits change the caption counts: counted once typing pauses, not at every key.
+  statusTimer_ = new QTimer(this);
+  statusTimer_->setSingleShot(true);
+  statusTimer_->setInterval(250);
+  connect(statusTimer_, &QTimer::timeout, this, &DatasetPage::updateStatus);
+  connect(model_, &QAbstractItemModel::dataChanged, statusTimer_, qOverload<>(&QTimer::start));
   connect(model_, &DatasetModel::probeFinished, this, [this] {
     updateStatus();
     showRow(currentRow());
@@ -456,6 +462,13 @@ void DatasetPage::updateStatus() {
   if (model_->probing()) s += tr(", checking files…");
   if (model_->isModified()) s += tr(", unsaved edits");
   if (!encoder_->encoderPath().isEmpty()) s += tr(", %1 with a text embedding").arg(model_->embeddingsReady());
+  // Captions at a glance; the token limit only when a tokenizer is chosen.
+  const DatasetModel::CaptionCounts c = model_->captionCounts();
+  QStringList captions;
+  if (c.empty) captions << tr("%n without a caption", nullptr, c.empty);
+  if (c.duplicated) captions << tr("%n with a caption another row has too", nullptr, c.duplicated);
+  if (c.overLong > 0) captions << tr("%n cut at 511 tokens by the text encoder", nullptr, c.overLong);
+  if (!captions.isEmpty()) s += QStringLiteral(", ") + captions.join(QStringLiteral(", "));
   status_->setText(s);
 }
 

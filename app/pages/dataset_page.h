@@ -136,6 +136,7 @@ class DatasetPage : public QWidget {
   QLabel* status_;
   QPushButton *save_, *revert_, *check_, *fill_;
   QTimer* visibleTimer_;
+  QTimer* statusTimer_;  // the status line again shortly after edits (its caption counts)
   bool ask_ = true;
   bool showing_ = false;  // filling the editor: not an edit
 };

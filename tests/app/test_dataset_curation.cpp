@@ -400,6 +400,40 @@ class TestDatasetCuration : public QObject {
     QCOMPARE(m->captionTokens(0), -1);
   }
 
+  // The captions at a glance in the status line: rows without one, repeated ones, and (with a
+  // tokenizer) those the text encoder cuts at 511 tokens; an edit counts again.
+  void captionCounts() {
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta_));
+    DatasetModel* m = page.model();
+    auto counts = m->captionCounts();
+    QCOMPARE(counts.empty, 0);
+    QCOMPARE(counts.duplicated, 0);
+    QCOMPARE(counts.overLong, -1);  // no tokenizer chosen
+    QVERIFY(m->setCaption(1, QStringLiteral("  ")));
+    QVERIFY(m->setCaption(2, QStringLiteral("clip 3 ")));  // row 3's, but for the space
+    counts = m->captionCounts();
+    QCOMPARE(counts.empty, 1);
+    QCOMPARE(counts.duplicated, 2);
+    QTRY_VERIFY2(page.status()->text().contains(QStringLiteral("2 with a caption another row has too")),
+                 qPrintable(page.status()->text()));
+    QVERIFY(page.status()->text().contains(QStringLiteral("1 without a caption")));
+    QString error;
+    if (!m->setTokenizer(QStringLiteral(WS_TEST_DATA "/../../configs/demo/umt5_demo_spiece.model"), &error) &&
+        error.contains(QStringLiteral("sanitizer build")))
+      QSKIP("no SentencePiece in a sanitizer build");
+    QCOMPARE(m->captionCounts().overLong, 0);
+    QVERIFY(m->setCaption(0, QStringLiteral("a red ball rolls across the floor ").repeated(120)));
+    QVERIFY(m->captionTokens(0) > 511);
+    QCOMPARE(m->captionCounts().overLong, 1);
+    QTRY_VERIFY2(page.status()->text().contains(QStringLiteral("1 cut at 511 tokens")),
+                 qPrintable(page.status()->text()));
+    QVERIFY(m->setCaption(1, QStringLiteral("now a caption of its own")));
+    QCOMPARE(m->captionCounts().empty, 0);
+    page.revert();
+  }
+
   // Samples per clip by the extraction mode (N = 5 frames at stride 2: a window spans 9 frames),
   // counted here by hand, and the chart's total.
   void extractionAndBuckets() {
