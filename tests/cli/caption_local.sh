@@ -51,7 +51,42 @@ s7=$(suggestion "$meta" 1)
 [ "$(suggestion "$meta" 1)" = "$s7" ] || fail "seed 7 gave '$s7' then '$(suggestion "$meta" 1)'"
 grep -q '"seed": 7' "$tmp/data/metadata.captions.json" || fail "the sidecar has no seed"
 
-# 3. Bad input: one line, exit non-zero, the metadata untouched.
+# 3. A release stores bf16 weights: on the CPU `--dtype auto` then computes in bf16 (no conversion
+#    of every matrix at every token); the same rows get suggestions.
+mkdir -p "$tmp/bf16"
+cp "$data/qwen_vl/config.json" "$data/qwen_vl/tokenizer.json" "$tmp/bf16/"
+python3 - "$data/qwen_vl/model.safetensors" "$tmp/bf16/model.safetensors" <<'PY'
+import json, struct, sys
+raw = open(sys.argv[1], "rb").read()
+n = struct.unpack("<Q", raw[:8])[0]
+head, body = json.loads(raw[8:8 + n]), raw[8 + n:]
+out, parts, at = {}, [], 0
+for k, v in head.items():
+    if k == "__metadata__":
+        out[k] = v
+        continue
+    b, e = v["data_offsets"]
+    data = body[b:e]
+    if v["dtype"] == "F32":  # the upper half of each float: bf16 by truncation
+        data = b"".join(data[i + 2:i + 4] for i in range(0, len(data), 4))
+        v = dict(v, dtype="BF16")
+    out[k] = dict(v, data_offsets=[at, at + len(data)])
+    parts.append(data)
+    at += len(data)
+h = json.dumps(out).encode()
+h += b" " * (-len(h) % 8)
+open(sys.argv[2], "wb").write(struct.pack("<Q", len(h)) + h + b"".join(parts))
+PY
+"$engine" caption --metadata "$meta" --model_path "$tmp/bf16" --max_new_tokens 4 --frames 2 --frame_size 128 --rows 0 \
+  >/dev/null 2>"$tmp/bf.err" || fail "bf16 release: $(tail -2 "$tmp/bf.err")"
+python3 - "$tmp/data/metadata.captions.json" "$meta" <<'PY' || fail "bf16 sidecar"
+import json, sys
+side, rows = json.load(open(sys.argv[1])), json.load(open(sys.argv[2]))
+s = side["suggestions"][rows[0]["file_path"]]
+assert s["dtype"] == "bf16" and s["device"] == "cpu" and rows[0]["text_suggested"].strip(), s
+PY
+
+# 4. Bad input: one line, exit non-zero, the metadata untouched.
 cp "$meta" "$tmp/before.json"
 out=$("$engine" caption --metadata "$meta" --model_path "$tmp/nowhere" --rows 0 2>&1 >/dev/null) && fail "a missing folder"
 grep -q "nowhere" <<<"$out" && [ "$(wc -l <<<"$out")" -le 2 ] || fail "missing folder message: $out"

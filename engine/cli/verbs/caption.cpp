@@ -122,7 +122,8 @@ int run_caption(const std::vector<std::string>& argv_in) {
   a.value("model_path", "DIR",
           "Qwen2.5-VL in the engine: a released folder (config.json, *.safetensors, tokenizer.json)");
   a.value("device", "DEV", "--model_path: auto (a GPU when there is one), cpu, cuda or cuda:N");
-  a.value("dtype", "TYPE", "--model_path: auto (bf16 on a GPU, fp32 on the CPU), fp32 or bf16");
+  a.value("dtype", "TYPE",
+          "--model_path: auto (bf16 on a GPU; on the CPU the weights' own, bf16 for a release), fp32 or bf16");
   a.value("top_p", "P", "--model_path with --temperature > 0: nucleus sampling (default 1)", real_range(0.01, 1));
   a.value("seed", "N", "--model_path with --temperature > 0: the sampling seed (default 0)", int_range(0, INT32_MAX));
   a.value("endpoint", "URL", "a server instead: its API root, e.g. http://127.0.0.1:8000/v1");
@@ -169,6 +170,7 @@ int run_caption(const std::vector<std::string>& argv_in) {
   LocalCaptionOptions lo;
   if (local) {
     lo.model_path = a.str("model_path");
+    LocalCaptioner::check_folder(lo.model_path);  // even when no row needs a caption
     lo.device = a.str("device", "auto");
     lo.dtype = a.str("dtype", "auto");
     lo.max_new_tokens = chat.max_tokens;

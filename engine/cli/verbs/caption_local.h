@@ -14,7 +14,7 @@ namespace ws::cli {
 struct LocalCaptionOptions {
   std::string model_path;       // the folder
   std::string device = "auto";  // auto, cpu, cuda, cuda:N
-  std::string dtype = "auto";   // auto (bf16 on a GPU, fp32 on the CPU), fp32, bf16
+  std::string dtype = "auto";   // auto (bf16 on a GPU; the weights' own on the CPU), fp32, bf16
   int64_t max_new_tokens = 512;
   double temperature = 0, top_p = 1.0;
   int64_t top_k = 0;
@@ -26,6 +26,8 @@ class LocalCaptioner {
  public:
   explicit LocalCaptioner(const LocalCaptionOptions& options);
   ~LocalCaptioner();
+  // A Qwen2.5-VL release folder, at a glance (config.json, tokenizer.json): ws::Error otherwise.
+  static void check_folder(const std::string& dir);
   // The answer to `prompt` about `frames` (in time order, `seconds_between` apart). `on_text` gets the
   // answer so far after each token; returning false stops.
   std::string caption(const std::string& prompt, const std::vector<video::RgbFrame>& frames, double seconds_between,
