@@ -110,6 +110,44 @@ class TestQwenVl : public QObject {
     QVERIFY(error_of([&] { models::QwenVlConfig::from_json(bad, "bad.json"); }).contains("num_attention_heads"));
   }
 
+  // The config.json of the 7B and 3B Instruct releases, as published: parsed, sizes consistent.
+  void releasedConfigs() {
+    const json seven =
+        json::parse(R"({"architectures": ["Qwen2_5_VLForConditionalGeneration"], "attention_dropout": 0.0,
+      "bos_token_id": 151643, "eos_token_id": 151645, "vision_start_token_id": 151652, "vision_end_token_id": 151653,
+      "vision_token_id": 151654, "image_token_id": 151655, "video_token_id": 151656, "hidden_act": "silu",
+      "hidden_size": 3584, "initializer_range": 0.02, "intermediate_size": 18944, "max_position_embeddings": 128000,
+      "max_window_layers": 28, "model_type": "qwen2_5_vl", "num_attention_heads": 28, "num_hidden_layers": 28,
+      "num_key_value_heads": 4, "rms_norm_eps": 1e-06, "rope_theta": 1000000.0, "sliding_window": 32768,
+      "tie_word_embeddings": false, "torch_dtype": "bfloat16", "transformers_version": "4.41.2", "use_cache": true,
+      "use_sliding_window": false, "vision_config": {"depth": 32, "hidden_act": "silu", "hidden_size": 1280,
+      "intermediate_size": 3420, "num_heads": 16, "in_chans": 3, "out_hidden_size": 3584, "patch_size": 14,
+      "spatial_merge_size": 2, "spatial_patch_size": 14, "window_size": 112, "fullatt_block_indexes": [7, 15, 23, 31],
+      "tokens_per_second": 2, "temporal_patch_size": 2}, "rope_scaling": {"type": "mrope", "mrope_section": [16, 24, 24]},
+      "vocab_size": 152064})");
+    const auto c7 = models::QwenVlConfig::from_json(seven, "7B");
+    QCOMPARE(c7.text.head_dim(), int64_t{128});
+    QCOMPARE(c7.text.num_key_value_heads, int64_t{4});
+    QCOMPARE(c7.vision.window_units(), int64_t{4});
+    QCOMPARE(c7.vision.fullatt_block_indexes, (std::vector<int64_t>{7, 15, 23, 31}));
+    QVERIFY(!c7.text.tie_word_embeddings);
+    json three = seven;
+    for (auto [k, v] : std::initializer_list<std::pair<const char*, int64_t>>{{"hidden_size", 2048},
+                                                                              {"intermediate_size", 11008},
+                                                                              {"num_hidden_layers", 36},
+                                                                              {"num_attention_heads", 16},
+                                                                              {"num_key_value_heads", 2},
+                                                                              {"vocab_size", 151936}})
+      three[k] = v;
+    three["tie_word_embeddings"] = true;
+    three["vision_config"]["out_hidden_size"] = 2048;
+    const auto c3 = models::QwenVlConfig::from_json(three, "3B");
+    QCOMPARE(c3.text.head_dim(), int64_t{128});
+    QVERIFY(c3.text.tie_word_embeddings);
+    three["vision_config"]["out_hidden_size"] = 3584;  // the merger must feed the decoder's width
+    QVERIFY(!error_of([&] { models::QwenVlConfig::from_json(three, "3B"); }).isEmpty());
+  }
+
   void smartResize() {
     int checked = 0;
     for (const auto& c : case_json()["smart_resize_cases"]) {
@@ -261,6 +299,30 @@ class TestQwenVl : public QObject {
     io::write_safetensors(dir + "/model.safetensors", renamed);
     QVERIFY(error_of([&] { models::QwenVl::load(dir); }).contains("layers.1.mlp.up_proj.weight"));
     QVERIFY(error_of([&] { models::QwenVl::load(dir + "/nowhere"); }).contains("nowhere"));
+  }
+
+  // The 3B's layout ties lm_head to the token embedding: a tied folder without lm_head.weight gives
+  // what the untied model gives with lm_head set to the embedding.
+  void tiedEmbeddings() {
+    QTemporaryDir untied_dir, tied_dir;
+    io::StateDict w = io::read_safetensors(kDir + "/model.safetensors");
+    w["lm_head.weight"] = w.at("model.embed_tokens.weight").clone();
+    io::write_safetensors(untied_dir.path().toStdString() + "/model.safetensors", w);
+    ws::test::write_bytes(untied_dir.path().toStdString() + "/config.json",
+                          ws::test::read_bytes(kDir + "/config.json"));
+    w.erase("lm_head.weight");
+    io::write_safetensors(tied_dir.path().toStdString() + "/model.safetensors", w);
+    json cfg = read_json(kDir + "/config.json");
+    cfg["tie_word_embeddings"] = true;
+    ws::test::write_bytes(tied_dir.path().toStdString() + "/config.json", cfg.dump());
+    models::QwenGenerateTrace a, b;
+    const auto x = models::QwenVl::load(untied_dir.path().toStdString())
+                       .generate(ids_of(T("input_ids")), {video_input()}, greedy(6), {}, &a);
+    const auto y = models::QwenVl::load(tied_dir.path().toStdString())
+                       .generate(ids_of(T("input_ids")), {video_input()}, greedy(6), {}, &b);
+    QCOMPARE(y, x);
+    QCOMPARE(max_diff(a.prefill_logits, b.prefill_logits), 0.0);
+    QVERIFY(x != first_generated(6));  // the head did change the answer: the test can tell
   }
 
   // bf16 compute: the same first greedy tokens on this tiny model, logits near fp32's.
