@@ -34,6 +34,7 @@
 #include "jobs/worker_job.h"
 #include "item_models/run_queue_model.h"
 #include "item_models/runs_model.h"
+#include "pages/caption_panel.h"
 #include "pages/dataset_page.h"
 #include "jobs/demo_run.h"
 #include "pages/start_page.h"
@@ -59,6 +60,7 @@ MainWindow::MainWindow(const QString& workspace, int heartbeatTimeoutMs, QWidget
   pages_->setDocumentMode(true);
   runPage_ = new RunPage(jobs_, pages_);
   datasetPage_ = new DatasetPage(pages_);
+  datasetPage_->captioner()->setJobManager(jobs_);  // an engine caption job waits for training
   comparePage_ = new ComparePage(runs_, pages_);
   startPage_ = new StartPage(pages_);
   addPage(startPage_, tr("Start"));

@@ -14,6 +14,7 @@
 #include <QVBoxLayout>
 
 #include "contract/events.h"
+#include "jobs/job_manager.h"
 #include "item_models/dataset_model.h"
 #include "pages/dataset_page.h"
 
@@ -133,7 +134,7 @@ CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
 }
 
 void CaptionPanel::updateButtons() {
-  const bool running = job_ && job_->isRunning();
+  const bool running = (job_ && job_->isRunning()) || queued_;
   const bool open = !page_->model()->path().isEmpty();
   selected_->setEnabled(open && !running);
   uncaptioned_->setEnabled(open && !running);
@@ -185,9 +186,26 @@ bool CaptionPanel::start(const QVector<int>& rows, QString* error) {
   } else if (endpoint_->text().trimmed().isEmpty() || model_->text().trimmed().isEmpty()) {
     return fail(tr("Name the server's endpoint and the model"));
   }
+  // The engine's model shares the device with training: behind a run this studio trains, the job
+  // waits its turn.
+  if (chosenBackend() == Backend::Engine && jobs_ && !jobs_->liveJobs().isEmpty()) {
+    if (queued_) return fail(tr("Already queued"));
+    queued_ = true;
+    queuedRows_ = rows;
+    status_->setText(tr("Queued: starts when the training running now ends (both would use the same device)"));
+    updateButtons();
+    return true;
+  }
+  return launch(rows, error);
+}
+
+bool CaptionPanel::launch(const QVector<int>& rows, QString* error) {
   // The job picks rows by their place in the file and reads the file's captions: unsaved rows
   // added or removed would shift them, so the page's edits are written first.
-  if (page_->model()->isModified() && !page_->save()) return fail(tr("Save the dataset first"));
+  if (page_->model()->isModified() && !page_->save()) {
+    if (error) *error = tr("Save the dataset first");
+    return false;
+  }
   auto* job = new WorkerJob(this);
   if (!program_.isEmpty()) job->setProgram(program_);
   job->setArguments(arguments(rows));
@@ -206,7 +224,28 @@ bool CaptionPanel::start(const QVector<int>& rows, QString* error) {
   return true;
 }
 
+void CaptionPanel::setJobManager(JobManager* jobs) {
+  jobs_ = jobs;
+  if (jobs_) connect(jobs_, &JobManager::changed, this, &CaptionPanel::startQueued);
+}
+
+void CaptionPanel::startQueued() {
+  if (!queued_ || !jobs_ || !jobs_->liveJobs().isEmpty()) return;
+  queued_ = false;
+  QString error;
+  if (!launch(queuedRows_, &error)) {
+    status_->setText(tr("Failed: %1").arg(error));
+    updateButtons();
+  }
+}
+
 void CaptionPanel::cancel() {
+  if (queued_) {  // never started: nothing to stop
+    queued_ = false;
+    status_->setText(tr("Cancelled before it started"));
+    updateButtons();
+    return;
+  }
   if (job_ && job_->isRunning()) job_->cancel();
 }
 

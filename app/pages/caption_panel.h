@@ -25,6 +25,7 @@ class QPushButton;
 namespace ws {
 
 class DatasetPage;
+class JobManager;
 
 class CaptionPanel : public QWidget {
   Q_OBJECT
@@ -50,9 +51,14 @@ class CaptionPanel : public QWidget {
   // The worker's arguments for `rows` (0-based rows of the saved file; empty: the rows without a caption).
   QStringList arguments(const QVector<int>& rows) const;
   // Saves the page's edits first (the job picks rows by their place in the file), then starts the
-  // job; false with `error` when a field is empty, nothing is open or a job runs.
+  // job; false with `error` when a field is empty, nothing is open or a job runs. With the engine's
+  // model while a worker of the studio's JobManager trains, the job is queued instead (true) and
+  // starts once no worker is left; cancel() then takes it out.
   bool start(const QVector<int>& rows, QString* error = nullptr);
   void cancel();
+  bool queued() const { return queued_; }
+  // The studio's workers, which an engine caption job waits for (none: it never waits).
+  void setJobManager(JobManager* jobs);
   // One event of the job: `caption` sets the row's suggestion in the model, `progress` the bar.
   void applyEvent(const RunEvent& ev);
 
@@ -60,6 +66,8 @@ class CaptionPanel : public QWidget {
   void captioningFinished(const ws::JobResult& result);
 
  private:
+  bool launch(const QVector<int>& rows, QString* error);
+  void startQueued();
   void ended(const JobResult& result);
   void updateButtons();
   void showBackendFields();
@@ -76,6 +84,9 @@ class CaptionPanel : public QWidget {
   QPointer<WorkerJob> job_;
   QString program_;
   bool savedDuringJob_ = false;
+  QPointer<JobManager> jobs_;
+  bool queued_ = false;
+  QVector<int> queuedRows_;
 };
 
 }  // namespace ws

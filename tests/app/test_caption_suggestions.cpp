@@ -8,6 +8,7 @@
 // stand-in worker run to its end and one cancelled.
 #include <QComboBox>
 #include <QFileInfo>
+#include <QLabel>
 #include <QLineEdit>
 #include <QListView>
 #include <QPlainTextEdit>
@@ -24,6 +25,8 @@
 #include <nlohmann/json.hpp>
 
 #include "item_models/dataset_model.h"
+#include "jobs/job_manager.h"
+#include "jobs/worker_job.h"
 #include "item_models/row_filter.h"
 #include "pages/caption_panel.h"
 #include "runfolder/run_event.h"
@@ -389,6 +392,62 @@ class TestCaptionSuggestions : public QObject {
     QVERIFY(!now[1].contains("text_suggested") && !now[3].contains("text_suggested"));
     QCOMPARE(now[3]["text"].get<std::string>(), std::string());
     QVERIFY(QFileInfo::exists(meta + QStringLiteral(".bak")));
+  }
+
+  // With the engine's model, a caption job waits behind a worker the studio runs (they would share
+  // the device) and starts when it ends; Cancel takes a waiting job out. A server job never waits.
+  void engine_caption_waits_for_training() {
+    QTemporaryDir dir;
+    const QString meta = writeDataset(dir);
+    DatasetPage page;
+    page.setAskBeforeDiscard(false);
+    QVERIFY(page.openDataset(meta));
+    CaptionPanel* panel = page.captioner();
+    JobManager jobs;
+    panel->setJobManager(&jobs);
+    panel->backend()->setCurrentIndex(int(CaptionPanel::Backend::Engine));
+    panel->modelPath()->setText(QStringLiteral(WS_TEST_DATA "/qwen_vl"));
+    panel->setProgram(writeFakeEngine(dir, false));
+    // A stand-in training worker that runs until told to stop.
+    auto* training = new WorkerJob;
+    training->setProgram(QStringLiteral("/bin/sh"));
+    training->setArguments({QStringLiteral("-c"), QStringLiteral("read line")});
+    QSignalSpy trainingStarted(training, &WorkerJob::started);
+    jobs.addJob(training);
+    QVERIFY(trainingStarted.wait(10000));  // its process runs: the cancel below reaches it
+    QString error;
+    QVERIFY2(panel->start({}, &error), qPrintable(error));
+    QVERIFY(panel->queued() && !panel->job());
+    QVERIFY(panel->status()->text().startsWith(QStringLiteral("Queued")));
+    QVERIFY(!panel->uncaptionedButton()->isEnabled() && panel->cancelButton()->isEnabled());
+    QVERIFY(!panel->start({}, &error) && error.contains(QStringLiteral("queued")));
+    // Cancel while waiting: nothing started.
+    panel->cancelButton()->click();
+    QVERIFY(!panel->queued() && !panel->job() && panel->uncaptionedButton()->isEnabled());
+    // Queued again; the training ends; the caption job runs to its end.
+    QVERIFY(panel->start({}, &error));
+    QSignalSpy done(panel, &CaptionPanel::captioningFinished);
+    training->cancel();
+    QVERIFY2(done.wait(20000), qPrintable(panel->status()->text()));
+    QCOMPARE(done.first().first().value<JobResult>().state, RunState::Completed);
+    QVERIFY(!panel->queued());
+    QCOMPARE(page.model()->suggestion(3), QStringLiteral("a yellow disc from the job"));
+    // The server backend does not wait.
+    auto* again = new WorkerJob;
+    again->setProgram(QStringLiteral("/bin/sh"));
+    again->setArguments({QStringLiteral("-c"), QStringLiteral("read line")});
+    QSignalSpy againStarted(again, &WorkerJob::started);
+    jobs.addJob(again);
+    QVERIFY(againStarted.wait(10000));
+    panel->backend()->setCurrentIndex(int(CaptionPanel::Backend::Server));
+    panel->endpoint()->setText(QStringLiteral("http://127.0.0.1:9/v1"));
+    panel->modelName()->setText(QStringLiteral("tiny-vl"));
+    done.clear();
+    QVERIFY(panel->start({}, &error));
+    QVERIFY(!panel->queued() && panel->job());
+    QVERIFY(done.wait(20000));
+    again->cancel();
+    QTRY_VERIFY(jobs.liveJobs().isEmpty());
   }
 
   // WS_SCREENSHOT_DIR set: the page as the README shows it (docs/screenshots/caption-suggestions.png),
