@@ -86,7 +86,22 @@ s = side["suggestions"][rows[0]["file_path"]]
 assert s["dtype"] == "bf16" and s["device"] == "cpu" and rows[0]["text_suggested"].strip(), s
 PY
 
-# 4. Bad input: one line, exit non-zero, the metadata untouched.
+# 4. Headless from a file: a `job: caption` YAML whose model_path is relative to the file.
+mkdir -p "$tmp/data/models" && cp -r "$data/qwen_vl" "$tmp/data/models/qwen"
+cat >"$tmp/data/caption.yaml" <<YAML
+job: caption
+metadata: metadata.json
+model_path: models/qwen
+rows: "2"
+max_new_tokens: 3
+frames: 2
+frame_size: 96
+YAML
+(cd / && "$engine" caption --config "$tmp/data/caption.yaml" >/dev/null 2>"$tmp/y.err") || fail "--config: $(tail -2 "$tmp/y.err")"
+grep -q '"model_path": ".*/data/models/qwen"' "$tmp/data/metadata.captions.json" || fail "--config model_path"
+[ "$(texts "$meta")" = "$(texts "$tmp/original.json")" ] || fail "--config changed a caption"
+
+# 5. Bad input: one line, exit non-zero, the metadata untouched.
 cp "$meta" "$tmp/before.json"
 out=$("$engine" caption --metadata "$meta" --model_path "$tmp/nowhere" --rows 0 2>&1 >/dev/null) && fail "a missing folder"
 grep -q "nowhere" <<<"$out" && [ "$(wc -l <<<"$out")" -le 2 ] || fail "missing folder message: $out"

@@ -75,7 +75,7 @@ std::vector<video::RgbFrame> row_frames(const std::string& path, const dataset::
 }
 
 // A `job: caption` file (`wanstudio --batch`): its keys become the options, before the command
-// line's own, which win; metadata and train_data_dir resolve against the file's folder.
+// line's own, which win; metadata, train_data_dir and model_path resolve against the file's folder.
 std::vector<std::string> with_config(const std::vector<std::string>& argv) {
   std::vector<std::string> rest;
   std::string config;
@@ -94,7 +94,7 @@ std::vector<std::string> with_config(const std::vector<std::string>& argv) {
     if (key == "job" || value.is_null()) continue;
     if (value.is_object() || value.is_array()) throw Error(config + ": " + key + " must be a single value");
     std::string text = value.is_string() ? value.get<std::string>() : value.dump();
-    if ((key == "metadata" || key == "train_data_dir") && !text.empty() && text[0] != '/')
+    if ((key == "metadata" || key == "train_data_dir" || key == "model_path") && !text.empty() && text[0] != '/')
       text = fs::join(fs::dirname(fs::absolute(config)), text);
     out.push_back("--" + key + "=" + text);
   }
