@@ -43,6 +43,11 @@ QwenDecoder::QwenDecoder(QwenTextConfig config, io::StateDict weights, const std
       {"norm.weight", {H}},
   };
   if (!c.tie_word_embeddings) want["lm_head.weight"] = {c.vocab_size, H};
+  // Each layer holds 12 tensors: a config claiming more layers than the file could hold is refused
+  // before its expectations are built (a hostile num_hidden_layers would exhaust memory here).
+  if (c.num_hidden_layers > static_cast<int64_t>(weights_.size()) / 12)
+    throw Error(source + ": the config has " + std::to_string(c.num_hidden_layers) + " text layers, the weights " +
+                std::to_string(weights_.size()) + " tensors in all");
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     want[layer_key(i, "self_attn.q_proj.weight")] = {H, H};
     want[layer_key(i, "self_attn.q_proj.bias")] = {H};

@@ -134,6 +134,11 @@ QwenVisionTower::QwenVisionTower(QwenVisionConfig config, io::StateDict weights,
       {"merger.mlp.0.bias", {mh}},
       {"merger.mlp.2.weight", {c.out_hidden_size, mh}},
       {"merger.mlp.2.bias", {c.out_hidden_size}}};
+  // Each block holds 12 tensors: a depth the file cannot hold is refused before its expectations
+  // are built (a hostile depth would exhaust memory here).
+  if (c.depth > static_cast<int64_t>(weights_.size()) / 12)
+    throw Error(source + ": the config has " + std::to_string(c.depth) + " vision blocks, the weights " +
+                std::to_string(weights_.size()) + " tensors in all");
   for (int64_t i = 0; i < c.depth; ++i) {
     want[vision_block_key(i, "norm1.weight")] = {d};
     want[vision_block_key(i, "norm2.weight")] = {d};

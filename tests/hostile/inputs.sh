@@ -234,4 +234,41 @@ out=$(run "${TR[@]}" --output_dir "$tmp/nanrun" --max_train_steps 6 --checkpoint
 [ "$(grep -c '"level":"warning".*the update is skipped' <<<"$out")" -eq 3 ] || fail "not three skip warnings: ${out:0:400}"
 grep -q '3 updates in a row with non-finite gradients.*"type":"error"' <<<"$out" || fail "no error event for the stop"
 ls -A "$tmp/nanrun" | grep -q checkpoint && fail "a NaN checkpoint was left: $(ls -A "$tmp/nanrun")"
+# --- A Qwen2.5-VL folder for `caption --model_path` with a config claiming a billion layers, or
+#     truncated weights, or a broken tokenizer: one line and exit 1, quickly (the layer count used
+#     to build a billion expected keys until the kernel killed the worker), metadata untouched.
+cp "$tmp/data/metadata.json" "$tmp/meta-before.json"
+qwen_case() {  # $1 name; the folder $tmp/$1 is made from the tiny model, then spoiled by the caller
+  rm -rf "$tmp/$1" && mkdir -p "$tmp/$1" && cp "$data/qwen_vl/config.json" "$data/qwen_vl/model.safetensors" \
+    "$data/qwen_vl/tokenizer.json" "$tmp/$1/"
+}
+qwen_run() {
+  out=$(run caption --metadata "$tmp/data/metadata.json" --model_path "$tmp/$1" --rows 0 --overwrite 2>&1 >/dev/null)
+  rc=$?
+  [ $rc -eq 1 ] || fail "caption with $1 exited $rc: ${out:0:300}"
+  grep -q "$2" <<<"$out" || fail "caption with $1: ${out:0:300}"
+}
+qwen_case layers
+python3 - "$tmp/layers/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["num_hidden_layers"] = 1000000000
+json.dump(c, open(sys.argv[1], "w"))
+PY
+qwen_run layers "1000000000 text layers"
+qwen_case depth
+python3 - "$tmp/depth/config.json" <<'PY'
+import json, sys
+c = json.load(open(sys.argv[1]))
+c["vision_config"]["depth"] = 1000000000
+c["vision_config"]["fullatt_block_indexes"] = [1]
+json.dump(c, open(sys.argv[1], "w"))
+PY
+qwen_run depth "1000000000 vision blocks"
+qwen_case cut && head -c 5000 "$data/qwen_vl/model.safetensors" >"$tmp/cut/model.safetensors"
+qwen_run cut "truncated"
+qwen_case tok && echo garbage >"$tmp/tok/tokenizer.json"
+qwen_run tok "not a HuggingFace tokenizer.json"
+cmp -s "$tmp/data/metadata.json" "$tmp/meta-before.json" || fail "a failed caption job changed the metadata"
+
 echo "hostile inputs: ok"
