@@ -25,6 +25,8 @@ double clip_psnr(const torch::Tensor& a, const torch::Tensor& b) {
   return std::min(100.0, 10.0 * std::log10(1.0 / mse));
 }
 
+#ifdef WANSTUDIO_HAVE_VIDEO
+
 // Frame-wise bilinear resize of [3, T, H, W] to a square, align_corners false, no antialias.
 static torch::Tensor resize_square(const torch::Tensor& x, int64_t edge) {
   return F::interpolate(x.permute({1, 0, 2, 3}), F::InterpolateFuncOptions()
@@ -34,8 +36,6 @@ static torch::Tensor resize_square(const torch::Tensor& x, int64_t edge) {
       .permute({1, 0, 2, 3})
       .contiguous();
 }
-
-#ifdef WANSTUDIO_HAVE_VIDEO
 
 ValidationResult run_validation(const std::string& video, int64_t index, int64_t step, models::WanVae& vae,
                                 models::LatentUpsampler& model, const ValidationSettings& st,
