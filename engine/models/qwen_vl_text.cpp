@@ -45,9 +45,9 @@ QwenDecoder::QwenDecoder(QwenTextConfig config, io::StateDict weights, const std
   if (!c.tie_word_embeddings) want["lm_head.weight"] = {c.vocab_size, H};
   // Each layer holds 12 tensors: a config claiming more layers than the file could hold is refused
   // before its expectations are built (a hostile num_hidden_layers would exhaust memory here).
-  if (c.num_hidden_layers > static_cast<int64_t>(weights_.size()) / 12)
+  if (c.num_hidden_layers > static_cast<int64_t>(weights_.tensors().size()) / 12)
     throw Error(source + ": the config has " + std::to_string(c.num_hidden_layers) + " text layers, the weights " +
-                std::to_string(weights_.size()) + " tensors in all");
+                std::to_string(weights_.tensors().size()) + " tensors in all");
   for (int64_t i = 0; i < c.num_hidden_layers; ++i) {
     want[layer_key(i, "self_attn.q_proj.weight")] = {H, H};
     want[layer_key(i, "self_attn.q_proj.bias")] = {H};
@@ -62,18 +62,9 @@ QwenDecoder::QwenDecoder(QwenTextConfig config, io::StateDict weights, const std
     want[layer_key(i, "input_layernorm.weight")] = {H};
     want[layer_key(i, "post_attention_layernorm.weight")] = {H};
   }
-  for (const auto& [k, shape] : want) {
-    auto it = weights_.find(k);
-    if (it == weights_.end()) throw Error(source + ": missing Qwen2.5-VL text weight " + k);
-    if (it->second.sizes().vec() != shape)
-      throw Error(source + ": " + k + " has shape " + io::shape_str(it->second.sizes().vec()) + ", the config needs " +
-                  io::shape_str(shape));
-    if (!it->second.is_floating_point()) throw Error(source + ": " + k + " is not a floating-point tensor");
-  }
-  for (const auto& [k, v] : weights_)
-    if (!want.count(k))
-      throw Error(source + ": unexpected key " + k +
-                  (k == "lm_head.weight" ? " (the config ties lm_head to embed_tokens)" : " (not a Qwen2 decoder)"));
+  weights_.check(want, source, "Qwen2.5-VL text weight", [](const std::string& k) {
+    return k == "lm_head.weight" ? "the config ties lm_head to embed_tokens" : "not a Qwen2 decoder";
+  });
   // transformers: 1 / theta^(arange(0, d, 2) / d), in float32 on the CPU.
   const int64_t d = c.head_dim();
   inv_freq_ = torch::reciprocal(torch::pow(c.rope_theta, torch::arange(0, d, 2, torch::kFloat) / d));
@@ -83,28 +74,16 @@ void QwenDecoder::set_compute_dtype(torch::ScalarType dtype) {
   if (dtype != torch::kFloat && dtype != torch::kBFloat16)
     throw Error("the Qwen2.5-VL decoder computes in fp32 or bf16");
   dtype_ = dtype;
-  scratch_.clear();
+  weights_.drop_buffers();
 }
 
-void QwenDecoder::to(const torch::Device& device) {
-  for (auto& [k, v] : weights_) v = v.to(device);
-  scratch_.clear();
-}
+void QwenDecoder::to(const torch::Device& device) { weights_.to(device); }
 
 torch::Device QwenDecoder::device() const { return w("norm.weight").device(); }
 
 const torch::Tensor& QwenDecoder::w(const std::string& key) const { return weights_.at(key); }
 
-torch::Tensor QwenDecoder::cw(const std::string& key) const {
-  const torch::Tensor& t = w(key);
-  if (t.scalar_type() == dtype_) return t;
-  // Into a buffer kept per shape (a fresh one per matrix costs its page faults). Callers use the
-  // result before asking for the next weight.
-  torch::Tensor& buf = scratch_[t.sizes().vec()];
-  if (!buf.defined() || buf.device() != t.device() || buf.scalar_type() != dtype_)
-    buf = torch::empty(t.sizes(), t.options().dtype(dtype_));
-  return buf.copy_(t);
-}
+torch::Tensor QwenDecoder::cw(const std::string& key) const { return weights_.cast(key, dtype_); }
 
 torch::Tensor QwenDecoder::norm(const torch::Tensor& x, const std::string& key) const {
   // Qwen2's RMS norm: statistics in fp32, cast back, then the weight in the compute dtype.

@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "io/state_dict.h"
+#include "models/frozen_weights.h"
 #include "models/qwen_vl_config.h"
 
 namespace ws::models {
@@ -68,10 +69,9 @@ class QwenDecoder {
                           QwenKvCache& cache) const;
 
   QwenTextConfig config_;
-  io::StateDict weights_;
+  FrozenWeights weights_;
   torch::Tensor inv_freq_;  // [head_dim / 2] float32, on the CPU
   torch::ScalarType dtype_ = torch::kFloat;
-  mutable std::map<std::vector<int64_t>, torch::Tensor> scratch_;  // cw's conversion buffers, by shape
 };
 
 }  // namespace ws::models

@@ -136,9 +136,9 @@ QwenVisionTower::QwenVisionTower(QwenVisionConfig config, io::StateDict weights,
       {"merger.mlp.2.bias", {c.out_hidden_size}}};
   // Each block holds 12 tensors: a depth the file cannot hold is refused before its expectations
   // are built (a hostile depth would exhaust memory here).
-  if (c.depth > static_cast<int64_t>(weights_.size()) / 12)
+  if (c.depth > static_cast<int64_t>(weights_.tensors().size()) / 12)
     throw Error(source + ": the config has " + std::to_string(c.depth) + " vision blocks, the weights " +
-                std::to_string(weights_.size()) + " tensors in all");
+                std::to_string(weights_.tensors().size()) + " tensors in all");
   for (int64_t i = 0; i < c.depth; ++i) {
     want[vision_block_key(i, "norm1.weight")] = {d};
     want[vision_block_key(i, "norm2.weight")] = {d};
@@ -153,44 +153,22 @@ QwenVisionTower::QwenVisionTower(QwenVisionConfig config, io::StateDict weights,
     want[vision_block_key(i, "mlp.down_proj.weight")] = {d, f};
     want[vision_block_key(i, "mlp.down_proj.bias")] = {d};
   }
-  for (const auto& [k, shape] : want) {
-    auto it = weights_.find(k);
-    if (it == weights_.end()) throw Error(source + ": missing Qwen2.5-VL vision weight " + k);
-    if (it->second.sizes().vec() != shape)
-      throw Error(source + ": " + k + " has shape " + io::shape_str(it->second.sizes().vec()) + ", the config needs " +
-                  io::shape_str(shape));
-    if (!it->second.is_floating_point()) throw Error(source + ": " + k + " is not a floating-point tensor");
-  }
-  for (const auto& [k, v] : weights_)
-    if (!want.count(k))
-      throw Error(
-          source + ": unexpected key " + k +
-          (k.rfind("visual.", 0) == 0 ? " (strip the \"visual.\" prefix)" : " (not a Qwen2.5-VL vision tower)"));
+  weights_.check(want, source, "Qwen2.5-VL vision weight", [](const std::string& k) {
+    return k.rfind("visual.", 0) == 0 ? "strip the \"visual.\" prefix" : "not a Qwen2.5-VL vision tower";
+  });
 }
 
 void QwenVisionTower::set_compute_dtype(torch::ScalarType dtype) {
   if (dtype != torch::kFloat && dtype != torch::kBFloat16) throw Error("Qwen2.5-VL vision computes in fp32 or bf16");
   dtype_ = dtype;
-  scratch_.clear();
+  weights_.drop_buffers();
 }
 
-void QwenVisionTower::to(const torch::Device& device) {
-  for (auto& [k, v] : weights_) v = v.to(device);
-  scratch_.clear();
-}
+void QwenVisionTower::to(const torch::Device& device) { weights_.to(device); }
 
 const torch::Tensor& QwenVisionTower::w(const std::string& key) const { return weights_.at(key); }
 
-torch::Tensor QwenVisionTower::cw(const std::string& key) const {
-  const torch::Tensor& t = w(key);
-  if (t.scalar_type() == dtype_) return t;
-  // A buffer per shape instead of a fresh tensor per matrix (page faults cost more than the
-  // conversion). Callers use the result before asking for the next weight.
-  torch::Tensor& buf = scratch_[t.sizes().vec()];
-  if (!buf.defined() || buf.device() != t.device() || buf.scalar_type() != dtype_)
-    buf = torch::empty(t.sizes(), t.options().dtype(dtype_));
-  return buf.copy_(t);
-}
+torch::Tensor QwenVisionTower::cw(const std::string& key) const { return weights_.cast(key, dtype_); }
 
 torch::Tensor QwenVisionTower::linear(const torch::Tensor& x, const std::string& prefix) const {
   return torch::linear(x, cw(prefix + ".weight"), w(prefix + ".bias").to(dtype_));  // a bias is small: no buffer

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "io/state_dict.h"
+#include "models/frozen_weights.h"
 #include "models/qwen_vl_config.h"
 
 namespace ws::models {
@@ -59,9 +60,8 @@ class QwenVisionTower {
   torch::Tensor norm(const torch::Tensor& x, const std::string& key) const;
 
   QwenVisionConfig config_;
-  io::StateDict weights_;
+  FrozenWeights weights_;
   torch::ScalarType dtype_ = torch::kFloat;
-  mutable std::map<std::vector<int64_t>, torch::Tensor> scratch_;  // cw's conversion buffers, by shape
 };
 
 // transformers' get_window_index for one grid: the merged units in window order (int64, CPU), and

@@ -170,16 +170,8 @@ Umt5Encoder::Umt5Encoder(Umt5Config config, io::StateDict weights, const std::st
     want[block_key(i, "ffn.fc1.weight")] = {c.dim_ffn, c.dim};
     want[block_key(i, "ffn.fc2.weight")] = {c.dim, c.dim_ffn};
   }
-  for (const auto& [k, shape] : want) {
-    auto it = weights_.find(k);
-    if (it == weights_.end()) throw Error(source + ": missing UMT5 weight " + k);
-    if (it->second.sizes().vec() != shape)
-      throw Error(source + ": " + k + " has shape " + io::shape_str(it->second.sizes().vec()) + ", the config needs " +
-                  io::shape_str(shape));
-    if (!it->second.is_floating_point()) throw Error(source + ": " + k + " is not a floating-point tensor");
-  }
-  for (const auto& [k, v] : weights_)
-    if (!want.count(k)) throw Error(source + ": unexpected key " + k + " (not a UMT5 encoder, or another layout)");
+  weights_.check(want, source, "UMT5 weight",
+                 [](const std::string&) { return "not a UMT5 encoder, or another layout"; });
 }
 
 Umt5Encoder Umt5Encoder::load(const std::string& path, const std::optional<Umt5Config>& config) {
@@ -207,26 +199,14 @@ void Umt5Encoder::set_compute_dtype(torch::ScalarType dtype) {
   if (dtype == torch::kHalf) throw Error("UMT5 does not run in fp16 (its activations overflow it): use fp32 or bf16");
   if (dtype != torch::kFloat && dtype != torch::kBFloat16) throw Error("UMT5 computes in fp32 or bf16");
   dtype_ = dtype;
-  scratch_.clear();
+  weights_.drop_buffers();
 }
 
-void Umt5Encoder::to(const torch::Device& device) {
-  for (auto& [k, v] : weights_) v = v.to(device);
-  scratch_.clear();
-}
+void Umt5Encoder::to(const torch::Device& device) { weights_.to(device); }
 
 const torch::Tensor& Umt5Encoder::w(const std::string& key) const { return weights_.at(key); }
 
-torch::Tensor Umt5Encoder::cw(const std::string& key) const {
-  const torch::Tensor& t = w(key);
-  if (t.scalar_type() == dtype_) return t;
-  // Into a buffer kept per shape: a fresh 170 MB tensor per matrix costs its page faults (50× the
-  // conversion itself on the CPU). Callers use the result before asking for the next weight.
-  torch::Tensor& buf = scratch_[t.sizes().vec()];
-  if (!buf.defined() || buf.device() != t.device() || buf.scalar_type() != dtype_)
-    buf = torch::empty(t.sizes(), t.options().dtype(dtype_));
-  return buf.copy_(t);
-}
+torch::Tensor Umt5Encoder::cw(const std::string& key) const { return weights_.cast(key, dtype_); }
 
 torch::Tensor Umt5Encoder::norm(const torch::Tensor& x, const std::string& key) const {
   // T5's RMS norm: statistics in fp32, no mean subtraction, no bias.

@@ -17,6 +17,7 @@
 #include <vector>
 
 #include "io/state_dict.h"
+#include "models/frozen_weights.h"
 
 namespace ws::models {
 
@@ -82,9 +83,8 @@ class Umt5Encoder {
   torch::Tensor position_bias(int64_t layer, int64_t L, const torch::Tensor& pair_buckets) const;
 
   Umt5Config config_;
-  io::StateDict weights_;
+  FrozenWeights weights_;
   torch::ScalarType dtype_ = torch::kFloat;
-  mutable std::map<std::vector<int64_t>, torch::Tensor> scratch_;  // cw's conversion buffers, by shape
 };
 
 // transformers' UMT5EncoderModel names -> Wan's (shared / encoder.block.i.layer.0.SelfAttention.q ...).
