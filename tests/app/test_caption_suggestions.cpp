@@ -22,6 +22,7 @@
 #include <QTemporaryDir>
 #include <QtTest>
 
+#include <functional>
 #include <nlohmann/json.hpp>
 
 #include "item_models/dataset_model.h"
@@ -64,6 +65,28 @@ QString writeDataset(const QTemporaryDir& dir) {
   return meta;
 }
 
+// The engine's demo dataset in `dir`/data, its metadata changed by `edit`; its path, or "" on failure.
+QString writeDemoData(const QTemporaryDir& dir, const std::function<void(ojson&)>& edit) {
+  QProcess p;
+  p.start(WS_ENGINE_EXE, {"demo-data", dir.path() + "/data"});
+  if (!p.waitForFinished(120000) || p.exitCode() != 0) return {};
+  const QString meta = dir.path() + "/data/metadata.json";
+  ojson doc = readJson(meta);
+  edit(doc);
+  QFile f(meta);
+  if (!f.open(QIODevice::WriteOnly | QIODevice::Truncate)) return {};
+  f.write(QByteArray::fromStdString(doc.dump(2)));
+  return meta;
+}
+
+// A fresh folder holding writeDataset's rows, and a dataset page to open them on.
+struct OpenDataset {
+  QTemporaryDir dir;
+  QString meta = writeDataset(dir);
+  DatasetPage page;
+  OpenDataset() { page.setAskBeforeDiscard(false); }
+};
+
 // A stand-in for `wanstudio-engine caption`: the events it prints, then (with `waitForCancel`) a
 // wait for the `cancel` line on stdin, as the verb stops.
 QString writeFakeEngine(const QTemporaryDir& dir, bool waitForCancel) {
@@ -101,10 +124,8 @@ class TestCaptionSuggestions : public QObject {
   }
 
   void shows_the_suggestion_only_for_rows_with_one() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     page.show();
     QVERIFY(page.openDataset(meta));
     SuggestionBox* box = page.suggestion();
@@ -166,10 +187,8 @@ class TestCaptionSuggestions : public QObject {
   }
 
   void an_unrelated_save_keeps_the_suggestions() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     QVERIFY(page.openDataset(meta));
     page.selectRow(1);
     page.captionEditor()->setPlainText(QStringLiteral("a blue cube, edited"));
@@ -185,10 +204,8 @@ class TestCaptionSuggestions : public QObject {
   }
 
   void edit_accepts_and_focuses_the_caption_editor() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     page.show();
     QVERIFY(QTest::qWaitForWindowActive(&page));
     QVERIFY(page.openDataset(meta));
@@ -205,10 +222,8 @@ class TestCaptionSuggestions : public QObject {
     QVERIFY(!RowFilter(QStringLiteral("?")).empty());
     QVERIFY(RowFilter(QStringLiteral("?")).matches([](const QString&) { return 0.0; }, {}, false, true));
     QVERIFY(!RowFilter(QStringLiteral("?")).matches([](const QString&) { return 0.0; }, {}, false, false));
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     QVERIFY(page.openDataset(meta));
     page.filter()->setText(QStringLiteral("?"));
     auto* proxy = qobject_cast<QSortFilterProxyModel*>(page.grid()->model());
@@ -226,10 +241,8 @@ class TestCaptionSuggestions : public QObject {
   }
 
   void shortcuts_accept_and_reject_from_the_grid() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     page.show();
     QVERIFY(QTest::qWaitForWindowActive(&page));
     QVERIFY(page.openDataset(meta));
@@ -257,10 +270,8 @@ class TestCaptionSuggestions : public QObject {
   }
 
   void captioner_events_set_suggestions_beside_edits() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     QVERIFY(page.openDataset(meta));
     CaptionPanel* panel = page.captioner();
     for (QWidget* w : std::initializer_list<QWidget*>{panel->endpoint(), panel->modelName(), panel->prompt(),
@@ -302,10 +313,8 @@ class TestCaptionSuggestions : public QObject {
   }
 
   void captioner_runs_a_worker_and_cancels_it() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     QVERIFY(page.openDataset(meta));
     CaptionPanel* panel = page.captioner();
     panel->backend()->setCurrentIndex(int(CaptionPanel::Backend::Server));
@@ -342,17 +351,9 @@ class TestCaptionSuggestions : public QObject {
   // rows without a caption through the panel; a suggestion is then accepted and one rejected.
   void captioner_runs_qwen_in_the_engine() {
     QTemporaryDir dir;
-    QProcess p;
-    p.start(WS_ENGINE_EXE, {"demo-data", dir.path() + "/data"});
-    QVERIFY(p.waitForFinished(120000) && p.exitCode() == 0);
-    const QString meta = dir.path() + "/data/metadata.json";
-    ojson doc = readJson(meta);
-    doc[1]["text"] = "";
-    doc[3]["text"] = "";
-    QFile f(meta);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(QByteArray::fromStdString(doc.dump(2)));
-    f.close();
+    const QString meta = writeDemoData(dir, [](ojson& doc) { doc[1]["text"] = doc[3]["text"] = ""; });
+    QVERIFY(!meta.isEmpty());
+    const ojson doc = readJson(meta);
     DatasetPage page;
     page.setAskBeforeDiscard(false);
     QVERIFY(page.openDataset(meta));
@@ -397,10 +398,8 @@ class TestCaptionSuggestions : public QObject {
   // With the engine's model, a caption job waits behind a worker the studio runs (they would share
   // the device) and starts when it ends; Cancel takes a waiting job out. A server job never waits.
   void engine_caption_waits_for_training() {
-    QTemporaryDir dir;
-    const QString meta = writeDataset(dir);
-    DatasetPage page;
-    page.setAskBeforeDiscard(false);
+    OpenDataset o;
+    auto& [dir, meta, page] = o;
     QVERIFY(page.openDataset(meta));
     CaptionPanel* panel = page.captioner();
     JobManager jobs;
@@ -456,21 +455,15 @@ class TestCaptionSuggestions : public QObject {
     const QString shots = qEnvironmentVariable("WS_SCREENSHOT_DIR");
     if (shots.isEmpty()) return;
     QTemporaryDir dir;
-    QProcess p;
-    p.start(WS_ENGINE_EXE, {"demo-data", dir.path() + "/data"});
-    QVERIFY(p.waitForFinished(120000) && p.exitCode() == 0);
-    const QString meta = dir.path() + "/data/metadata.json";
-    ojson doc = readJson(meta);
-    // What a model might answer: the row's own caption said another way.
-    for (size_t i = 1; i < 4 && i < doc.size(); ++i) {
-      QString t = QString::fromStdString(doc[i]["text"].get<std::string>());
-      if (!t.isEmpty()) t[0] = t[0].toLower();
-      doc[i]["text_suggested"] = ("A short, evenly lit clip: " + t + " Flat colours, no people.").toStdString();
-    }
-    QFile f(meta);
-    QVERIFY(f.open(QIODevice::WriteOnly | QIODevice::Truncate));
-    f.write(QByteArray::fromStdString(doc.dump(2)));
-    f.close();
+    const QString meta = writeDemoData(dir, [](ojson& doc) {
+      // What a model might answer: the row's own caption said another way.
+      for (size_t i = 1; i < 4 && i < doc.size(); ++i) {
+        QString t = QString::fromStdString(doc[i]["text"].get<std::string>());
+        if (!t.isEmpty()) t[0] = t[0].toLower();
+        doc[i]["text_suggested"] = ("A short, evenly lit clip: " + t + " Flat colours, no people.").toStdString();
+      }
+    });
+    QVERIFY(!meta.isEmpty());
     DatasetPage page;
     page.setAskBeforeDiscard(false);
     page.resize(1400, 860);

@@ -7,17 +7,7 @@
 # with the metadata untouched.
 source "$(dirname "$0")/lib/common.sh"
 
-"$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
-meta=$tmp/data/metadata.json
-python3 - "$meta" <<'PY'
-import json, sys
-rows = json.load(open(sys.argv[1]))
-rows[1]["text"] = ""
-del rows[3]["text"]
-rows[2]["text"] = "A person typed this."
-json.dump(rows, open(sys.argv[1], "w"), indent=2)
-PY
-cp "$meta" "$tmp/original.json"
+caption_demo_data
 model=(--model_path "$data/qwen_vl" --max_new_tokens 6 --frames 2 --frame_size 128)
 texts() { python3 -c 'import json,sys; print(json.dumps([r.get("text") for r in json.load(open(sys.argv[1]))]))' "$1"; }
 suggested() { python3 -c 'import json,sys; print(" ".join(str(i) for i, r in enumerate(json.load(open(sys.argv[1]))) if "text_suggested" in r))' "$1"; }

@@ -61,3 +61,19 @@ for e in steps:
     assert e["vae_s"] > 0 and e["model_s"] > 0, e
 PY
 }
+
+# The demo dataset in $tmp/data for the caption tests: rows 1 and 3 without a caption, row 2's a
+# person's; a copy in $tmp/original.json. Sets meta.
+caption_demo_data() {
+  "$engine" demo-data "$tmp/data" >/dev/null 2>&1 || fail "demo-data"
+  meta=$tmp/data/metadata.json
+  python3 - "$meta" <<'PY'
+import json, sys
+rows = json.load(open(sys.argv[1]))
+rows[1]["text"] = ""
+del rows[3]["text"]
+rows[2]["text"] = "A person typed this."
+json.dump(rows, open(sys.argv[1], "w"), indent=2)
+PY
+  cp "$meta" "$tmp/original.json"
+}
