@@ -210,6 +210,17 @@ bench sample_step sample-step --config "$cfg/dit_ti2v_5b.yaml" --layers "$layers
 row "sample-step 5b ${layers}L ${tokens} tok" "$(field sample_step ms_per_step_median) ms" \
   "$(mem sample_step)"
 
+# 5b. The Qwen2.5-VL captioner (the parity test's tiny model) on the device: its fp32 greedy ids
+# equal the CPU's, and bf16 runs.
+on=$([ "$gpu" = 1 ] && echo cuda || echo cpu)
+bench caption_cpu caption --model_path "$data/qwen_vl" --device cpu --new_tokens 12 --reps 2
+bench caption_dev caption --model_path "$data/qwen_vl" --device "$on" --new_tokens 12 --reps 2
+bench caption_bf16 caption --model_path "$data/qwen_vl" --device "$on" --dtype bf16 --new_tokens 12 --reps 2
+s=FAIL
+[ "$(field caption_dev ids)" != - ] && [ "$(field caption_dev ids)" = "$(field caption_cpu ids)" ] && s=PASS
+row "caption, tiny Qwen2.5-VL on $on (fp32 ids = the CPU's)" "$s" \
+  "first token $(field caption_dev first_token_ms) ms, $(field caption_dev decode_ms_per_token) ms/token; bf16 first token $(field caption_bf16 first_token_ms) ms, ids $(field caption_bf16 ids | cut -c1-40)"
+
 # 6. train-experts from latent files (16-channel latents, the A14B latent space): full fine-tuning
 # with low_vram, then LoRA with fp8 on that base (fp8 needs a frozen pretrained base).
 lat=$out/latents

@@ -91,7 +91,20 @@ YAML
 grep -q '"model_path": ".*/data/models/qwen"' "$tmp/data/metadata.captions.json" || fail "--config model_path"
 [ "$(texts "$meta")" = "$(texts "$tmp/original.json")" ] || fail "--config changed a caption"
 
-# 5. Bad input: one line, exit non-zero, the metadata untouched.
+# 5. `bench caption` times the same model (the device check compares its ids across devices): the
+#    greedy ids of a caption, twice the same.
+for i in 1 2; do
+  "$engine" bench caption --model_path "$data/qwen_vl" --new_tokens 4 --reps 1 --warmup 0 --size 56x84 \
+    2>/dev/null | tail -1 >"$tmp/bench$i.json" || fail "bench caption"
+done
+python3 - "$tmp/bench1.json" "$tmp/bench2.json" <<'PY' || fail "bench caption: $(cat "$tmp/bench1.json")"
+import json, sys
+a, b = (json.load(open(p)) for p in sys.argv[1:])
+assert a["bench"] == "caption" and len(a["ids"]) == 4 and a["ids"] == b["ids"] and a["grid"] == [2, 4, 6], a
+assert a["vision_ms"] > 0 and a["first_token_ms"] > 0 and "decode_ms_per_token" in a, a
+PY
+
+# 6. Bad input: one line, exit non-zero, the metadata untouched.
 cp "$meta" "$tmp/before.json"
 out=$("$engine" caption --metadata "$meta" --model_path "$tmp/nowhere" --rows 0 2>&1 >/dev/null) && fail "a missing folder"
 grep -q "nowhere" <<<"$out" && [ "$(wc -l <<<"$out")" -le 2 ] || fail "missing folder message: $out"
