@@ -13,7 +13,6 @@
 #include "models/qwen_vl.h"
 #include "models/qwen_vl_preprocess.h"
 #include "text/qwen_tokenizer.h"
-#include "train/training_device.h"
 
 namespace ws::cli {
 namespace {
