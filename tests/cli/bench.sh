@@ -17,9 +17,11 @@ declare -A args=(
   [t5-encode]="--config $(cd "$(dirname "$0")/../.." && pwd)/configs/tiny/umt5.yaml --tokens 16 --batch 2 --steps 1 --warmup 0 --threads 1"
   [sample-step]="--config $tmp/dit.yaml --tokens 16 --steps 2 --reps 1 --threads 1"
   [train-e2e]="--meta $tmp/data/metadata.json --size 64 --frames 5 --mid_channels 32 --steps 2 --warmup 1 --workers 1 --threads 1"
+  [caption]="--model_path $data/qwen_vl --size 56x84 --new_tokens 2 --reps 1 --warmup 0 --threads 1"
 )
 declare -A unit=([dit-train]=step [loader]=batch [upsampler-forward]=step [upsampler-train]=step
-                 [vae-encode]=clip [vae-decode]=clip [t5-encode]=batch [sample-step]=step [train-e2e]=step)
+                 [vae-encode]=clip [vae-decode]=clip [t5-encode]=batch [sample-step]=step [train-e2e]=step
+                 [caption]=caption)
 # The kinds the worker lists must be exactly the ones checked here: a new kind needs a line above.
 listed=$("$engine" bench --help | awk '/^kinds:/{k=1; next} k && NF {print $1}' | sort | tr '\n' ' ')
 expected=$(printf '%s\n' "${!args[@]}" | sort | tr '\n' ' ')
