@@ -49,7 +49,7 @@ CaptionPanel::CaptionPanel(DatasetPage* page) : QWidget(page), page_(page) {
   device_ = new QComboBox(this);
   device_->addItems({QStringLiteral("auto"), QStringLiteral("cpu"), QStringLiteral("cuda")});
   device_->setAccessibleName(tr("Captioning device"));
-  device_->setToolTip(tr("auto: a GPU when there is one (bf16), else the CPU (fp32)"));
+  device_->setToolTip(tr("auto: a GPU when there is one, else the CPU; bf16 for a release's bf16 weights"));
   device_->setCurrentText(settings.value(QStringLiteral("captioner/device"), QStringLiteral("auto")).toString());
   endpoint_ = new QLineEdit(
       settings.value(QStringLiteral("captioner/endpoint"), QStringLiteral("http://127.0.0.1:8000/v1")).toString(),
