@@ -114,5 +114,7 @@ grep -q "tokenizer.json" <<<"$out" || fail "no tokenizer message: $out"
 out=$("$engine" caption --metadata "$meta" "${model[@]}" --endpoint http://127.0.0.1:9/v1 --rows 0 2>&1 >/dev/null) \
   && fail "two backends accepted"
 grep -q "choose one backend" <<<"$out" || fail "two backends message: $out"
+out=$("$engine" caption --metadata "$meta" "${model[@]}" --device gpu --rows 0 2>&1 >/dev/null) && fail "--device gpu accepted"
+grep -q -- "--device: auto, cpu, cuda or cuda:N, got 'gpu'" <<<"$out" || fail "device message: $out"
 cmp -s "$meta" "$tmp/before.json" || fail "a failed job changed the metadata"
 echo ok

@@ -8,6 +8,7 @@
 
 #include "cli/args.h"
 #include "cli/bench/bench.h"
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "models/qwen_vl.h"
@@ -24,7 +25,7 @@ int bench_caption(const std::vector<std::string>& argv) {
          "the prefill, one step) and of --new_tokens tokens (a decoding step: the difference per\n"
          "token). Last line: JSON with vision_ms, first_token_ms, decode_ms_per_token, the ids, peak_rss_mb.");
   a.value("model_path", "DIR", "a Qwen2.5-VL folder: config.json, *.safetensors, tokenizer.json (required)")
-      .value("device", "DEV", "cpu (default), cuda or cuda:N")
+      .value("device", "DEV", "cpu (default), auto, cuda or cuda:N")
       .value("dtype", "fp32|bf16", "compute dtype (default fp32)")
       .value("frames", "N", "frames of the clip (default 4)", int_range(1, 64))
       .value("size", "HxW", "frame size, multiples of 28 (default 280x504)")
@@ -36,18 +37,13 @@ int bench_caption(const std::vector<std::string>& argv) {
   if (!a.has("model_path")) throw UsageError("bench caption needs --model_path");
   const std::string dir = a.str("model_path");
   const int threads = bench_set_threads(a.integer("threads", std::max(1u, std::thread::hardware_concurrency())));
-  torch::Device device(torch::kCPU);
-  try {
-    device = torch::Device(a.str("device", "cpu"));
-  } catch (const c10::Error&) {
-    throw UsageError("--device: cpu, cuda or cuda:N, got '" + a.str("device") + "'");
-  }
-  if (device.is_cuda() && !torch::cuda::is_available()) throw Error("--device cuda: no CUDA device here");
+  const torch::Device device = parse_device_option(a.str("device", "cpu"));
   const std::string dt = a.str("dtype", "fp32");
   if (dt != "fp32" && dt != "bf16") throw UsageError("--dtype: fp32 or bf16");
   int64_t h = 280, w = 504;
-  if (a.has("size") && std::sscanf(a.str("size").c_str(), "%ldx%ld", &h, &w) != 2)
-    throw UsageError("--size: HxW, e.g. 280x504");
+  if (a.has("size") &&
+      (std::sscanf(a.str("size").c_str(), "%ldx%ld", &h, &w) != 2 || h < 28 || w < 28 || h > 4096 || w > 4096))
+    throw UsageError("--size: HxW from 28 to 4096, multiples of 28, e.g. 280x504");
 
   const models::QwenVl model = models::QwenVl::load(dir, dt == "bf16" ? torch::kBFloat16 : torch::kFloat, device);
   const text::QwenTokenizer tokenizer(fs::join(dir, "tokenizer.json"));

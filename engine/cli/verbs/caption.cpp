@@ -16,6 +16,7 @@
 #include "caption/openai_chat.h"
 #include "cli/verbs/caption_local.h"
 #include "cli/args.h"
+#include "cli/device_option.h"
 #include "cli/verb.h"
 #include "core/error.h"
 #include "core/fs.h"
@@ -170,8 +171,9 @@ int run_caption(const std::vector<std::string>& argv_in) {
   LocalCaptionOptions lo;
   if (local) {
     lo.model_path = a.str("model_path");
-    LocalCaptioner::check_folder(lo.model_path);  // even when no row needs a caption
     lo.device = a.str("device", "auto");
+    LocalCaptioner::check_folder(lo.model_path);  // these even when no row needs a caption
+    parse_device_option(lo.device);
     lo.dtype = a.str("dtype", "auto");
     lo.max_new_tokens = chat.max_tokens;
     lo.temperature = chat.temperature;

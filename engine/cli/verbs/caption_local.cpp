@@ -5,13 +5,13 @@
 
 #include <cstring>
 
+#include "cli/device_option.h"
 #include "core/error.h"
 #include "core/fs.h"
 #include "io/weights.h"
 #include "models/qwen_vl.h"
 #include "models/qwen_vl_preprocess.h"
 #include "text/qwen_tokenizer.h"
-#include "train/training_device.h"
 #include "video/video_resize.h"
 
 namespace ws::cli {
@@ -48,13 +48,7 @@ LocalCaptioner::LocalCaptioner(const LocalCaptionOptions& o) : impl_(std::make_u
   impl_->options = o;
   const std::string& dir = o.model_path;
   check_folder(dir);
-  try {
-    impl_->device = o.device == "auto" ? train::training_device(0) : torch::Device(o.device);
-  } catch (const c10::Error&) {
-    throw UsageError("--device: auto, cpu, cuda or cuda:N, got '" + o.device + "'");
-  }
-  if (impl_->device.is_cuda() && !torch::cuda::is_available())
-    throw Error("--device " + o.device + ": this build or machine has no CUDA device");
+  impl_->device = parse_device_option(o.device);
   if (o.dtype == "bf16") impl_->dtype = torch::kBFloat16;
   else if (o.dtype == "auto") impl_->dtype = impl_->device.is_cuda() ? torch::kBFloat16 : stored_dtype(dir);
   else if (o.dtype != "fp32") throw UsageError("--dtype: auto, fp32 or bf16, got '" + o.dtype + "'");

@@ -12,6 +12,7 @@
 #include <tuple>
 
 #include "cli/args.h"
+#include "cli/device_option.h"
 #include "cli/verb.h"
 #include "cli/verbs/sample_experts.h"
 #include "train/experts/prompts_file.h"
@@ -262,14 +263,7 @@ int run_sample(const std::vector<std::string>& argv) {
   for (const char* k : {"sample_guide_scale", "lora_scale"})
     for (const auto& v : a.strs(k)) parse_real(v, k);
   Placement place;
-  const std::string dev = a.str("device", "auto");
-  try {
-    place.device = dev == "auto" ? train::training_device(0) : torch::Device(dev);
-  } catch (const c10::Error&) {
-    throw UsageError("--device: auto, cpu, cuda or cuda:N, got '" + dev + "'");
-  }
-  if (place.device.is_cuda() && !torch::cuda::is_available())
-    throw Error("--device " + dev + ": this build or machine has no CUDA device");
+  place.device = parse_device_option(a.str("device", "auto"));
   place.offload = a.boolean("offload");
   const bool bf16 = a.str("dtype", "fp32") == "bf16";
 
