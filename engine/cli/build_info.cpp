@@ -3,6 +3,7 @@
 
 #include <torch/version.h>
 
+#include "models/cpu_gemm.h"
 #include "models/wan_dit_ops.h"
 
 #ifndef WANSTUDIO_CUDA_VERSION
@@ -27,6 +28,8 @@ std::string build_info() {
 #else
   s += "video no\n";
 #endif
+  // Which GEMM runs fp32 products on the CPU here, and why: `onednn (…)` or `libtorch (…)`.
+  s += "cpu_gemm " + models::cpu_gemm_description() + "\n";
   return s;
 }
 

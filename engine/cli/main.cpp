@@ -13,6 +13,7 @@
 #include "io/printable.h"
 #include "cli/build_info.h"
 #include "cli/verb.h"
+#include "models/cpu_gemm.h"
 #include "runtime/blas_threads.h"
 
 namespace {
@@ -33,6 +34,12 @@ void print_help() {
 
 int main(int argc, char** argv) {
   ws::runtime::shorten_blas_spin();
+  try {
+    ws::models::cpu_gemm_backend();  // a bad WANSTUDIO_GEMM stops here, not in a run's first product
+  } catch (const ws::Error& e) {
+    std::fprintf(stderr, "error: %s\n", ws::io::printable(e.what(), 4096).c_str());
+    return 1;
+  }
   if (argc < 2 || !std::strcmp(argv[1], "--help") || !std::strcmp(argv[1], "-h") || !std::strcmp(argv[1], "help")) {
     print_help();
     return argc < 2 ? 1 : 0;

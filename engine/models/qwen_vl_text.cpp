@@ -6,6 +6,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "models/cpu_gemm.h"
 
 namespace ws::models {
 namespace {
@@ -125,7 +126,7 @@ torch::Tensor QwenDecoder::attention(int64_t i, const torch::Tensor& x, const to
   const int64_t rep = Hq / Hkv, past = cache.length, Lk = past + L;
   auto proj = [&](const char* p, int64_t heads) {
     const std::string k = layer_key(i, p);
-    return F::linear(x, cw(k + ".weight"), w(k + ".bias").to(dtype_)).view({L, heads, d}).transpose(0, 1);
+    return gemm_linear(x, cw(k + ".weight"), w(k + ".bias").to(dtype_)).view({L, heads, d}).transpose(0, 1);
   };
   auto rotate = [&](const torch::Tensor& t) { return t * cos + rotate_half(t) * sin; };  // [heads, L, d]
   const torch::Tensor q = rotate(proj("self_attn.q_proj", Hq));
@@ -166,7 +167,7 @@ torch::Tensor QwenDecoder::attention(int64_t i, const torch::Tensor& x, const to
     outs.push_back(torch::bmm(p, V).view({Hkv, rep, n, d}));
   }
   const torch::Tensor o = (outs.size() == 1 ? outs[0] : torch::cat(outs, 2)).reshape({Hq, L, d});
-  return F::linear(o.transpose(0, 1).reshape({L, Hq * d}), cw(layer_key(i, "self_attn.o_proj.weight")));
+  return gemm_linear(o.transpose(0, 1).reshape({L, Hq * d}), cw(layer_key(i, "self_attn.o_proj.weight")), {});
 }
 
 torch::Tensor QwenDecoder::forward(const torch::Tensor& embeds, const torch::Tensor& positions, QwenKvCache& cache,
@@ -197,15 +198,15 @@ torch::Tensor QwenDecoder::forward(const torch::Tensor& embeds, const torch::Ten
     x = x + attention(i, norm(x, layer_key(i, "input_layernorm.weight")), cos, sin, cache);
     const torch::Tensor h = norm(x, layer_key(i, "post_attention_layernorm.weight"));
     // One weight at a time (gate and up share a conversion buffer).
-    const torch::Tensor g = torch::silu(F::linear(h, cw(layer_key(i, "mlp.gate_proj.weight"))));
-    const torch::Tensor m = g * F::linear(h, cw(layer_key(i, "mlp.up_proj.weight")));
-    x = x + F::linear(m, cw(layer_key(i, "mlp.down_proj.weight")));
+    const torch::Tensor g = torch::silu(gemm_linear(h, cw(layer_key(i, "mlp.gate_proj.weight")), {}));
+    const torch::Tensor m = g * gemm_linear(h, cw(layer_key(i, "mlp.up_proj.weight")), {});
+    x = x + gemm_linear(m, cw(layer_key(i, "mlp.down_proj.weight")), {});
   }
   cache.length += L;
   if (last_only) x = x.narrow(0, L - 1, 1);
   x = norm(x, "norm.weight");
   const char* head = c.tie_word_embeddings ? "embed_tokens.weight" : "lm_head.weight";
-  return F::linear(x, cw(head)).to(torch::kFloat);
+  return gemm_linear(x, cw(head), {}).to(torch::kFloat);
 }
 
 }  // namespace ws::models

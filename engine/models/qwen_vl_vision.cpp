@@ -5,6 +5,7 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "models/cpu_gemm.h"
 
 namespace ws::models {
 namespace {
@@ -171,7 +172,7 @@ const torch::Tensor& QwenVisionTower::w(const std::string& key) const { return w
 torch::Tensor QwenVisionTower::cw(const std::string& key) const { return weights_.cast(key, dtype_); }
 
 torch::Tensor QwenVisionTower::linear(const torch::Tensor& x, const std::string& prefix) const {
-  return torch::linear(x, cw(prefix + ".weight"), w(prefix + ".bias").to(dtype_));  // a bias is small: no buffer
+  return gemm_linear(x, cw(prefix + ".weight"), w(prefix + ".bias").to(dtype_));  // a bias is small: no buffer
 }
 
 torch::Tensor QwenVisionTower::norm(const torch::Tensor& x, const std::string& key) const {

@@ -7,6 +7,7 @@
 #include "core/error.h"
 #include "core/fs.h"
 #include "io/weights.h"
+#include "models/cpu_gemm.h"
 
 namespace ws::models {
 namespace {
@@ -270,9 +271,7 @@ torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Ten
       if (i == 0) keep("inter.pos_bias_full.0", bias.unsqueeze(0).to(torch::kFloat));
     }
     const torch::Tensor y = norm(x, block_key(i, "norm1.weight"));
-    auto proj = [&](const char* k) {
-      return torch::nn::functional::linear(y, cw(block_key(i, k))).view({B, L, H, dh});
-    };
+    auto proj = [&](const char* k) { return gemm_linear(y, cw(block_key(i, k)), {}).view({B, L, H, dh}); };
     const torch::Tensor q = proj("attn.q.weight");
     const torch::Tensor k = proj("attn.k.weight");
     const torch::Tensor v = proj("attn.v.weight");
@@ -280,13 +279,13 @@ torch::Tensor Umt5Encoder::forward(const torch::Tensor& ids_in, const torch::Ten
     torch::Tensor s = torch::einsum("binc,bjnc->bnij", {q, k}) + attn_bias;  // no 1/√d: T5 folds it into q
     s = torch::softmax(s.to(torch::kFloat), -1).to(dtype_);
     torch::Tensor o = torch::einsum("bnij,bjnc->binc", {s, v}).reshape({B, L, c.dim_attn});
-    const torch::Tensor a = torch::nn::functional::linear(o, cw(block_key(i, "attn.o.weight")));
+    const torch::Tensor a = gemm_linear(o, cw(block_key(i, "attn.o.weight")), {});
     x = x + a;
     const torch::Tensor y2 = norm(x, block_key(i, "norm2.weight"));
     // One weight at a time (cw may hand out the same buffer).
-    const torch::Tensor lin = torch::nn::functional::linear(y2, cw(block_key(i, "ffn.fc1.weight")));
-    const torch::Tensor h = lin * gelu_tanh(torch::nn::functional::linear(y2, cw(block_key(i, "ffn.gate.0.weight"))));
-    const torch::Tensor f = torch::nn::functional::linear(h, cw(block_key(i, "ffn.fc2.weight")));
+    const torch::Tensor lin = gemm_linear(y2, cw(block_key(i, "ffn.fc1.weight")), {});
+    const torch::Tensor h = lin * gelu_tanh(gemm_linear(y2, cw(block_key(i, "ffn.gate.0.weight")), {}));
+    const torch::Tensor f = gemm_linear(h, cw(block_key(i, "ffn.fc2.weight")), {});
     x = x + f;
     if (trace) {
       if (i == 0) {

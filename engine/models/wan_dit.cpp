@@ -7,6 +7,7 @@
 
 #include "core/interrupt.h"
 #include "core/error.h"
+#include "models/cpu_gemm.h"
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit_ops.h"
 
@@ -35,9 +36,9 @@ WanMlpImpl::WanMlpImpl(int64_t in, int64_t hidden, int64_t out) {
 static torch::Tensor base_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& xc,
                                  torch::ScalarType compute) {
   if (q.defined()) return fp8_linear(xc, lin->weight, lin->bias, q);
-  if (compute == lin->weight.scalar_type()) return lin(xc);
+  if (compute == lin->weight.scalar_type()) return gemm_linear(xc, lin->weight, lin->bias);
   // The casts are autograd ops: gradients arrive at the master weights in their own dtype.
-  return torch::nn::functional::linear(xc, lin->weight.to(compute), lin->bias.to(compute));
+  return gemm_linear(xc, lin->weight.to(compute), lin->bias.to(compute));
 }
 
 torch::Tensor apply_linear(torch::nn::Linear& lin, const Fp8Weight& q, const torch::Tensor& x,
@@ -193,7 +194,7 @@ WanHeadImpl::WanHeadImpl(int64_t dim, int64_t out_features, double eps) : eps_(e
 torch::Tensor WanHeadImpl::forward(const torch::Tensor& x, const torch::Tensor& e) {
   // The head uses the un-projected time embedding e, without a SiLU.
   auto m = modulation + e.unsqueeze(1);  // [1 or L, 2, D]
-  return head(layer_norm(x, eps_) * (1 + m.select(1, 1)) + m.select(1, 0));
+  return gemm_linear(layer_norm(x, eps_) * (1 + m.select(1, 1)) + m.select(1, 0), head->weight, head->bias);
 }
 
 WanModelImpl::WanModelImpl(const WanConfig& cfg) : cfg_(cfg) {

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/interrupt.h"
+#include "models/cpu_gemm.h"
 
 namespace ws::models {
 
@@ -91,7 +92,7 @@ int64_t score_budget(const torch::Tensor& q, int64_t max_scores) {
 // softmax(q kᵀ · scale) for one block of queries: the scale multiplies the product in place (one
 // rounding, as a GEMM's alpha), so no second score-sized buffer is made before the softmax.
 torch::Tensor chunk_probabilities(const torch::Tensor& qc, const torch::Tensor& kt, double scale) {
-  auto s = torch::matmul(qc, kt);
+  auto s = gemm(qc, kt);
   s.mul_(scale);
   return torch::softmax(s, -1);
 }
@@ -131,14 +132,14 @@ struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
       auto kc = k.slice(0, b.h0, b.h1), vc = v.slice(0, b.h0, b.h1);
       auto p = chunk_probabilities(qc, kc.transpose(1, 2), scale);
       auto dvc = dv.slice(0, b.h0, b.h1), dkc = dk.slice(0, b.h0, b.h1);
-      dvc.baddbmm_(p.transpose(1, 2), goc);
+      gemm_into(dvc, p.transpose(1, 2), goc, 1.f);
       // ds = (dp − row) · p, in dp's buffer.
-      auto ds = torch::matmul(goc, vc.transpose(1, 2));
+      auto ds = gemm(goc, vc.transpose(1, 2));
       ds.sub_(row.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1)).mul_(p);
       p = torch::Tensor();
       auto dqc = dq.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1);
-      at::bmm_out(dqc, ds, kc);
-      dkc.baddbmm_(ds.transpose(1, 2), qc);
+      gemm_into(dqc, ds, kc);
+      gemm_into(dkc, ds.transpose(1, 2), qc, 1.f);
     });
     dq.mul_(scale);
     dk.mul_(scale);
@@ -148,13 +149,12 @@ struct ChunkedAttention : public torch::autograd::Function<ChunkedAttention> {
 
 // linear(gelu(h)) keeping only h for backward: the GELU's output, as wide as h, is made again
 // there (one elementwise pass) instead of being stored for the product's weight gradient. The
-// products are LibTorch's own Linear backward (dW = dyᵀ·g, as mm_mat2_backward for weight.t()), so the gradients
-// are the same bits.
+// products are gemm_linear's own backward (dW = dyᵀ·g), so the gradients are the same bits.
 struct GeluLinear : public torch::autograd::Function<GeluLinear> {
   static torch::Tensor forward(torch::autograd::AutogradContext* ctx, const torch::Tensor& h, const torch::Tensor& w,
                                const torch::Tensor& b) {
     ctx->save_for_backward({h, w});
-    return torch::nn::functional::linear(torch::gelu(h, "tanh"), w, b);
+    return gemm_linear(torch::gelu(h, "tanh"), w, b);
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -164,8 +164,8 @@ struct GeluLinear : public torch::autograd::Function<GeluLinear> {
     const auto dy = grad_out[0].reshape({-1, grad_out[0].size(-1)});
     const auto h2 = h.reshape({-1, h.size(-1)});
     torch::Tensor dh, dw, db;
-    if (ctx->needs_input_grad(0)) dh = at::gelu_backward(dy.mm(w), h2, "tanh").view(h.sizes());
-    if (ctx->needs_input_grad(1)) dw = dy.t().mm(torch::gelu(h2, "tanh"));
+    if (ctx->needs_input_grad(0)) dh = at::gelu_backward(gemm(dy, w), h2, "tanh").view(h.sizes());
+    if (ctx->needs_input_grad(1)) dw = gemm(dy.t(), torch::gelu(h2, "tanh"));
     if (ctx->needs_input_grad(2)) db = dy.sum(0);
     return {dh, dw, db};
   }
@@ -202,13 +202,13 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
   const bool grad = torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
   if (grad) return ChunkedAttention::apply(q, k, v, scale, max_scores);
   const int64_t n = q.size(0), Lq = q.size(1), budget = score_budget(q, max_scores);
-  if (n * Lq * k.size(1) <= budget) return torch::matmul(chunk_probabilities(q, k.transpose(1, 2), scale), v);
+  if (n * Lq * k.size(1) <= budget) return gemm(chunk_probabilities(q, k.transpose(1, 2), scale), v);
   auto out = torch::empty({n, Lq, v.size(2)}, q.options());
   for_each_block(n, Lq, k.size(1), budget, [&](const ScoreBlock& b) {
     interruption_point();  // one block of a huge attention can take long; a stop need not wait
     auto kc = k.slice(0, b.h0, b.h1), vc = v.slice(0, b.h0, b.h1);
     auto oc = out.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1);
-    at::bmm_out(oc, chunk_probabilities(q.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1), kc.transpose(1, 2), scale), vc);
+    gemm_into(oc, chunk_probabilities(q.slice(0, b.h0, b.h1).slice(1, b.r0, b.r1), kc.transpose(1, 2), scale), vc);
   });
   return out;
 }

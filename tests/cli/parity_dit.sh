@@ -1,23 +1,28 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: Apache-2.0
-# parity dit / dit-train on the reference fixtures, plus cases that must fail: a perturbed
-# reference output, a perturbed training expectation, and an empty folder.
+# parity dit / dit-train on the reference fixtures, with each CPU GEMM (models/cpu_gemm.h: the
+# machine picks one, so both are forced here), plus cases that must fail: a perturbed reference
+# output, a perturbed training expectation, and an empty folder.
 set -u
 engine=$1 data=$2
 fail() { echo "FAIL: $*"; exit 1; }
 tmp=$(mktemp -d); trap 'rm -rf "$tmp"' EXIT
 
-out=$("$engine" parity dit "$data/dit") || fail "parity dit exited $?: $out"
-echo "$out"
-[ "$(grep -c '^PASS ' <<<"$out")" -eq 2 ] || fail "expected 2 PASS lines"
-grep -q '^FAIL' <<<"$out" && fail "a FAIL line"
+for gemm in onednn libtorch; do
+  export WANSTUDIO_GEMM=$gemm
+  out=$("$engine" parity dit "$data/dit") || fail "$gemm: parity dit exited $?: $out"
+  echo "$gemm: $out"
+  [ "$(grep -c '^PASS ' <<<"$out")" -eq 2 ] || fail "$gemm: expected 2 PASS lines"
+  grep -q '^FAIL' <<<"$out" && fail "$gemm: a FAIL line"
 
-out=$("$engine" parity dit-train "$data/train") || fail "parity dit-train exited $?: $out"
-echo "$out"
-grep -q '^FAIL' <<<"$out" && fail "a FAIL line"
-for g in loss grad_norm grad1 model adam x_t; do
-  grep -q "^PASS dit_train_dev_a:$g " <<<"$out" || fail "no PASS line for group $g"
+  out=$("$engine" parity dit-train "$data/train") || fail "$gemm: parity dit-train exited $?: $out"
+  echo "$gemm: $out"
+  grep -q '^FAIL' <<<"$out" && fail "$gemm: a FAIL line"
+  for g in loss grad_norm grad1 model adam x_t; do
+    grep -q "^PASS dit_train_dev_a:$g " <<<"$out" || fail "$gemm: no PASS line for group $g"
+  done
 done
+unset WANSTUDIO_GEMM
 grep -q 'upsampler' <<<"$out" && fail "upsampler-train cases not skipped"
 
 # A perturbed copy of case b: `out` in the case file is rewritten with one changed byte far

@@ -18,4 +18,15 @@ done
 [ "$(item sdpa)" = "${WS_EXPECT_SDPA:?}" ] || fail "sdpa $(item sdpa), expected $WS_EXPECT_SDPA"
 [ "$(item gloo)" = "${WS_EXPECT_GLOO:?}" ] || fail "gloo $(item gloo), expected $WS_EXPECT_GLOO"
 [ "$(item video)" = "${WS_EXPECT_VIDEO:?}" ] || fail "video $(item video), expected $WS_EXPECT_VIDEO"
+# The CPU GEMM: chosen by the machine unless WANSTUDIO_GEMM says; oneDNN only where built with it.
+case "$(item cpu_gemm)" in onednn | libtorch) ;; *) fail "cpu_gemm '$(item cpu_gemm)'" ;; esac
+gemm_of() { WANSTUDIO_GEMM=$1 "$engine" --version | awk '$1 == "cpu_gemm" { print $2 }'; }
+[ "$(gemm_of libtorch)" = libtorch ] || fail "WANSTUDIO_GEMM=libtorch: $(gemm_of libtorch)"
+want=libtorch
+[ "${WS_EXPECT_ONEDNN:?}" = yes ] && want=onednn
+[ "$(gemm_of onednn)" = "$want" ] || fail "WANSTUDIO_GEMM=onednn: $(gemm_of onednn), expected $want"
+err=$(WANSTUDIO_GEMM=mkl "$engine" --version 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] || fail "WANSTUDIO_GEMM=mkl exited $rc"
+[ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "WANSTUDIO_GEMM must be onednn or libtorch" ||
+  fail "WANSTUDIO_GEMM=mkl: $err"
 echo "PASS"

@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "models/cpu_gemm.h"
 #include "runtime/events.h"
 
 namespace ws::cli {
@@ -74,6 +75,9 @@ double bench_median(const std::vector<double>& ms) {
 nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra, const std::string& unit) {
   const double median = bench_median(ms);
   if (!current_kind().empty()) extra["bench"] = current_kind();
+  // Which GEMM ran the fp32 products on the CPU, and why (models/cpu_gemm.h): figures from two
+  // machines differ by it first.
+  extra["gemm"] = models::cpu_gemm_description();
   extra["ms_per_" + unit + "_median"] = median;
   extra["ms_per_" + unit + "_min"] = *std::min_element(ms.begin(), ms.end());
   extra["ms_per_" + unit] = ms;
