@@ -10,6 +10,7 @@
 #include <string>
 
 #include "core/log.h"
+#include "models/cpu_gemm.h"
 
 namespace ws::models {
 
@@ -187,12 +188,7 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     }
 #endif
     auto wq = fp8_to(codes, x.scalar_type()) / scale;
-    return bias.defined() ? torch::addmm(bias.to(x.scalar_type()), x.reshape({-1, x.size(-1)}), wq.t()).view([&] {
-      auto s = x.sizes().vec();
-      s.back() = wq.size(0);
-      return s;
-    }())
-                          : torch::matmul(x, wq.t());
+    return gemm_linear(x, wq, bias.defined() ? bias.to(x.scalar_type()) : torch::Tensor());
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -203,11 +199,11 @@ struct Fp8LinearFn : public torch::autograd::Function<Fp8LinearFn> {
     auto g = grad_out[0];
     auto wq = fp8_to(codes, g.scalar_type()) / scale;
     auto g2 = g.reshape({-1, g.size(-1)}), x2 = x.reshape({-1, x.size(-1)});
-    auto dx = torch::matmul(g, wq);
+    auto dx = gemm(g2, wq).view(x.sizes());
     // Gradients in the master weight's dtype (fp32 under bf16 compute).
     const auto wd = static_cast<torch::ScalarType>(ctx->saved_data["weight_dtype"].toInt());
     // A frozen weight (a LoRA base) needs neither.
-    auto dw = ctx->needs_input_grad(1) ? torch::matmul(g2.t(), x2.to(g.scalar_type())).to(wd) : torch::Tensor();
+    auto dw = ctx->needs_input_grad(1) ? gemm(g2.t(), x2.to(g.scalar_type())).to(wd) : torch::Tensor();
     auto db = ctx->saved_data["has_bias"].toBool() && ctx->needs_input_grad(2) ? g2.sum(0).to(wd) : torch::Tensor();
     return {dx, dw, db, torch::Tensor(), torch::Tensor()};
   }

@@ -10,6 +10,7 @@
 #include "core/fs.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
+#include "models/cpu_gemm.h"
 #include "models/wan_dit.h"
 
 namespace ws::models {
@@ -86,9 +87,9 @@ const std::vector<std::string>& wan_lora_block_linears() {
 }
 
 torch::Tensor LoraAdapter::delta(const torch::Tensor& x, bool training, torch::ScalarType out_dtype) const {
-  auto h = torch::nn::functional::linear(x.to(down.scalar_type()), down);
+  auto h = gemm_linear(x.to(down.scalar_type()), down, {});
   if (training && dropout > 0) h = torch::dropout(h, dropout, true);
-  return (torch::nn::functional::linear(h, up) * scale).to(out_dtype);
+  return (gemm_linear(h, up, {}) * scale).to(out_dtype);
 }
 
 std::string WanLora::musubi_name(const std::string& path) {

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "cli/bench/bench.h"
+#include "models/cpu_gemm.h"
 #include "models/wan_dit_ops.h"
 
 namespace ws::cli {
@@ -69,11 +70,16 @@ nlohmann::json dit_step_parts(models::WanModel& model, train::ExpertStep& step, 
     auto x = leaf({L, D}), c = leaf({T, D}), hidden = leaf({L, cfg.ffn_dim});
     auto& sa = *block->self_attn;
     auto& ca = *block->cross_attn;
+    // Through the engine's Linear (models/cpu_gemm.h), as the block runs them.
+    auto lin = [](torch::nn::Linear& m, const torch::Tensor& in) {
+      return models::gemm_linear(in, m->weight, m->bias);
+    };
     per_block["linears"] = part_ms(reps, [&] {
       fwd_bwd(
           [&] {
-            auto y = sa.q(x) + sa.k(x) + sa.v(x) + sa.o(x) + ca.q(x) + ca.o(x) + block->ffn->l2(hidden);
-            return y.sum() + (ca.k(c) + ca.v(c)).sum() + block->ffn->l0(x).sum();
+            auto y = lin(sa.q, x) + lin(sa.k, x) + lin(sa.v, x) + lin(sa.o, x) + lin(ca.q, x) + lin(ca.o, x) +
+                     lin(block->ffn->l2, hidden);
+            return y.sum() + (lin(ca.k, c) + lin(ca.v, c)).sum() + lin(block->ffn->l0, x).sum();
           },
           {x, c, hidden});
       drop_block_grads();
