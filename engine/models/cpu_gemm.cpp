@@ -9,6 +9,7 @@
 #include <atomic>
 #include <cstdlib>
 #include <cstring>
+#include <filesystem>
 
 #include "core/error.h"
 
@@ -64,12 +65,33 @@ Choice choose() {
     c.description = forced + " (WANSTUDIO_GEMM)";
     return c;
   }
-  // OpenBLAS names the core it chose; MKL has no such symbol.
-  auto corename = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
-  if (!corename) {
-    c.description = "libtorch (its BLAS is not OpenBLAS)";
+  // Whose sgemm LibTorch calls. MKL (inside PyPI's LibTorch) is kept. Debian's LibTorch calls
+  // libblas.so.3, which the alternatives system may point at OpenBLAS or at the unoptimised
+  // reference BLAS.
+  if (dlsym(RTLD_DEFAULT, "mkl_get_max_threads")) {
+    c.description = "libtorch (MKL)";
     return c;
   }
+  void* sgemm = dlsym(RTLD_DEFAULT, "sgemm_");
+  if (!sgemm) {
+    c.description = "libtorch (no BLAS symbol found)";
+    return c;
+  }
+  Dl_info info{};
+  std::string blas_file = dladdr(sgemm, &info) && info.dli_fname ? info.dli_fname : "";
+  // libblas.so.3 is a link through /etc/alternatives: name the library it ends at.
+  if (!blas_file.empty()) {
+    std::error_code ec;
+    const auto real = std::filesystem::canonical(blas_file, ec);
+    if (!ec) blas_file = real.string();
+  }
+  auto corename = reinterpret_cast<char* (*)()>(dlsym(RTLD_DEFAULT, "openblas_get_corename"));
+  if (blas_file.find("openblas") == std::string::npos || !corename) {
+    c.backend = GemmBackend::OneDnn;
+    c.description = "onednn (LibTorch's BLAS is not OpenBLAS: " + (blas_file.empty() ? "unknown" : blas_file) + ")";
+    return c;
+  }
+  // OpenBLAS names the core it chose.
   const std::string core = corename() ? corename() : "unknown";
   const int blas = openblas_core_level(core), cpu = cpu_level();
   c.backend = cpu > blas ? GemmBackend::OneDnn : GemmBackend::LibTorch;
@@ -119,7 +141,7 @@ Operand layout(const at::Tensor& m) {
   return {};
 }
 
-void onednn_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, float beta) {
+void onednn_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, float beta, float alpha) {
   Operand la = layout(a), lb = layout(b);
   if (!la.trans) a = a.contiguous(), la = layout(a);
   if (!lb.trans) b = b.contiguous(), lb = layout(b);
@@ -132,7 +154,7 @@ void onednn_gemm(const at::Tensor& out, at::Tensor a, at::Tensor b, float beta) 
   g_onednn_calls.fetch_add(1, std::memory_order_relaxed);
   for (int64_t i = 0; i < batches; ++i) {
     // dnnl_sgemm is row-major: C[M, N] = op(A)[M, K] · op(B)[K, N].
-    const auto st = dnnl::sgemm(la.trans, lb.trans, M, N, K, 1.f, pa + (a.dim() == 3 ? i * a.stride(0) : 0), la.ld,
+    const auto st = dnnl::sgemm(la.trans, lb.trans, M, N, K, alpha, pa + (a.dim() == 3 ? i * a.stride(0) : 0), la.ld,
                                 pb + (b.dim() == 3 ? i * b.stride(0) : 0), lb.ld, beta,
                                 pc + (out.dim() == 3 ? i * out.stride(0) : 0), ldc);
     if (st != dnnl::status::success) throw Error("oneDNN sgemm failed (status " + std::to_string(int(st)) + ")");
@@ -167,27 +189,29 @@ void set_cpu_gemm_backend(GemmBackend backend) {
 
 int64_t cpu_gemm_onednn_calls() { return g_onednn_calls.load(); }
 
-void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, float beta) {
+void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, float beta, float alpha) {
   check_shapes(out, a, b);
   const bool empty = a.size(-2) == 0 || b.size(-1) == 0 || a.size(-1) == 0 || (a.dim() == 3 && a.size(0) == 0);
 #ifdef WANSTUDIO_HAVE_DNNL
-  if (!empty && out.stride(-1) == 1 && use_onednn(out, a, b)) return onednn_gemm(out, a, b, beta);
+  if (!empty && out.stride(-1) == 1 && use_onednn(out, a, b)) return onednn_gemm(out, a, b, beta, alpha);
 #endif
+  auto& o = const_cast<at::Tensor&>(out);
+  // beta 0: the BLAS overwrites out without reading it (a NaN there does not survive).
   if (out.dim() == 2) {
-    if (beta == 0.f) at::mm_out(const_cast<at::Tensor&>(out), a, b);
-    else const_cast<at::Tensor&>(out).addmm_(a, b);
+    if (beta == 0.f && alpha == 1.f) at::mm_out(o, a, b);
+    else o.addmm_(a, b, beta, alpha);
   } else {
-    if (beta == 0.f) at::bmm_out(const_cast<at::Tensor&>(out), a, b);
-    else const_cast<at::Tensor&>(out).baddbmm_(a, b);
+    if (beta == 0.f && alpha == 1.f) at::bmm_out(o, a, b);
+    else o.baddbmm_(a, b, beta, alpha);
   }
 }
 
-at::Tensor gemm(const at::Tensor& a, const at::Tensor& b) {
-  if (!use_onednn(a, a, b)) return a.dim() == 2 ? at::mm(a, b) : at::bmm(a, b);
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, float alpha) {
+  if (!use_onednn(a, a, b) && alpha == 1.f) return a.dim() == 2 ? at::mm(a, b) : at::bmm(a, b);
   auto sizes = a.sizes().vec();
   sizes.back() = b.size(-1);
   auto out = at::empty(sizes, a.options());
-  gemm_into(out, a, b);
+  gemm_into(out, a, b, 0.f, alpha);
   return out;
 }
 

@@ -15,9 +15,10 @@ namespace ws::models {
 enum class GemmBackend { LibTorch, OneDnn };
 
 // Chosen once per process: WANSTUDIO_GEMM=onednn or =libtorch when set; otherwise oneDNN when this
-// build has it, LibTorch multiplies through OpenBLAS, and OpenBLAS's kernels use a narrower vector
-// instruction set than the CPU has (an AVX2 OpenBLAS on an AVX-512 CPU too: it leaves half the
-// width unused). MKL (PyPI's LibTorch) is kept: it picks by instruction set itself.
+// build has it and LibTorch multiplies through a BLAS that is not MKL and either is not OpenBLAS
+// (the reference BLAS behind Debian's alternatives) or is an OpenBLAS whose kernels use a narrower
+// vector instruction set than the CPU has (an AVX2 OpenBLAS on an AVX-512 CPU too: it leaves half
+// the width unused). MKL (PyPI's LibTorch) is kept: it picks by instruction set itself.
 GemmBackend cpu_gemm_backend();
 // One line for logs and bench reports: the backend and why ("onednn (OpenBLAS core Prescott: sse3;
 // CPU avx512)").
@@ -27,10 +28,12 @@ void set_cpu_gemm_backend(GemmBackend backend);
 // Products oneDNN has run in this process (a test's proof that the backend was used).
 int64_t cpu_gemm_onednn_calls();
 
-// out = beta·out + a·b, 2-D [M, K]·[K, N] or batched 3-D. Transposed views are read in place;
-// out must have unit stride in its last dim. beta is 0 or 1 (1: accumulate, as addmm_/baddbmm_).
-void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, float beta = 0.f);
-at::Tensor gemm(const at::Tensor& a, const at::Tensor& b);  // 2-D or 3-D, a new contiguous result
+// out = beta·out + alpha·a·b, 2-D [M, K]·[K, N] or batched 3-D. Transposed views are read in
+// place; out must have unit stride in its last dim. beta is 0 or 1 (1: accumulate, as
+// addmm_/baddbmm_); alpha scales the product inside the GEMM (no pass of its own over out).
+void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, float beta = 0.f, float alpha = 1.f);
+// 2-D or 3-D, a new contiguous result.
+at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, float alpha = 1.f);
 
 // x·wᵀ + b over the last dim of x, with autograd: its backward runs the same products
 // (dx = dy·w, dw = dyᵀ·x, db = Σ dy). b may be undefined.

@@ -89,12 +89,12 @@ int64_t score_budget(const torch::Tensor& q, int64_t max_scores) {
   return q.is_cuda() ? max_scores : std::min(max_scores, kCpuScoreBlock);
 }
 
-// softmax(q kᵀ · scale) for one block of queries: the scale multiplies the product in place (one
-// rounding, as a GEMM's alpha), so no second score-sized buffer is made before the softmax.
+// softmax(q kᵀ · scale) for one block of queries: the scale is the GEMM's alpha (no pass of its
+// own over the scores) and the softmax is taken in place (one score-sized buffer, half the cache).
 torch::Tensor chunk_probabilities(const torch::Tensor& qc, const torch::Tensor& kt, double scale) {
-  auto s = gemm(qc, kt);
-  s.mul_(scale);
-  return torch::softmax(s, -1);
+  auto s = gemm(qc, kt, static_cast<float>(scale));
+  at::_softmax_out(s, s, -1, false);
+  return s;
 }
 
 // Attention with per-chunk recomputation in backward (the probabilities are never stored).

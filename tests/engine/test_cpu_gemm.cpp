@@ -1,10 +1,12 @@
 // SPDX-License-Identifier: Apache-2.0
 // The CPU GEMM switch (models/cpu_gemm.h): oneDNN's products equal LibTorch's (to rounding) for
 // every operand layout the engine passes — transposed and sliced views, batches, accumulation,
-// single rows and columns — the Linear's gradients equal at::linear's, the DiT's attention and
+// a scaled product, single rows and columns — the Linear's gradients equal at::linear's, the DiT's attention and
 // training step run through it, and the LibTorch backend leaves oneDNN untouched.
 #include <QtTest/QtTest>
 #include <torch/torch.h>
+
+#include <limits>
 
 #include "models/cpu_gemm.h"
 #include "models/wan_dit_ops.h"
@@ -77,6 +79,23 @@ class TestCpuGemm : public QObject {
       const auto start = into.clone();
       gemm_into(into, c.a, c.b, 1.f);
       QVERIFY2(rel_diff(into, start.to(torch::kDouble) + want) < 1e-5, c.name);
+    }
+  }
+
+  void alphaScalesTheProductOnBothBackends() {
+    for (auto backend : {GemmBackend::OneDnn, GemmBackend::LibTorch}) {
+      BackendScope s(backend);
+      auto a = torch::randn({2, 9, 6}), b = torch::randn({2, 11, 6}).transpose(1, 2);
+      const auto want = torch::bmm(a.to(torch::kDouble), b.to(torch::kDouble));
+      QVERIFY(rel_diff(gemm(a, b, 0.125f), want * 0.125) < 1e-5);
+      QVERIFY(rel_diff(gemm(a[0], b[0], -2.f), want[0] * -2.0) < 1e-5);
+      // Accumulating: out + alpha·a·b, even over a NaN-free start; beta 0 ignores a NaN start.
+      auto out = torch::ones({2, 9, 11});
+      gemm_into(out, a, b, 1.f, 0.5f);
+      QVERIFY(rel_diff(out, want * 0.5 + 1.0) < 1e-5);
+      auto nan = torch::full({2, 9, 11}, std::numeric_limits<float>::quiet_NaN());
+      gemm_into(nan, a, b, 0.f, 0.5f);
+      QVERIFY(rel_diff(nan, want * 0.5) < 1e-5);
     }
   }
 
