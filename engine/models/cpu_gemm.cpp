@@ -196,12 +196,13 @@ void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, 
   if (!empty && out.stride(-1) == 1 && use_onednn(out, a, b)) return onednn_gemm(out, a, b, beta, alpha);
 #endif
   auto& o = const_cast<at::Tensor&>(out);
-  // beta 0: the BLAS overwrites out without reading it (a NaN there does not survive).
-  if (out.dim() == 2) {
-    if (beta == 0.f && alpha == 1.f) at::mm_out(o, a, b);
-    else o.addmm_(a, b, beta, alpha);
+  if (beta == 0.f) {
+    // Not addmm_ with beta 0: LibTorch 1.13's bf16 CPU product still reads out then (0 · NaN).
+    if (out.dim() == 2) at::mm_out(o, a, b);
+    else at::bmm_out(o, a, b);
+    if (alpha != 1.f) o.mul_(alpha);
   } else {
-    if (beta == 0.f && alpha == 1.f) at::bmm_out(o, a, b);
+    if (out.dim() == 2) o.addmm_(a, b, beta, alpha);
     else o.baddbmm_(a, b, beta, alpha);
   }
 }

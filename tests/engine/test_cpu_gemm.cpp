@@ -96,6 +96,12 @@ class TestCpuGemm : public QObject {
       auto nan = torch::full({2, 9, 11}, std::numeric_limits<float>::quiet_NaN());
       gemm_into(nan, a, b, 0.f, 0.5f);
       QVERIFY(rel_diff(nan, want * 0.5) < 1e-5);
+      // bf16 (LibTorch's product either way): a fresh result's garbage never leaks in.
+      for (int i = 0; i < 20; ++i) {
+        const auto h = gemm(a.to(torch::kBFloat16), b.to(torch::kBFloat16), 0.125f);
+        QVERIFY(torch::isfinite(h).all().item<bool>());
+        QVERIFY(rel_diff(h.to(torch::kFloat), want * 0.125) < 2e-2);
+      }
     }
   }
 
