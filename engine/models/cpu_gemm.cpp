@@ -191,8 +191,8 @@ int64_t cpu_gemm_onednn_calls() { return g_onednn_calls.load(); }
 
 void gemm_into(const at::Tensor& out, const at::Tensor& a, const at::Tensor& b, float beta, float alpha) {
   check_shapes(out, a, b);
-  const bool empty = a.size(-2) == 0 || b.size(-1) == 0 || a.size(-1) == 0 || (a.dim() == 3 && a.size(0) == 0);
 #ifdef WANSTUDIO_HAVE_DNNL
+  const bool empty = a.size(-2) == 0 || b.size(-1) == 0 || a.size(-1) == 0 || (a.dim() == 3 && a.size(0) == 0);
   if (!empty && out.stride(-1) == 1 && use_onednn(out, a, b)) return onednn_gemm(out, a, b, beta, alpha);
 #endif
   auto& o = const_cast<at::Tensor&>(out);
