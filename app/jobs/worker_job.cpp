@@ -3,6 +3,7 @@
 
 #include <signal.h>
 #include <unistd.h>
+#include <cstring>
 
 #include "jobs/engine_locator.h"
 #include "jobs/final_record.h"
@@ -87,8 +88,18 @@ void WorkerJob::cancel() {
   if (phase_ != Phase::Running || cancelRequested_) return;
   cancelRequested_ = true;
   if (cancelGraceMs_ > 0) cancelGrace_.start(cancelGraceMs_);
-  if (process_->state() == QProcess::Running && process_->write("cancel\n") == 7) return;
+  if (process_->state() == QProcess::Running && writeControlLine("cancel\n")) return;
   signalGroup(SIGTERM);
+}
+
+bool WorkerJob::writeControlLine(const char* line) {
+  const qint64 n = static_cast<qint64>(std::strlen(line));
+  if (process_->write(line) != n) return false;
+  // Sent now, not when the event loop next finds the pipe writable: under load that wait was
+  // seen to last past the cancel grace (the worker never read the line). A few bytes into an
+  // empty pipe do not block.
+  process_->waitForBytesWritten(1000);
+  return true;
 }
 
 void WorkerJob::onCancelGraceOver() {
@@ -101,7 +112,7 @@ void WorkerJob::onCancelGraceOver() {
 
 bool WorkerJob::requestSave() {
   if (phase_ != Phase::Running || cancelRequested_ || process_->state() != QProcess::Running) return false;
-  return process_->write("save\n") == 5;
+  return writeControlLine("save\n");
 }
 
 void WorkerJob::kill() {

@@ -84,6 +84,7 @@ class WorkerJob : public QObject {
   void handleEvent(const RunEvent& ev);
   void keepStderr(const QString& line);
   void signalGroup(int signo);
+  bool writeControlLine(const char* line);  // "cancel\n", "save\n": written through at once
   void finish(JobResult result);
 
   QProcess* process_ = nullptr;
