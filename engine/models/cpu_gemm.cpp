@@ -218,10 +218,13 @@ at::Tensor gemm(const at::Tensor& a, const at::Tensor& b, float alpha) {
 
 namespace {
 
-at::Tensor linear_forward(const at::Tensor& x2, const at::Tensor& w, const at::Tensor& b) {
-  auto y = gemm(x2, w.t());
+// x·wᵀ + b over x's last dim, shaped as x with w's rows last.
+at::Tensor linear_forward(const at::Tensor& x, const at::Tensor& w, const at::Tensor& b) {
+  auto y = gemm(x.reshape({-1, x.size(-1)}), w.t());
   if (b.defined()) y.add_(b);
-  return y;
+  auto sizes = x.sizes().vec();
+  sizes.back() = w.size(0);
+  return y.view(sizes);
 }
 
 struct GemmLinear : public torch::autograd::Function<GemmLinear> {
@@ -230,9 +233,7 @@ struct GemmLinear : public torch::autograd::Function<GemmLinear> {
                             const at::Tensor& b) {
     ctx->save_for_backward({x, w});
     ctx->saved_data["bias"] = b.numel() > 0;
-    auto sizes = x.sizes().vec();
-    sizes.back() = w.size(0);
-    return linear_forward(x.reshape({-1, x.size(-1)}), w, b.numel() > 0 ? b : at::Tensor()).view(sizes);
+    return linear_forward(x, w, b.numel() > 0 ? b : at::Tensor());
   }
 
   static torch::autograd::variable_list backward(torch::autograd::AutogradContext* ctx,
@@ -255,9 +256,7 @@ at::Tensor gemm_linear(const at::Tensor& x, const at::Tensor& w, const at::Tenso
   const bool grad =
       at::GradMode::is_enabled() && (x.requires_grad() || w.requires_grad() || (b.defined() && b.requires_grad()));
   if (grad) return GemmLinear::apply(x, w, b.defined() ? b : at::empty({0}, w.options()));
-  auto sizes = x.sizes().vec();
-  sizes.back() = w.size(0);
-  return linear_forward(x.reshape({-1, x.size(-1)}), w, b).view(sizes);
+  return linear_forward(x, w, b);
 }
 
 }  // namespace ws::models
