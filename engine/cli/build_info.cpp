@@ -3,7 +3,9 @@
 
 #include <torch/version.h>
 
+#include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
+#include "models/cpu_rows.h"
 #include "models/wan_dit_ops.h"
 
 #ifndef WANSTUDIO_CUDA_VERSION
@@ -30,6 +32,10 @@ std::string build_info() {
 #endif
   // Which GEMM runs fp32 products on the CPU here, and why: `onednn (…)` or `libtorch (…)`.
   s += "cpu_gemm " + models::cpu_gemm_description() + "\n";
+  // fp32 attention on the CPU: `tiled (rows avx512)` or `composed`.
+  const std::string attention = models::cpu_attention_choice();
+  s += "cpu_attention " + attention + (attention == "tiled" ? std::string(" (rows ") + models::rows::isa() + ")" : "") +
+       "\n";
   return s;
 }
 

@@ -13,6 +13,7 @@
 #include "io/printable.h"
 #include "cli/build_info.h"
 #include "cli/verb.h"
+#include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
 #include "runtime/blas_threads.h"
 
@@ -35,7 +36,9 @@ void print_help() {
 int main(int argc, char** argv) {
   ws::runtime::shorten_blas_spin();
   try {
-    ws::models::cpu_gemm_backend();  // a bad WANSTUDIO_GEMM stops here, not in a run's first product
+    // A bad WANSTUDIO_GEMM or WANSTUDIO_ATTENTION stops here, not in a run's first product.
+    ws::models::cpu_gemm_backend();
+    ws::models::cpu_attention_choice();
   } catch (const ws::Error& e) {
     std::fprintf(stderr, "error: %s\n", ws::io::printable(e.what(), 4096).c_str());
     return 1;

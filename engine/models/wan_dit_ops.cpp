@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "core/interrupt.h"
+#include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
 
 namespace ws::models {
@@ -199,6 +200,7 @@ torch::Tensor wan_attention(const torch::Tensor& q, const torch::Tensor& k, cons
     return at::scaled_dot_product_attention(q.unsqueeze(0), k.unsqueeze(0), v.unsqueeze(0), {}, 0.0, false, scale)
         .squeeze(0);
 #endif
+  if (cpu_attention_applies(q, k, v)) return cpu_attention(q, k, v, scale);
   const bool grad = torch::GradMode::is_enabled() && (q.requires_grad() || k.requires_grad() || v.requires_grad());
   if (grad) return ChunkedAttention::apply(q, k, v, scale, max_scores);
   const int64_t n = q.size(0), Lq = q.size(1), budget = score_budget(q, max_scores);

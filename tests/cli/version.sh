@@ -29,4 +29,14 @@ err=$(WANSTUDIO_GEMM=mkl "$engine" --version 2>&1 >/dev/null); rc=$?
 [ $rc = 1 ] || fail "WANSTUDIO_GEMM=mkl exited $rc"
 [ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "WANSTUDIO_GEMM must be onednn or libtorch" ||
   fail "WANSTUDIO_GEMM=mkl: $err"
+# The CPU attention: tiled where oneDNN is built in, unless WANSTUDIO_ATTENTION=composed.
+att_of() { WANSTUDIO_ATTENTION=$1 "$engine" --version | awk '$1 == "cpu_attention" { print $2 }'; }
+want=composed
+[ "$WS_EXPECT_ONEDNN" = yes ] && want=tiled
+[ "$(att_of "")" = "$want" ] || fail "cpu_attention: $(att_of ""), expected $want"
+[ "$(att_of composed)" = composed ] || fail "WANSTUDIO_ATTENTION=composed: $(att_of composed)"
+err=$(WANSTUDIO_ATTENTION=flash "$engine" --version 2>&1 >/dev/null); rc=$?
+[ $rc = 1 ] || fail "WANSTUDIO_ATTENTION=flash exited $rc"
+[ "$(echo "$err" | wc -l)" = 1 ] && echo "$err" | grep -q "WANSTUDIO_ATTENTION must be tiled or composed" ||
+  fail "WANSTUDIO_ATTENTION=flash: $err"
 echo "PASS"

@@ -8,6 +8,7 @@
 
 #include <limits>
 
+#include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
 #include "models/wan_dit_ops.h"
 
@@ -146,6 +147,13 @@ class TestCpuGemm : public QObject {
   }
 
   void attentionAndGeluLinearRunThroughIt() {
+    // The composed attention's products (the tiled one, the CPU's default, calls oneDNN itself).
+    const bool tiled = cpu_attention_choice() == "tiled";
+    set_cpu_attention(false);
+    struct Restore {
+      bool on;
+      ~Restore() { set_cpu_attention(on); }
+    } restore{tiled};
     auto run = [](GemmBackend backend) {
       BackendScope s(backend);
       torch::manual_seed(3);

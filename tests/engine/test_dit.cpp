@@ -13,6 +13,7 @@
 #include "models/cpu_gemm.h"
 #include "models/grad_checkpoint.h"
 #include "models/wan_dit.h"
+#include "models/cpu_attention.h"
 #include "models/wan_dit_ops.h"
 #include "sampling/expert_sampler.h"
 #include "cli/parity/parity_dit.h"
@@ -203,7 +204,14 @@ class TestDit : public QObject {
   }
 
   void chunkedAttention() {
-    // Query chunks (forward) and the recomputing backward equal plain softmax attention.
+    // Query chunks (forward) and the recomputing backward equal plain softmax attention. The
+    // composed attention: the tiled one (the CPU's default) has test_cpu_attention.
+    const bool tiled = ws::models::cpu_attention_choice() == "tiled";
+    ws::models::set_cpu_attention(false);
+    struct Restore {
+      bool on;
+      ~Restore() { ws::models::set_cpu_attention(on); }
+    } restore{tiled};
     torch::manual_seed(3);
     auto q = torch::randn({2, 13, 8}, torch::requires_grad()), k = torch::randn({2, 9, 8}, torch::requires_grad()),
          v = torch::randn({2, 9, 8}, torch::requires_grad());

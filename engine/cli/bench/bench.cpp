@@ -10,6 +10,7 @@
 #include <cstdio>
 
 #include "core/error.h"
+#include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
 #include "runtime/events.h"
 
@@ -78,6 +79,7 @@ nlohmann::json bench_report(const std::vector<double>& ms, nlohmann::json extra,
   // Which GEMM ran the fp32 products on the CPU, and why (models/cpu_gemm.h): figures from two
   // machines differ by it first.
   extra["gemm"] = models::cpu_gemm_description();
+  extra["cpu_attention"] = models::cpu_attention_choice();
   extra["ms_per_" + unit + "_median"] = median;
   extra["ms_per_" + unit + "_min"] = *std::min_element(ms.begin(), ms.end());
   extra["ms_per_" + unit] = ms;
