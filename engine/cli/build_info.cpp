@@ -5,7 +5,7 @@
 
 #include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
-#include "models/cpu_rows.h"
+#include "models/cpu_isa.h"
 #include "models/wan_dit_ops.h"
 
 #ifndef WANSTUDIO_CUDA_VERSION
@@ -34,8 +34,8 @@ std::string build_info() {
   s += "cpu_gemm " + models::cpu_gemm_description() + "\n";
   // fp32 attention on the CPU: `tiled (rows avx512)` or `composed`.
   const std::string attention = models::cpu_attention_choice();
-  s += "cpu_attention " + attention + (attention == "tiled" ? std::string(" (rows ") + models::rows::isa() + ")" : "") +
-       "\n";
+  s += "cpu_attention " + attention +
+       (attention == "tiled" ? std::string(" (rows ") + models::cpu_isa_name(models::cpu_isa()) + ")" : "") + "\n";
   return s;
 }
 

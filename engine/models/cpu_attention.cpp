@@ -9,18 +9,15 @@
 #include <atomic>
 #include <cmath>
 #include <cstdlib>
-#include <exception>
 #include <vector>
 
 #include "core/error.h"
 #include "core/interrupt.h"
+#include "models/cpu_parallel.h"
 #include "models/cpu_rows.h"
 
 #ifdef WANSTUDIO_HAVE_DNNL
 #include <oneapi/dnnl/dnnl.hpp>
-#endif
-#ifdef _OPENMP
-#include <omp.h>
 #endif
 
 namespace ws::models {
@@ -71,34 +68,14 @@ void gemm1(char ta, char tb, int64_t M, int64_t N, int64_t K, float alpha, const
     throw Error("oneDNN sgemm failed in the attention");
 }
 
-// f(begin, end) over work items, a share to each of LibTorch's threads, in rounds between which a
-// stop may interrupt. An OpenMP region of this file's own (compiled with -fopenmp): at::parallel_for
-// is a header template that runs serially in a file built without it, and then every one-thread
-// GEMM above would spread over all cores and wait for them.
+// f(begin, end) over work items on all threads (each tile's products then run on their own
+// thread), in rounds between which a stop may interrupt.
 template <typename F>
 void for_items(int64_t items, const F& f) {
-  const int threads = std::max(1, at::get_num_threads());
-  const int64_t round = int64_t{threads} * 8;
+  const int64_t round = std::max<int64_t>(1, at::get_num_threads()) * 8;
   for (int64_t b = 0; b < items; b += round) {
     interruption_point();
-    const int64_t e = std::min(items, b + round);
-#ifdef _OPENMP
-    std::exception_ptr error;
-    std::atomic_flag failed = ATOMIC_FLAG_INIT;
-#pragma omp parallel num_threads(threads)
-    {
-      const int64_t nt = omp_get_num_threads(), chunk = (e - b + nt - 1) / nt;
-      const int64_t lo = b + omp_get_thread_num() * chunk, hi = std::min(e, lo + chunk);
-      try {
-        if (lo < hi) f(lo, hi);
-      } catch (...) {
-        if (!failed.test_and_set()) error = std::current_exception();
-      }
-    }
-    if (error) std::rethrow_exception(error);
-#else
-    f(b, e);
-#endif
+    cpu_parallel_for(std::min(items, b + round) - b, [&](int64_t lo, int64_t hi) { f(b + lo, b + hi); });
   }
 }
 

@@ -2,21 +2,17 @@
 #include "models/cpu_rows.h"
 
 #include <algorithm>
-#include <atomic>
 #include <cmath>
 #include <limits>
-#include <string>
-#include <vector>
 
-#if defined(__x86_64__) && defined(__GNUC__)
+#include "models/cpu_isa.h"
+
+#if WS_CPU_X86
 // GCC 12's AVX-512 headers pass _mm512_undefined_ps() to masked builtins and then warn about it
 // wherever those intrinsics are inlined: for the whole file, since the warning comes at the end.
 #pragma GCC diagnostic ignored "-Wuninitialized"
 #pragma GCC diagnostic ignored "-Wmaybe-uninitialized"
 #include <immintrin.h>
-#define WS_ROWS_X86 1
-#else
-#define WS_ROWS_X86 0
 #endif
 
 namespace ws::models::rows {
@@ -55,13 +51,11 @@ float dot_scalar(const float* a, const float* b, int64_t n) {
   return s;
 }
 
-#if WS_ROWS_X86
-#define WS_AVX512 __attribute__((target("avx512f,fma")))
-#define WS_AVX2 __attribute__((target("avx2,fma")))
+#if WS_CPU_X86
 
 // ---- AVX-512: 16 lanes, masked tails, scalef for 2^k (exact down to the denormals) ----
 
-WS_AVX512 inline __m512 exp16(__m512 x) {
+WS_TARGET_AVX512 inline __m512 exp16(__m512 x) {
   // The clamp's constant comes first: MAXPS returns its second operand when one is NaN, so a NaN
   // score stays NaN. Below −104 e^x is 0 in fp32 either way.
   x = _mm512_max_ps(_mm512_set1_ps(-104.f), x);
@@ -79,9 +73,9 @@ WS_AVX512 inline __m512 exp16(__m512 x) {
   return _mm512_scalef_ps(p, k);
 }
 
-WS_AVX512 inline __mmask16 tail_mask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1u); }
+WS_TARGET_AVX512 inline __mmask16 tail_mask(int64_t left) { return static_cast<__mmask16>((1u << left) - 1u); }
 
-WS_AVX512 float max_512(const float* x, int64_t n) {
+WS_TARGET_AVX512 float max_512(const float* x, int64_t n) {
   __m512 m0 = _mm512_set1_ps(-std::numeric_limits<float>::infinity()), m1 = m0;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -96,7 +90,7 @@ WS_AVX512 float max_512(const float* x, int64_t n) {
   return _mm512_reduce_max_ps(_mm512_max_ps(m0, m1));
 }
 
-WS_AVX512 float exp_sum_512(float* x, int64_t n, float shift) {
+WS_TARGET_AVX512 float exp_sum_512(float* x, int64_t n, float shift) {
   const __m512 s = _mm512_set1_ps(shift);
   __m512 acc = _mm512_setzero_ps();
   int64_t i = 0;
@@ -114,7 +108,7 @@ WS_AVX512 float exp_sum_512(float* x, int64_t n, float shift) {
   return _mm512_reduce_add_ps(acc);
 }
 
-WS_AVX512 void softmax_grad_512(float* ds, const float* p, int64_t n, float row) {
+WS_TARGET_AVX512 void softmax_grad_512(float* ds, const float* p, int64_t n, float row) {
   const __m512 r = _mm512_set1_ps(row);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16)
@@ -126,7 +120,7 @@ WS_AVX512 void softmax_grad_512(float* ds, const float* p, int64_t n, float row)
   }
 }
 
-WS_AVX512 void scale_512(float* x, int64_t n, float c) {
+WS_TARGET_AVX512 void scale_512(float* x, int64_t n, float c) {
   const __m512 s = _mm512_set1_ps(c);
   int64_t i = 0;
   for (; i + 16 <= n; i += 16) _mm512_storeu_ps(x + i, _mm512_mul_ps(_mm512_loadu_ps(x + i), s));
@@ -136,7 +130,7 @@ WS_AVX512 void scale_512(float* x, int64_t n, float c) {
   }
 }
 
-WS_AVX512 float dot_512(const float* a, const float* b, int64_t n) {
+WS_TARGET_AVX512 float dot_512(const float* a, const float* b, int64_t n) {
   __m512 s0 = _mm512_setzero_ps(), s1 = s0;
   int64_t i = 0;
   for (; i + 32 <= n; i += 32) {
@@ -153,7 +147,7 @@ WS_AVX512 float dot_512(const float* a, const float* b, int64_t n) {
 
 // ---- AVX2: 8 lanes, scalar tails, 2^k built in the exponent bits (x clamped to normal range) ----
 
-WS_AVX2 inline __m256 exp8(__m256 x) {
+WS_TARGET_AVX2 inline __m256 exp8(__m256 x) {
   // Constants first, as above, so NaN passes; the clamp keeps 2^k a normal float, and what lies
   // below it is 0 (as e^x is there, to within the smallest normal float).
   const __m256 below = _mm256_cmp_ps(x, _mm256_set1_ps(-87.3f), _CMP_LT_OQ);
@@ -174,13 +168,13 @@ WS_AVX2 inline __m256 exp8(__m256 x) {
   return _mm256_andnot_ps(below, _mm256_mul_ps(p, _mm256_castsi256_ps(e)));
 }
 
-WS_AVX2 inline float hsum8(__m256 v) {
+WS_TARGET_AVX2 inline float hsum8(__m256 v) {
   __m128 s = _mm_add_ps(_mm256_castps256_ps128(v), _mm256_extractf128_ps(v, 1));
   s = _mm_add_ps(s, _mm_movehl_ps(s, s));
   return _mm_cvtss_f32(_mm_add_ss(s, _mm_movehdup_ps(s)));
 }
 
-WS_AVX2 float max_256(const float* x, int64_t n) {
+WS_TARGET_AVX2 float max_256(const float* x, int64_t n) {
   __m256 m = _mm256_set1_ps(-std::numeric_limits<float>::infinity());
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) m = _mm256_max_ps(m, _mm256_loadu_ps(x + i));
@@ -190,7 +184,7 @@ WS_AVX2 float max_256(const float* x, int64_t n) {
   return std::max(_mm_cvtss_f32(h), max_scalar(x + i, n - i));
 }
 
-WS_AVX2 float exp_sum_256(float* x, int64_t n, float shift) {
+WS_TARGET_AVX2 float exp_sum_256(float* x, int64_t n, float shift) {
   const __m256 s = _mm256_set1_ps(shift);
   __m256 acc = _mm256_setzero_ps();
   int64_t i = 0;
@@ -202,7 +196,7 @@ WS_AVX2 float exp_sum_256(float* x, int64_t n, float shift) {
   return hsum8(acc) + exp_sum_scalar(x + i, n - i, shift);
 }
 
-WS_AVX2 void softmax_grad_256(float* ds, const float* p, int64_t n, float row) {
+WS_TARGET_AVX2 void softmax_grad_256(float* ds, const float* p, int64_t n, float row) {
   const __m256 r = _mm256_set1_ps(row);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8)
@@ -210,14 +204,14 @@ WS_AVX2 void softmax_grad_256(float* ds, const float* p, int64_t n, float row) {
   softmax_grad_scalar(ds + i, p + i, n - i, row);
 }
 
-WS_AVX2 void scale_256(float* x, int64_t n, float c) {
+WS_TARGET_AVX2 void scale_256(float* x, int64_t n, float c) {
   const __m256 s = _mm256_set1_ps(c);
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) _mm256_storeu_ps(x + i, _mm256_mul_ps(_mm256_loadu_ps(x + i), s));
   scale_scalar(x + i, n - i, c);
 }
 
-WS_AVX2 float dot_256(const float* a, const float* b, int64_t n) {
+WS_TARGET_AVX2 float dot_256(const float* a, const float* b, int64_t n) {
   __m256 s = _mm256_setzero_ps();
   int64_t i = 0;
   for (; i + 8 <= n; i += 8) s = _mm256_fmadd_ps(_mm256_loadu_ps(a + i), _mm256_loadu_ps(b + i), s);
@@ -231,57 +225,31 @@ struct Kernels {
   void (*softmax_grad)(float*, const float*, int64_t, float);
   void (*scale)(float*, int64_t, float);
   float (*dot)(const float*, const float*, int64_t);
-  const char* name;
 };
 
-const Kernels kScalar{max_scalar, exp_sum_scalar, softmax_grad_scalar, scale_scalar, dot_scalar, "scalar"};
+const Kernels kScalar{max_scalar, exp_sum_scalar, softmax_grad_scalar, scale_scalar, dot_scalar};
 
-#if WS_ROWS_X86
-const Kernels k512{max_512, exp_sum_512, softmax_grad_512, scale_512, dot_512, "avx512"};
-const Kernels k256{max_256, exp_sum_256, softmax_grad_256, scale_256, dot_256, "avx2"};
+#if WS_CPU_X86
+const Kernels k512{max_512, exp_sum_512, softmax_grad_512, scale_512, dot_512};
+const Kernels k256{max_256, exp_sum_256, softmax_grad_256, scale_256, dot_256};
 #endif
 
-// The kernel sets this CPU runs, widest first.
-const std::vector<const Kernels*>& runnable() {
-  static const std::vector<const Kernels*> all = [] {
-    std::vector<const Kernels*> v;
-#if WS_ROWS_X86
-    __builtin_cpu_init();
-    if (__builtin_cpu_supports("avx512f")) v.push_back(&k512);
-    if (__builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma")) v.push_back(&k256);
+const Kernels& row_kernels() {
+  switch (cpu_isa()) {
+#if WS_CPU_X86
+    case CpuIsa::Avx512: return k512;
+    case CpuIsa::Avx2: return k256;
 #endif
-    v.push_back(&kScalar);
-    return v;
-  }();
-  return all;
-}
-
-std::atomic<const Kernels*> g_kernels{nullptr};
-
-const Kernels& kernels() {
-  const Kernels* k = g_kernels.load(std::memory_order_relaxed);
-  return k ? *k : *runnable().front();
+    default: return kScalar;
+  }
 }
 
 }  // namespace
 
-float max(const float* x, int64_t n) { return kernels().max(x, n); }
-float exp_sum(float* x, int64_t n, float shift) { return kernels().exp_sum(x, n, shift); }
-void softmax_grad(float* ds, const float* p, int64_t n, float row) { kernels().softmax_grad(ds, p, n, row); }
-void scale(float* x, int64_t n, float c) { kernels().scale(x, n, c); }
-float dot(const float* a, const float* b, int64_t n) { return kernels().dot(a, b, n); }
-const char* isa() { return kernels().name; }
-bool use_isa(const char* name) {
-  if (!name || !*name) {
-    g_kernels.store(nullptr);
-    return true;
-  }
-  for (const Kernels* k : runnable())
-    if (std::string(k->name) == name) {
-      g_kernels.store(k);
-      return true;
-    }
-  return false;
-}
+float max(const float* x, int64_t n) { return row_kernels().max(x, n); }
+float exp_sum(float* x, int64_t n, float shift) { return row_kernels().exp_sum(x, n, shift); }
+void softmax_grad(float* ds, const float* p, int64_t n, float row) { row_kernels().softmax_grad(ds, p, n, row); }
+void scale(float* x, int64_t n, float c) { row_kernels().scale(x, n, c); }
+float dot(const float* a, const float* b, int64_t n) { return row_kernels().dot(a, b, n); }
 
 }  // namespace ws::models::rows

@@ -5,6 +5,8 @@
 #include <cmath>
 
 #include "core/error.h"
+#include "models/cpu_parallel.h"
+#include "train/adamw_kernel.h"
 
 namespace ws::train {
 
@@ -33,6 +35,24 @@ void update(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tens
 // denominator stays in the caches through all the update's operations.
 int64_t slice_elements(const torch::Tensor& p) { return p.is_cuda() ? int64_t{1} << 24 : int64_t{1} << 17; }
 
+// The one-pass kernel's share of work: 64k elements (1.25 MB of p, grad, m and v) a slice.
+constexpr int64_t kFusedSlice = int64_t{1} << 16;
+
+struct FusedSlice {
+  float* p;
+  const float* g;
+  float* m;
+  float* v;
+  int64_t n;
+  AdamWScalars s;
+};
+
+bool one_pass(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tensor& m, const torch::Tensor& v) {
+  for (const auto* t : {&p, &grad, &m, &v})
+    if (!t->device().is_cpu() || t->scalar_type() != torch::kFloat) return false;
+  return true;
+}
+
 }  // namespace
 
 void AdamW::step(const std::vector<double>& group_lrs) {
@@ -43,9 +63,20 @@ void AdamW::step(const std::vector<double>& group_lrs) {
   const double bc1 = 1.0 - std::pow(opts_.beta1, static_cast<double>(step_));
   const double bc2 = 1.0 - std::pow(opts_.beta2, static_cast<double>(step_));
   const double bc2_sqrt = std::sqrt(bc2);
+  // fp32 CPU tensors take the one-pass kernel, in slices shared among the threads; the rest (GPU,
+  // other dtypes, strided views) the ops.
+  std::vector<FusedSlice> fused;
   for (size_t gi = 0; gi < groups_.size(); ++gi) {
     const double lr = group_lrs[gi];
     const double step_size = lr / bc1;
+    const AdamWScalars scalars{static_cast<float>(1.0 - lr * opts_.weight_decay),
+                               static_cast<float>(opts_.beta1),
+                               static_cast<float>(1.0 - opts_.beta1),
+                               static_cast<float>(opts_.beta2),
+                               static_cast<float>(1.0 - opts_.beta2),
+                               static_cast<float>(bc2_sqrt),
+                               static_cast<float>(opts_.eps),
+                               static_cast<float>(-step_size)};
     auto& g = groups_[gi];
     for (size_t i = 0; i < g.params.size(); ++i) {
       const torch::Tensor p = g.params[i].detach();
@@ -56,6 +87,12 @@ void AdamW::step(const std::vector<double>& group_lrs) {
       const int64_t N = p.numel(), n = slice_elements(p);
       const bool flat = p.is_contiguous() && grad.is_contiguous() && m.is_contiguous() && v.is_contiguous() &&
                         grad.numel() == N && m.numel() == N && v.numel() == N;
+      if (flat && one_pass(p, grad, m, v)) {
+        for (int64_t at = 0; at < N; at += kFusedSlice)
+          fused.push_back({p.data_ptr<float>() + at, grad.data_ptr<float>() + at, m.data_ptr<float>() + at,
+                           v.data_ptr<float>() + at, std::min(kFusedSlice, N - at), scalars});
+        continue;
+      }
       if (!flat || N <= n) {
         update(p, grad, m, v, opts_, lr, step_size, bc2_sqrt);
         continue;
@@ -69,6 +106,12 @@ void AdamW::step(const std::vector<double>& group_lrs) {
       }
     }
   }
+  models::cpu_parallel_for(static_cast<int64_t>(fused.size()), [&](int64_t begin, int64_t end) {
+    for (int64_t j = begin; j < end; ++j) {
+      const auto& f = fused[static_cast<size_t>(j)];
+      adamw_update(f.p, f.g, f.m, f.v, f.n, f.s);
+    }
+  });
 }
 
 void AdamW::zero_grad() {

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: Apache-2.0
-// AdamW with PyTorch's exact update (torch 1.13 single-tensor path, amsgrad off):
-// decoupled weight decay p *= 1 − lr·wd, bias corrections in double. Own implementation
-// so the per-group learning rate is passed explicitly each step and the state saves
-// under parameter names (trainer_state/optimizer.safetensors).
+// AdamW with PyTorch's update (torch 1.13 single-tensor path, amsgrad off): decoupled weight
+// decay p *= 1 − lr·wd, bias corrections in double. Own implementation so the per-group learning
+// rate is passed explicitly each step and the state saves under parameter names
+// (trainer_state/optimizer.safetensors). fp32 CPU tensors are updated in one pass
+// (train/adamw_kernel.h), the rest with the same arithmetic as LibTorch ops.
 #pragma once
 #include <torch/torch.h>
 

@@ -13,6 +13,7 @@
 #include <vector>
 
 #include "models/cpu_attention.h"
+#include "models/cpu_isa.h"
 #include "models/cpu_rows.h"
 #include "models/wan_dit_ops.h"
 
@@ -100,20 +101,20 @@ class TestCpuAttention : public QObject {
 
   void rowKernels() {
     // Every kernel set this CPU runs (an AVX-512 CPU runs all three), the widest at least.
-    const std::string widest = rows::isa();
+    const std::string widest = cpu_isa_name(cpu_isa());
     int sets = 0;
     for (const char* isa : {"avx512", "avx2", "scalar"}) {
-      if (!rows::use_isa(isa)) continue;
-      QCOMPARE(QString(rows::isa()), QString(isa));
+      if (!use_cpu_isa(isa)) continue;
+      QCOMPARE(QString(cpu_isa_name(cpu_isa())), QString(isa));
       check_row_kernels();
       if (QTest::currentTestFailed()) return;
       ++sets;
       if (isa == widest) QVERIFY(sets == 1);
     }
-    rows::use_isa("");
-    QCOMPARE(QString::fromStdString(rows::isa()), QString::fromStdString(widest));
+    use_cpu_isa("");
+    QCOMPARE(QString(cpu_isa_name(cpu_isa())), QString::fromStdString(widest));
     QVERIFY(sets >= 1);
-    QVERIFY(!rows::use_isa("avx1024"));
+    QVERIFY(!use_cpu_isa("avx1024"));
   }
 
   void forwardAndGradients_data() {
