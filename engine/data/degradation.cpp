@@ -296,8 +296,10 @@ torch::Tensor apply_frame(torch::Tensor f, const PreparedOp& p, int64_t t, Scrat
   return f;
 }
 
-// Quantise each frame as the reference does, run the ops, and convert back. Frame by frame:
-// the working set stays in cache and frames run in parallel.
+// Quantise each frame as the reference does, run the ops, and convert back. Frame by frame: the
+// working set stays in cache. The frames run in turn (at::parallel_for is serial in a file built
+// without -fopenmp, and the loader's threads run one OpenMP thread each): the loader's decode
+// threads are the parallelism.
 torch::Tensor run_ops(const torch::Tensor& x, const std::vector<PreparedOp>& ops) {
   const torch::Tensor xf = x.to(torch::kCPU).to(torch::kFloat32).contiguous();
   const int64_t t = xf.size(1), h = xf.size(2), w = xf.size(3), hw = h * w;
