@@ -57,7 +57,9 @@ struct Heads {
 
 template <typename T>
 Heads<T> heads_of(const at::Tensor& t) {
-  return {t.data_ptr<float>(), t.stride(0), t.stride(1)};
+  // A length-1 axis may carry any stride; the GEMM wants rows at least a row apart.
+  const int64_t rs = t.size(1) == 1 ? std::max(t.stride(1), t.size(2)) : t.stride(1);
+  return {t.data_ptr<float>(), t.stride(0), rs};
 }
 
 // C = alpha·op(A)·op(B) + beta·C, row-major. Called inside a parallel region, where oneDNN runs

@@ -169,6 +169,9 @@ class TestCpuAttention : public QObject {
     QCOMPARE(rel_diff(cpu_attention(q, k, v, 1.0), v.expand({2, 5, 3})), 0.0);
     auto k2 = torch::randn({2, 9, 8}), v2 = torch::randn({2, 9, 3});
     QVERIFY(rel_diff(cpu_attention(q, k2, v2, 0.3), plain(q, k2, v2, 0.3)) < 2e-6);
+    // A single query whose length-1 axis has a stride of 1 (legal for a size-1 axis).
+    auto q1 = torch::randn({2, 8}).as_strided({2, 1, 8}, {8, 1, 1});
+    QVERIFY(rel_diff(cpu_attention(q1, k2, v2, 0.3), plain(q1, k2, v2, 0.3)) < 2e-6);
     // Columns not of unit stride are copied, not misread.
     auto qt = torch::randn({2, 8, 5}).transpose(1, 2);
     QVERIFY(rel_diff(cpu_attention(qt, k2, v2, 0.3), plain(qt, k2, v2, 0.3)) < 2e-6);
