@@ -35,7 +35,7 @@ void update(const torch::Tensor& p, const torch::Tensor& grad, const torch::Tens
 // denominator stays in the caches through all the update's operations.
 int64_t slice_elements(const torch::Tensor& p) { return p.is_cuda() ? int64_t{1} << 24 : int64_t{1} << 17; }
 
-// The one-pass kernel's share of work: 64k elements (1.25 MB of p, grad, m and v) a slice.
+// The one-pass kernel's share of work: 64k elements (1 MB of p, grad, m and v together) a slice.
 constexpr int64_t kFusedSlice = int64_t{1} << 16;
 
 struct FusedSlice {
