@@ -18,6 +18,7 @@
 #include "core/error.h"
 #include "cli/args.h"
 #include "cli/verb.h"
+#include "runtime/signal_thread.h"
 
 namespace ws::cli {
 
@@ -89,6 +90,7 @@ int run_launch(const std::vector<std::string>& args) {
     if (pid == 0) {
       signal(SIGINT, SIG_DFL);
       signal(SIGTERM, SIG_DFL);
+      runtime::unblock_routed_signals();  // the mask survives exec
       setenv("WORLD_SIZE", std::to_string(nproc).c_str(), 1);
       setenv("RANK", std::to_string(r).c_str(), 1);
       setenv("LOCAL_RANK", std::to_string(r).c_str(), 1);
@@ -157,9 +159,7 @@ int run_launch(const std::vector<std::string>& args) {
   if (!rank0_done) return 1;
   if (WIFSIGNALED(rank0_status)) {
     // End the way rank 0 ended, so a supervisor sees the same crash.
-    signal(WTERMSIG(rank0_status), SIG_DFL);
-    ::raise(WTERMSIG(rank0_status));
-    return 128 + WTERMSIG(rank0_status);
+    runtime::die_by_signal(WTERMSIG(rank0_status));
   }
   return WEXITSTATUS(rank0_status);
 }

@@ -16,6 +16,7 @@
 #include "models/cpu_attention.h"
 #include "models/cpu_gemm.h"
 #include "runtime/blas_threads.h"
+#include "runtime/signal_thread.h"
 
 namespace {
 
@@ -34,6 +35,8 @@ void print_help() {
 }  // namespace
 
 int main(int argc, char** argv) {
+  // Before any thread starts, so that every thread inherits the blocked signals.
+  ws::runtime::route_signals_to_one_thread();
   ws::runtime::shorten_blas_spin();
   try {
     // A bad WANSTUDIO_GEMM or WANSTUDIO_ATTENTION stops here, not in a run's first product.

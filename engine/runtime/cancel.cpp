@@ -10,12 +10,15 @@
 #include <thread>
 
 #include "core/interrupt.h"
+#include "runtime/signal_thread.h"
 
 namespace ws::runtime {
 namespace {
 std::atomic<int> g_cancel{0};
 std::atomic<bool> g_save{false};
 
+// Runs on the signal thread (runtime/signal_thread.h), or on any thread in a program that started
+// threads before it asked for one.
 void on_signal(int) {
   // A second signal means "now": the last complete checkpoint stays valid.
   if (g_cancel.fetch_add(1) >= 1) _exit(130);
@@ -25,6 +28,7 @@ void on_signal(int) {
 void install_cancel_handlers(bool watch_stdin) {
   static std::atomic<bool> installed{false};
   if (installed.exchange(true)) return;
+  route_signals_to_one_thread();
   signal(SIGPIPE, SIG_IGN);
   struct sigaction sa {};
   sa.sa_handler = on_signal;

@@ -37,6 +37,7 @@
 #include "train/training_verb.h"
 #include "train/upsampler/upsampler_options.h"
 #include "train/upsampler/upsampler_setup.h"
+#include "runtime/signal_thread.h"
 
 namespace ws::cli {
 namespace {
@@ -85,6 +86,7 @@ json time_steps(const std::string& verb, const std::vector<std::string>& run_arg
   const pid_t pid = ::fork();
   if (pid < 0) throw Error("estimate: fork failed");
   if (pid == 0) {
+    runtime::unblock_routed_signals();  // the mask survives exec
     ::dup2(out[1], STDOUT_FILENO);
     ::close(out[0]);
     // No control lines on its stdin, and its human log kept out of the estimate's.
