@@ -104,17 +104,21 @@ void NewRunDialog::applyValues(QVariantMap values) {
     values.remove(QStringLiteral("demo_data"));
     if (!datasetEmbeddings_.isEmpty() && schema.find(QStringLiteral("text_embeddings_dir")))
       values.insert(QStringLiteral("text_embeddings_dir"), datasetEmbeddings_);
-    // The preset's validation clips are the demo's: where they are missing, two of the dataset's.
+    // The preset's validation clips are usually the demo's (present once the demo has run): a run
+    // on this dataset validates on two of its own unless every clip given lies in its folder.
     const QString key = QStringLiteral("validation_paths");
     const QStringList given = values.value(key).toStringList();
-    const bool missing =
-        std::any_of(given.begin(), given.end(), [](const QString& f) { return !QFileInfo::exists(f); });
-    if (schema.find(key) && missing) {
+    const QString root = QFileInfo(dataset_).absoluteDir().absolutePath() + QLatin1Char('/');
+    const bool foreign = std::any_of(given.begin(), given.end(), [&root](const QString& f) {
+      const QFileInfo info(f);
+      return !info.exists() || !info.absoluteFilePath().startsWith(root);
+    });
+    if (schema.find(key) && foreign) {
       const QStringList clips = datasetVideos(dataset_, 2);
       if (!clips.isEmpty()) {
         values.insert(key, QVariantList(clips.begin(), clips.end()));
         presetNote_ += (presetNote_.isEmpty() ? QString() : QStringLiteral(" — ")) +
-                       tr("validation clips taken from the dataset (the preset's are not there)");
+                       tr("validation clips taken from the dataset (the preset's are not in its folder)");
       }
     }
   }

@@ -10,6 +10,7 @@
 #include <QLineEdit>
 #include <QPlainTextEdit>
 #include <QPushButton>
+#include <QScopeGuard>
 #include <QSignalSpy>
 #include <QSpinBox>
 #include <QStandardItemModel>
@@ -338,6 +339,36 @@ class TestConfigForm : public QObject {
     QVERIFY(d->selectPreset({}));                               // and so it does for any preset
     QCOMPARE(d->form()->value("train_data_meta").toString(), meta);
     QVERIFY2(d->problems().isEmpty(), qPrintable(d->problems().join('\n')));
+  }
+
+  // The preset's validation clips are another dataset's (the demo's, once the demo has run): a run
+  // on the open dataset validates on two of its own clips, even where the preset's exist; clips that
+  // lie in the dataset's folder stay.
+  void newRunValidatesOnTheOpenDatasetsClips() {
+    // Presets of this test only (another test counts the folder's).
+    const auto cleanup =
+        qScopeGuard([this] { QDir(dir_.filePath(QStringLiteral("presets/val"))).removeRecursively(); });
+    const QString other = write(QStringLiteral("demo-data/videos/clip_00.mp4"), "not a video");
+    const QString own1 = write(QStringLiteral("mine2/videos/a.mp4"), "x");
+    const QString own2 = write(QStringLiteral("mine2/videos/b.mp4"), "x");
+    const QString own3 = write(QStringLiteral("mine2/videos/c.mp4"), "x");
+    const QString meta =
+        write(QStringLiteral("mine2/metadata.json"),
+              R"([{"file_path": "videos/a.mp4", "text": "a"}, {"file_path": "videos/b.mp4", "text": "b"},
+                                   {"file_path": "videos/c.mp4", "text": "c"}])");
+    const QString preset = write(QStringLiteral("presets/val/up-val.yaml"),
+                                 "job: upsampler\nvalidation_paths: [" + other.toUtf8() + "]\n");
+    const QString mine = write(QStringLiteral("presets/val/up-mine.yaml"),
+                               "job: upsampler\nvalidation_paths: [" + own3.toUtf8() + "]\n");
+    auto d = dialog();
+    QVERIFY(d->setJob("upsampler"));
+    d->setDataset(meta);
+    QVERIFY(d->selectPreset(preset));
+    QCOMPARE(d->form()->value("validation_paths").toList(), (QVariantList{own1, own2}));
+    QVERIFY2(!d->yamlText().contains(other), qPrintable(d->yamlText()));
+    // A preset whose clips are the dataset's keeps them.
+    QVERIFY(d->selectPreset(mine));
+    QCOMPARE(d->form()->value("validation_paths").toList(), (QVariantList{own3}));
   }
 
   // "New run like this one": every value of an existing run, its relative paths made absolute, the
