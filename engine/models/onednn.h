@@ -63,6 +63,8 @@ struct SavedConv {
 PackedLayoutPtr choose_winograd_layout(const torch::Tensor& weight);
 torch::Tensor winograd_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                             int64_t layout_id);
+torch::Tensor winograd_causal_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                   int64_t layout_id);
 void pack_pieces_(const torch::Tensor& t, const PackedLayout& layout);
 void unpack_pieces_(const torch::Tensor& t, const PackedLayout& layout);
 

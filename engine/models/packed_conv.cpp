@@ -274,6 +274,12 @@ Tensor packed_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, co
   return PackedConv::apply(x, weight, bias, layout->id);
 }
 
+Tensor packed_conv_causal(const Tensor& x, const Tensor& weight, const Tensor& bias, const PackedLayoutPtr& layout) {
+  if (!layout->taps || x.dim() != 5 || x.size(1) != layout->weight_dims[1] || x.size(2) < 3 || !bias.defined())
+    throw Error("packed causal conv: the input does not fit the weight");
+  return winograd_causal_conv(x, weight, bias, layout->id);
+}
+
 #else  // no oneDNN API in this build: nothing is ever packed
 
 struct PackedLayout {};
@@ -285,6 +291,9 @@ PackedLayoutPtr choose_packed_layout(const Tensor&, bool) { return nullptr; }
 void pack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }
 void unpack_(const Tensor&, const PackedLayout&) { throw Error("packed conv weights need oneDNN"); }
 Tensor packed_conv(const Tensor&, const Tensor&, const Tensor&, const PackedLayoutPtr&) {
+  throw Error("packed conv weights need oneDNN");
+}
+Tensor packed_conv_causal(const Tensor&, const Tensor&, const Tensor&, const PackedLayoutPtr&) {
   throw Error("packed conv weights need oneDNN");
 }
 

@@ -55,4 +55,12 @@ void unpack_(const torch::Tensor& t, const PackedLayout& layout);
 torch::Tensor packed_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                           const PackedLayoutPtr& layout);
 
+// Inference only (no autograd), for a 3×3×3 weight in a Winograd taps layout: the causal conv
+// the VAE runs, with no temporal padding (the input's first two frames are the previous chunk's)
+// and spatial padding 1, y[t] = Σₖ conv2d(x[t+k], Wₖ) for t < T − 2. Each tap runs on Winograd
+// where the frames are large enough to pay (H·W·frames ≥ 512) and on the direct kernels, from
+// the same weights, below that.
+torch::Tensor packed_conv_causal(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                 const PackedLayoutPtr& layout);
+
 }  // namespace ws::models

@@ -174,8 +174,8 @@ io::StateDict WanVae::state_dict() const {
   // Packed conv weights are placeholders in the module: read them back from oneDNN's copy.
   auto sd = io::module_state_dict(*net_);
   for (const auto& item : net_->named_modules("", /*include_self=*/false)) {
-    if (auto c = std::dynamic_pointer_cast<vae::CausalConv3dImpl>(item.value()); c && c->packed().defined())
-      sd[item.key() + ".weight"] = c->packed().to_dense();
+    if (auto c = std::dynamic_pointer_cast<vae::CausalConv3dImpl>(item.value()); c && c->is_packed())
+      sd[item.key() + ".weight"] = c->dense_weight();
     if (auto r = std::dynamic_pointer_cast<vae::ResampleImpl>(item.value()))
       sd[item.key() + ".resample.1.weight"] = r->dense_weight();
   }

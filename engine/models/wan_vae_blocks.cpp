@@ -72,7 +72,7 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
   if (front == 0) {
     auto u = gamma.defined() ? rms_norm_silu(x, gamma) : x;
     if (kernel_ == Int3{1, 1, 1} && stride_ == Int3{1, 1, 1}) return pointwise_conv(u, weight, bias);
-    return conv3d(u, weight, bias, stride_, spatial_pad, packed_);
+    return conv(u, spatial_pad);
   }
   const int64_t have = cache_.defined() ? cache_.size(2) : 0;
   const int64_t t = x.size(2);
@@ -90,7 +90,7 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
     parts.push_back(gamma.defined() ? rms_norm_silu(x, gamma) : x);
     auto buf = at::cat(parts, 2);
     cache_ = buf.narrow(2, front + t - keep, keep);
-    return conv3d(buf, weight, bias, stride_, spatial_pad, packed_);
+    return conv(buf, spatial_pad);
   }
   // [zeros | cache | u] in one buffer: the cache replaces as many front zero frames as it has.
   auto sizes = x.sizes().vec();
@@ -103,13 +103,40 @@ torch::Tensor CausalConv3dImpl::run(const torch::Tensor& x, const torch::Tensor&
   else slot.copy_(x);
   // The new cache comes from real frames only (old cache + input), never from padding.
   cache_ = buf.narrow(2, front + t - keep, keep).clone(at::MemoryFormat::Contiguous);
-  return conv3d(buf, weight, bias, stride_, spatial_pad, packed_);
+  return conv(buf, spatial_pad);
+}
+
+torch::Tensor CausalConv3dImpl::conv(const torch::Tensor& buf, const Int3& spatial_pad) const {
+  if (!taps_) return conv3d(buf, weight, bias, stride_, spatial_pad, packed_);
+  if (packed_path(buf)) return packed_conv_causal(buf, packed_, bias, taps_);
+  return conv3d(buf, dense_weight(), bias, stride_, spatial_pad);  // e.g. a grad-mode call: rare, slow, right
+}
+
+torch::Tensor CausalConv3dImpl::dense_weight() const {
+  if (!packed_.defined()) return weight;
+  if (!taps_) return packed_.to_dense();
+  torch::NoGradGuard no_grad;
+  auto plain = packed_.clone();
+  unpack_(plain, *taps_);
+  return plain;
 }
 
 void CausalConv3dImpl::pack() {
   if (packed_.defined() || kernel_ == Int3{1, 1, 1}) return;  // 1×1×1 convs are GEMMs already
   torch::NoGradGuard no_grad;
   torch::Tensor dense = weight.detach();
+  // The causal 3×3×3 convs on Winograd's taps where the CPU and the channels allow: about a third
+  // of the direct kernels' time at the released widths (docs/design/wan22-vae.md).
+  if (kernel_ == Int3{3, 3, 3} && stride_ == Int3{1, 1, 1} && padding_ == Int3{1, 1, 1} && packed_path(dense) &&
+      bias.defined())
+    if (auto layout = choose_packed_layout(dense, /*winograd=*/true); layout && layout_is_winograd(*layout)) {
+      packed_ = dense.contiguous().clone();
+      pack_(packed_, *layout);
+      taps_ = layout;
+      weight.set_data(placeholder_like(weight));
+      release_pages(dense);
+      return;
+    }
   weight.set_data(placeholder_like(weight));  // `dense` now holds the only reference
   packed_ = pack_conv3d_weight(dense, stride_, {0, padding_[1], padding_[2]});
   if (!packed_.defined()) weight.set_data(dense);
@@ -118,8 +145,9 @@ void CausalConv3dImpl::pack() {
 void CausalConv3dImpl::unpack() {
   if (!packed_.defined()) return;
   torch::NoGradGuard no_grad;
-  weight.set_data(packed_.to_dense());
+  weight.set_data(dense_weight());
   packed_ = torch::Tensor();
+  taps_ = nullptr;
 }
 
 RMSNormImpl::RMSNormImpl(int64_t dim, bool images, const InitOptions& io) {

@@ -11,6 +11,7 @@
 
 #include <memory>
 
+#include "models/packed_conv.h"
 #include "models/wan_vae_ops.h"
 
 namespace ws::models::vae {
@@ -45,16 +46,23 @@ class CausalConv3dImpl : public torch::nn::Module {
   void reset() { cache_ = torch::Tensor(); }
   void init();
   // CPU inference: the weight moves into oneDNN's layout and the parameter becomes a
-  // placeholder of the same shape (no second copy); unpack() restores it.
+  // placeholder of the same shape (no second copy); unpack() restores it. A causal 3×3×3 conv
+  // whose channels come in 16s, on a CPU with oneDNN's Winograd kernels, is kept as its three
+  // temporal taps and runs on them (packed_conv_causal); any other in oneDNN's 3-D order.
   void pack();
   void unpack();
-  const torch::Tensor& packed() const { return packed_; }
+  bool is_packed() const { return packed_.defined(); }
+  bool on_winograd_taps() const { return taps_ != nullptr; }
+  // The plain [O, I, kt, kh, kw] kernel, packed or not (a copy when packed).
+  torch::Tensor dense_weight() const;
   torch::Tensor weight, bias;
 
  private:
   torch::Tensor run(const torch::Tensor& x, const torch::Tensor& gamma);
+  torch::Tensor conv(const torch::Tensor& buf, const Int3& spatial_pad) const;
   Int3 kernel_, padding_, stride_;
   torch::Tensor cache_, packed_;
+  PackedLayoutPtr taps_;  // set when packed_ holds Winograd taps rather than a oneDNN 3-D tensor
 };
 
 class RMSNormImpl : public torch::nn::Module {

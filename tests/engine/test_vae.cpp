@@ -14,7 +14,9 @@
 #include "core/error.h"
 #include "io/safetensors.h"
 #include "io/weights.h"
+#include "models/packed_conv.h"
 #include "models/wan_vae.h"
+#include "models/wan_vae_blocks.h"
 #include "cli/parity/parity_vae.h"
 #include "test_paths.h"
 #include "test_util.h"
@@ -289,6 +291,75 @@ class TestVae : public QObject {
     const double d = max_abs(packed->decode(z, false), dense->decode(z, false));
     qInfo("packed vs dense decode: %.3g", d);
     QVERIFY(d <= tolerance(kCaseB, "decoded"));
+  }
+
+  // The causal form of a Winograd-taps conv (no temporal padding: the first two frames are the
+  // cache) against LibTorch's conv3d in double, on Winograd (frames ≥ 512 pixels) and on the
+  // direct kernels (smaller), N = 1 and 2.
+  void causalTapsConvMatchesConv3d() {
+    struct Case {
+      int64_t n, c, k, t, h;
+    };
+    for (const Case& cs : {Case{1, 16, 32, 6, 16}, Case{2, 32, 16, 3, 32}, Case{1, 32, 32, 3, 8}}) {
+      torch::manual_seed(3);
+      auto w = torch::randn({cs.k, cs.c, 3, 3, 3}) * 0.1;
+      auto b = torch::randn({cs.k});
+      auto x = torch::randn({cs.n, cs.c, cs.t, cs.h, cs.h});
+      const auto want =
+          at::conv3d(x.to(torch::kDouble), w.to(torch::kDouble), b.to(torch::kDouble), {1, 1, 1}, {0, 1, 1});
+      auto layout = ws::models::choose_packed_layout(w, true);
+      if (!layout || !ws::models::layout_is_winograd(*layout)) {
+        // No Winograd kernels on this CPU (AVX-512): then no VAE conv may claim to run on them.
+        qInfo("no Winograd taps on this CPU: checking that a packed VAE does not use them");
+        WanVaeConfig wide;
+        wide.dim = 16;
+        wide.dec_dim = 16;
+        auto vae = WanVae::random(wide, 1);
+        for (const auto& m : vae->net().modules(false))
+          if (auto conv = std::dynamic_pointer_cast<ws::models::vae::CausalConv3dImpl>(m))
+            QVERIFY(!conv->on_winograd_taps());
+        return;
+      }
+      auto packed = w.clone();
+      ws::models::pack_(packed, *layout);
+      torch::NoGradGuard no_grad;
+      const auto got = ws::models::packed_conv_causal(x, packed, b, layout);
+      QCOMPARE(shape(got), shape(want));
+      const double err = max_abs(got.to(torch::kDouble), want), scale = want.abs().max().item<double>();
+      qInfo("n %lld c %lld k %lld t %lld %lldx%lld: max_abs %.3g of %.3g", (long long)cs.n, (long long)cs.c,
+            (long long)cs.k, (long long)cs.t, (long long)cs.h, (long long)cs.h, err, scale);
+      QVERIFY2(err <= 2e-5 * scale, qPrintable(QString::number(err)));
+    }
+  }
+
+  // At widths in 16s the causal 3×3×3 convs of a packed VAE run on Winograd's taps (on a CPU with
+  // oneDNN's Winograd kernels): encode and decode agree with the dense convs to within Winograd's
+  // rounding, and the state dict gives back the same tensors bit for bit.
+  void winogradTapsAgreeWithTheDenseConvs() {
+    WanVaeConfig c;
+    c.dim = 16;
+    c.dec_dim = 16;
+    auto packed = WanVae::random(c, 7);
+    ws::models::WanVaeOptions o;
+    o.pack_weights = false;
+    auto dense = WanVae::random(c, 7, o);
+    int taps = 0;
+    for (const auto& m : packed->net().modules(false))
+      if (auto conv = std::dynamic_pointer_cast<ws::models::vae::CausalConv3dImpl>(m); conv && conv->on_winograd_taps())
+        ++taps;
+    qInfo("%d causal convs on Winograd taps", taps);
+    const auto sd = packed->state_dict(), want = dense->state_dict();
+    QCOMPARE(sd.size(), want.size());
+    for (const auto& [k, t] : want) QVERIFY2(torch::equal(sd.at(k), t), k.c_str());
+    torch::manual_seed(5);
+    auto x = torch::rand({1, 3, 5, 64, 64}) * 2 - 1;
+    const auto z = dense->encode(x), zp = packed->encode(x);
+    const double ez = max_abs(zp, z), sz = z.abs().max().item<double>();
+    const auto y = dense->decode(z, false), yp = packed->decode(z, false);
+    const double ey = max_abs(yp, y), sy = y.abs().max().item<double>();
+    qInfo("packed vs dense: latent max_abs %.3g of %.3g, decoded %.3g of %.3g", ez, sz, ey, sy);
+    QVERIFY2(ez <= 2e-5 * sz, qPrintable(QString::number(ez)));
+    QVERIFY2(ey <= 2e-5 * sy, qPrintable(QString::number(ey)));
   }
 
   void decoderOnlyDecodesTheSameWithoutTheEncoder() {
