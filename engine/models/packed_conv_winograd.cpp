@@ -445,6 +445,10 @@ double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int
   }
 }
 
+// The most scratch one causal conv call may use on Winograd (the released VAEs' widest layers at
+// 32x32 x 4 frames need about 130 MB).
+constexpr size_t kWinogradScratch = size_t{192} << 20;
+
 Tensor winograd_causal_conv(const Tensor& x_in, const Tensor& w, const Tensor& b_in, int64_t layout_id) {
   const PackedLayoutPtr layout = layout_by_id(layout_id);
   const Tensor x = fp32_contiguous(x_in), b = fp32_contiguous(b_in);
@@ -455,13 +459,26 @@ Tensor winograd_causal_conv(const Tensor& x_in, const Tensor& w, const Tensor& b
   // Measured on AVX-512 (2 threads, 256-1024 channels): Winograd is 2.7-3.3x the direct kernels
   // from 32x32 x 4 frames up, 1.9x at 32x32 x 1 frame, 1.1x at 16x16 x 2, and behind them at
   // 16x16 x 1 (0.6x) and 8x8 (0.4x).
-  const bool winograd = z.H * z.W * T >= 512;
+  bool winograd = z.H * z.W * T >= 512;
+  // Winograd's scratch (the transformed frames and kernel) grows with the frames of one call: at
+  // 480x832 it would be gigabytes. Frames go in groups whose scratch fits kWinogradScratch; where
+  // one frame does not, the direct kernels run (no scratch to speak of).
+  int64_t group = T;
+  const auto scratch = [&](int64_t frames_) {
+    return forward_for(z, frames_, true, true, true).pd.scratchpad_desc().get_size();
+  };
+  if (winograd) {
+    while (group > 1 && scratch(group) > kWinogradScratch) group = (group + 1) / 2;
+    winograd = scratch(group) <= kWinogradScratch;
+  }
+  if (!winograd) group = T;
   const Tensor xf = c.to_frames(x, z.C);
   const Tensor yf = floats(static_cast<size_t>(z.N * T * z.out_frame()) * sizeof(float));
   for (int64_t n = 0; n < z.N; ++n)
     for (int k = 0; k < 3; ++k)  // y[t] = W₀ x[t] + W₁ x[t+1] + W₂ x[t+2], the later taps added in place
-      c.forward(w, k, at(xf, (n * z.T + k) * z.in_frame()), T, k == 0 ? b.data_ptr<float>() : nullptr,
-                at(yf, n * T * z.out_frame()), k > 0, winograd);
+      for (int64_t t0 = 0; t0 < T; t0 += group)
+        c.forward(w, k, at(xf, (n * z.T + k + t0) * z.in_frame()), std::min(group, T - t0),
+                  k == 0 ? b.data_ptr<float>() : nullptr, at(yf, (n * T + t0) * z.out_frame()), k > 0, winograd);
   Tensor y = c.from_frames(yf, z.K, T);
   c.s.wait();
   return y;
