@@ -8,6 +8,8 @@
 
 #include <oneapi/dnnl/dnnl.hpp>
 
+#include <mutex>
+
 #include "models/packed_conv.h"
 
 namespace ws::models {
@@ -63,10 +65,16 @@ struct SavedConv {
 PackedLayoutPtr choose_winograd_layout(const torch::Tensor& weight);
 torch::Tensor winograd_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                             int64_t layout_id);
-torch::Tensor winograd_causal_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
-                                   int64_t layout_id);
+// Winograd's scratchpad, one buffer shared by every Winograd conv (and the lock each holds while
+// it runs, which guards the buffer).
+std::mutex& winograd_mutex();
+dnnl::memory winograd_scratchpad(const dnnl::memory::desc& d);
 void pack_pieces_(const torch::Tensor& t, const PackedLayout& layout);
 void unpack_pieces_(const torch::Tensor& t, const PackedLayout& layout);
+
+// packed_conv_causal.cpp: the VAE's causal 3×3×3 conv on a taps layout, inference only.
+torch::Tensor winograd_causal_conv(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
+                                   int64_t layout_id);
 
 }  // namespace ws::models
 #endif

@@ -296,6 +296,11 @@ Tensor packed_conv(const Tensor&, const Tensor&, const Tensor&, const PackedLayo
 Tensor packed_conv_causal(const Tensor&, const Tensor&, const Tensor&, const PackedLayoutPtr&) {
   throw Error("packed conv weights need oneDNN");
 }
+size_t& causal_conv_scratch_limit() {
+  static size_t limit = 0;
+  return limit;
+}
+int64_t causal_conv_band_rows(c10::IntArrayRef, const PackedLayout&) { return 0; }
 
 #endif
 

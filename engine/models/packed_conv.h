@@ -13,6 +13,7 @@
 #pragma once
 #include <torch/torch.h>
 
+#include <cstddef>
 #include <memory>
 
 namespace ws::models {
@@ -62,5 +63,11 @@ torch::Tensor packed_conv(const torch::Tensor& x, const torch::Tensor& weight, c
 // the same weights, below that.
 torch::Tensor packed_conv_causal(const torch::Tensor& x, const torch::Tensor& weight, const torch::Tensor& bias,
                                  const PackedLayoutPtr& layout);
+// The most scratch one packed_conv_causal call may give Winograd (bytes; tests lower it): larger
+// frames go through in bands of rows, and where even a band of 8 rows needs more, on the direct kernels.
+size_t& causal_conv_scratch_limit();
+// The rows of the bands such a call runs in on Winograd (the frame's height when it fits whole),
+// or 0 where it runs on the direct kernels: x's sizes, the weight's layout.
+int64_t causal_conv_band_rows(c10::IntArrayRef x, const PackedLayout& layout);
 
 }  // namespace ws::models

@@ -58,26 +58,17 @@ Sizes sizes_of(const Tensor& x, const PackedLayout& layout) {
   return {x.size(0), x.size(1), layout.weight_dims[0], x.size(2), x.size(3), x.size(4)};
 }
 
-// `accumulate`: the product is added to what the destination holds (a sum post-op).
-dnnl::primitive_attr user_scratchpad(bool accumulate = false) {
+dnnl::primitive_attr user_scratchpad() {
   dnnl::primitive_attr a;
   a.set_scratchpad_mode(dnnl::scratchpad_mode::user);
-  if (accumulate) {
-    dnnl::post_ops ops;
-    ops.append_sum(1.f);
-    a.set_post_ops(ops);
-  }
   return a;
 }
 
-// `weights`: the order to run on (the layout's, so that nothing is reordered per call); oneDNN's
-// pick where empty.
-dnnl::convolution_forward::primitive_desc forward_pd(const Sizes& z, int64_t count, bool bias, dnnl::algorithm alg,
-                                                     bool accumulate = false, const md& weights = md()) {
+dnnl::convolution_forward::primitive_desc forward_pd(const Sizes& z, int64_t count, bool bias, dnnl::algorithm alg) {
   dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, alg, frames(count, z.C, z.H, z.W),
-                                    weights.is_zero() ? any({z.K, z.C, 3, 3}) : weights, bias ? plain({z.K}) : md(),
-                                    frames(count, z.K, z.H, z.W), kOnes, kOnes, kOnes);
-  return {d, user_scratchpad(accumulate), cpu()};
+                                    any({z.K, z.C, 3, 3}), bias ? plain({z.K}) : md(), frames(count, z.K, z.H, z.W),
+                                    kOnes, kOnes, kOnes);
+  return {d, user_scratchpad(), cpu()};
 }
 
 // The backward passes take the forward's descriptor (`hint`, of the same algorithm) as built once by
@@ -106,28 +97,22 @@ struct Forward {
   dnnl::algorithm alg;
 };
 
-// `winograd` false: the direct kernels by choice (small frames, where Winograd's transforms cost
-// more than the multiplications they save).
-Forward forward_for(const Sizes& z, int64_t count, bool bias, bool accumulate = false, bool winograd = true,
-                    const md& weights = md()) {
-  if (winograd) try {
-      return {forward_pd(z, count, bias, kWinograd, accumulate), kWinograd};
-    } catch (const dnnl::error&) {
-    }
-  if (!weights.is_zero()) try {
-      return {forward_pd(z, count, bias, kDirect, accumulate, weights), kDirect};
-    } catch (const dnnl::error&) {
-    }
-  return {forward_pd(z, count, bias, kDirect, accumulate), kDirect};
+Forward forward_for(const Sizes& z, int64_t count, bool bias) {
+  try {
+    return {forward_pd(z, count, bias, kWinograd), kWinograd};
+  } catch (const dnnl::error&) {
+    return {forward_pd(z, count, bias, kDirect), kDirect};
+  }
 }
 
-// One buffer for every pass's scratchpad (Winograd's transformed tiles and per-thread kernel
-// sums): allocating it per call would fault its pages in again each time. Guarded by
-// winograd_mutex(), which every forward and backward holds throughout.
+}  // namespace
+
 std::mutex& winograd_mutex() {
   static std::mutex m;
   return m;
 }
+
+namespace {
 // Mapped apart from the heap, so it leaves no hole there when it grows.
 class Scratch {
  public:
@@ -151,10 +136,17 @@ class Scratch {
   size_t size_ = 0;
 };
 
-dnnl::memory scratchpad(const md& d) {
+}  // namespace
+
+// One buffer for every pass's scratchpad (Winograd's transformed tiles and per-thread kernel
+// sums): allocating it per call would fault its pages in again each time. Guarded by
+// winograd_mutex(), which every forward and backward holds throughout.
+dnnl::memory winograd_scratchpad(const md& d) {
   static Scratch buf;
   return dnnl::memory(d, cpu(), buf.at_least(std::max<size_t>(d.get_size(), 1)));
 }
+
+namespace {
 
 float* at(const Tensor& t, int64_t offset) { return t.data_ptr<float>() + offset; }
 
@@ -184,26 +176,22 @@ struct Call {
       reorder(sample_as_frames(ch, z.T, z.H, z.W), at(x, n * sample), frames(z.T, ch, z.H, z.W), at(f, n * sample), s);
     return f;
   }
-  // N·T frames → [N, ch, T, H, W] plain (T: the input's frame count unless given).
-  Tensor from_frames(const Tensor& f, int64_t ch, int64_t T = -1) {
-    if (T < 0) T = z.T;
-    Tensor x = torch::empty({z.N, ch, T, z.H, z.W}, torch::kFloat);
-    const int64_t sample = ch * T * z.H * z.W;
+  Tensor from_frames(const Tensor& f, int64_t ch) {
+    Tensor x = torch::empty({z.N, ch, z.T, z.H, z.W}, torch::kFloat);
+    const int64_t sample = ch * z.T * z.H * z.W;
     for (int64_t n = 0; n < z.N; ++n)
-      reorder(frames(T, ch, z.H, z.W), at(f, n * sample), sample_as_frames(ch, T, z.H, z.W), at(x, n * sample), s);
+      reorder(frames(z.T, ch, z.H, z.W), at(f, n * sample), sample_as_frames(ch, z.T, z.H, z.W), at(x, n * sample), s);
     return x;
   }
 
-  void forward(const Tensor& w, int k, const float* src, int64_t count, const float* bias, float* dst,
-               bool accumulate = false, bool winograd = true) {
-    // The direct kernels on small frames would pick an order of their own for the same weights.
-    const Forward f = forward_for(z, count, bias != nullptr, accumulate, winograd, winograd ? md() : layout.blocked);
+  void forward(const Tensor& w, int k, const float* src, int64_t count, const float* bias, float* dst) {
+    const Forward f = forward_for(z, count, bias != nullptr);
     const auto& pd = f.pd;
     std::unordered_map<int, dnnl::memory> args{
         {DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
         {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
         {DNNL_ARG_DST, dnnl::memory(pd.dst_desc(), cpu(), dst)},
-        {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
+        {DNNL_ARG_SCRATCHPAD, winograd_scratchpad(pd.scratchpad_desc())}};
     if (bias) args[DNNL_ARG_BIAS] = dnnl::memory(plain({z.K}), cpu(), const_cast<float*>(bias));
     dnnl::convolution_forward(pd).execute(s, args);
   }
@@ -215,7 +203,7 @@ struct Call {
         s, {{DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
             {DNNL_ARG_WEIGHTS, weights(w, k, pd.weights_desc())},
             {DNNL_ARG_DIFF_SRC, dnnl::memory(pd.diff_src_desc(), cpu(), diff_src)},
-            {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}});
+            {DNNL_ARG_SCRATCHPAD, winograd_scratchpad(pd.scratchpad_desc())}});
   }
 
   // Writes tap k's kernel gradient, in the layout's order, at `diff_w`.
@@ -229,7 +217,7 @@ struct Call {
         {DNNL_ARG_SRC, dnnl::memory(pd.src_desc(), cpu(), const_cast<float*>(src))},
         {DNNL_ARG_DIFF_DST, dnnl::memory(pd.diff_dst_desc(), cpu(), const_cast<float*>(diff_dst))},
         {DNNL_ARG_DIFF_WEIGHTS, dnnl::memory(produced, cpu(), tmp.defined() ? tmp.data_ptr() : diff_w)},
-        {DNNL_ARG_SCRATCHPAD, scratchpad(pd.scratchpad_desc())}};
+        {DNNL_ARG_SCRATCHPAD, winograd_scratchpad(pd.scratchpad_desc())}};
     if (diff_bias) args[DNNL_ARG_DIFF_BIAS] = dnnl::memory(plain({z.K}), cpu(), diff_bias);
     dnnl::convolution_backward_weights(pd).execute(s, args);
     if (tmp.defined()) reorder(produced, tmp.data_ptr(), layout.blocked, diff_w, s);
@@ -443,45 +431,6 @@ double winograd_taps_scratch_bytes(int64_t in, int64_t out, int64_t frames_, int
   } catch (const dnnl::error&) {
     return 0;
   }
-}
-
-// The most scratch one causal conv call may use on Winograd (the released VAEs' widest layers at
-// 32x32 x 4 frames need about 130 MB).
-constexpr size_t kWinogradScratch = size_t{192} << 20;
-
-Tensor winograd_causal_conv(const Tensor& x_in, const Tensor& w, const Tensor& b_in, int64_t layout_id) {
-  const PackedLayoutPtr layout = layout_by_id(layout_id);
-  const Tensor x = fp32_contiguous(x_in), b = fp32_contiguous(b_in);
-  std::lock_guard<std::mutex> lock(winograd_mutex());
-  Call c(*layout, sizes_of(x, *layout));
-  const Sizes& z = c.z;
-  const int64_t T = z.T - 2;
-  // Measured on AVX-512 (2 threads, 256-1024 channels): Winograd is 2.7-3.3x the direct kernels
-  // from 32x32 x 4 frames up, 1.9x at 32x32 x 1 frame, 1.1x at 16x16 x 2, and behind them at
-  // 16x16 x 1 (0.6x) and 8x8 (0.4x).
-  bool winograd = z.H * z.W * T >= 512;
-  // Winograd's scratch (the transformed frames and kernel) grows with the frames of one call: at
-  // 480x832 it would be gigabytes. Frames go in groups whose scratch fits kWinogradScratch; where
-  // one frame does not, the direct kernels run (no scratch to speak of).
-  int64_t group = T;
-  const auto scratch = [&](int64_t frames_) {
-    return forward_for(z, frames_, true, true, true).pd.scratchpad_desc().get_size();
-  };
-  if (winograd) {
-    while (group > 1 && scratch(group) > kWinogradScratch) group = (group + 1) / 2;
-    winograd = scratch(group) <= kWinogradScratch;
-  }
-  if (!winograd) group = T;
-  const Tensor xf = c.to_frames(x, z.C);
-  const Tensor yf = floats(static_cast<size_t>(z.N * T * z.out_frame()) * sizeof(float));
-  for (int64_t n = 0; n < z.N; ++n)
-    for (int k = 0; k < 3; ++k)  // y[t] = W₀ x[t] + W₁ x[t+1] + W₂ x[t+2], the later taps added in place
-      for (int64_t t0 = 0; t0 < T; t0 += group)
-        c.forward(w, k, at(xf, (n * z.T + k + t0) * z.in_frame()), std::min(group, T - t0),
-                  k == 0 ? b.data_ptr<float>() : nullptr, at(yf, (n * T + t0) * z.out_frame()), k > 0, winograd);
-  Tensor y = c.from_frames(yf, z.K, T);
-  c.s.wait();
-  return y;
 }
 
 Tensor winograd_conv(const Tensor& x, const Tensor& weight, const Tensor& bias, int64_t layout_id) {

@@ -3,6 +3,7 @@
 // .pth and the .safetensors, strict loading, shape errors, round-trip shapes, chunked vs
 // whole-sequence streaming, tiled decoding and the released parameter count.
 #include <QtTest/QtTest>
+#include <QScopeGuard>
 #include <ATen/Parallel.h>
 #include <nlohmann/json.hpp>
 #include <torch/torch.h>
@@ -294,17 +295,29 @@ class TestVae : public QObject {
   }
 
   // The causal form of a Winograd-taps conv (no temporal padding: the first two frames are the
-  // cache) against LibTorch's conv3d in double, on Winograd (frames ≥ 512 pixels) and on the
-  // direct kernels (smaller), N = 1 and 2.
+  // cache) against LibTorch's conv3d in double: on Winograd (frames ≥ 512 pixels), on the direct
+  // kernels (smaller), N = 1 and 2, ragged sizes; with the scratch limit lowered, in bands of rows
+  // (1 MB) and on the direct kernels again (1 KB: not even 8 rows fit).
   void causalTapsConvMatchesConv3d() {
+    enum Path { Whole, Bands, Direct };
     struct Case {
-      int64_t n, c, k, t, h;
+      int64_t n, c, k, t, h, w;
+      size_t limit;
+      Path path;
     };
-    for (const Case& cs : {Case{1, 16, 32, 6, 16}, Case{2, 32, 16, 3, 32}, Case{1, 32, 32, 3, 8}}) {
+    const size_t normal = ws::models::causal_conv_scratch_limit();
+    const auto restore = qScopeGuard([normal] { ws::models::causal_conv_scratch_limit() = normal; });
+    // The banded cases' limits sit between the scratch of a whole frame and of a few rows (oneDNN
+    // keeps about 6.5 MB whatever the rows; at 16 → 32 channels the rest grows with them).
+    for (const Case& cs :
+         {Case{1, 16, 32, 6, 16, 16, normal, Whole}, Case{2, 32, 16, 3, 32, 32, normal, Whole},
+          Case{1, 32, 32, 3, 8, 8, normal, Direct}, Case{1, 16, 32, 6, 30, 20, normal, Whole},
+          Case{1, 16, 32, 6, 128, 64, size_t{11} << 20, Bands}, Case{2, 16, 32, 6, 64, 64, size_t{11} << 20, Bands},
+          Case{1, 16, 32, 4, 32, 32, 1024, Direct}}) {
       torch::manual_seed(3);
       auto w = torch::randn({cs.k, cs.c, 3, 3, 3}) * 0.1;
       auto b = torch::randn({cs.k});
-      auto x = torch::randn({cs.n, cs.c, cs.t, cs.h, cs.h});
+      auto x = torch::randn({cs.n, cs.c, cs.t, cs.h, cs.w});
       const auto want =
           at::conv3d(x.to(torch::kDouble), w.to(torch::kDouble), b.to(torch::kDouble), {1, 1, 1}, {0, 1, 1});
       auto layout = ws::models::choose_packed_layout(w, true);
@@ -322,12 +335,16 @@ class TestVae : public QObject {
       }
       auto packed = w.clone();
       ws::models::pack_(packed, *layout);
+      ws::models::causal_conv_scratch_limit() = cs.limit;
+      const int64_t rows = ws::models::causal_conv_band_rows(x.sizes(), *layout);
+      const Path path = rows == 0 ? Direct : rows < cs.h ? Bands : Whole;
+      QVERIFY2(path == cs.path, qPrintable(QStringLiteral("band rows %1").arg(rows)));
       torch::NoGradGuard no_grad;
       const auto got = ws::models::packed_conv_causal(x, packed, b, layout);
       QCOMPARE(shape(got), shape(want));
       const double err = max_abs(got.to(torch::kDouble), want), scale = want.abs().max().item<double>();
-      qInfo("n %lld c %lld k %lld t %lld %lldx%lld: max_abs %.3g of %.3g", (long long)cs.n, (long long)cs.c,
-            (long long)cs.k, (long long)cs.t, (long long)cs.h, (long long)cs.h, err, scale);
+      qInfo("n %d c %d k %d t %d %dx%d, bands of %d rows: max_abs %.3g of %.3g", int(cs.n), int(cs.c), int(cs.k),
+            int(cs.t), int(cs.h), int(cs.w), int(rows), err, scale);
       QVERIFY2(err <= 2e-5 * scale, qPrintable(QString::number(err)));
     }
   }
