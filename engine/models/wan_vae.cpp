@@ -63,7 +63,8 @@ WanVae::WanVae(const WanVaeConfig& cfg, const WanVaeOptions& opts, bool initiali
   io.initialise = false;
   net_ = std::make_shared<vae::WanVAEImpl>(cfg_, io);
   if (opts_.decoder_only && opts_.encoder_only) throw Error("VAE: encoder_only and decoder_only leave nothing to run");
-  if (initialise) vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights, unused_half());
+  if (initialise)
+    vae::initialise_parameters(*net_, cpu_inference() && opts_.pack_weights, unused_half(), opts_.winograd);
   if (!cfg_.wan21() && cfg_.z_dim == 48) {
     set_latent_stats(wan22_latent_mean(), wan22_latent_std());
   } else if (cfg_.wan21() && cfg_.z_dim == 16) {
@@ -105,7 +106,7 @@ void WanVae::setup_device() {
     device_ = torch::kCPU;
     dtype_ = torch::kFloat;
     low_vram_ = false;
-    if (opts_.pack_weights) vae::pack_weights(*net_, unused_half());
+    if (opts_.pack_weights) vae::pack_weights(*net_, unused_half(), opts_.winograd);
     return;
   }
 #ifdef WANSTUDIO_HAVE_CUDA

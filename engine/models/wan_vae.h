@@ -31,6 +31,9 @@ struct WanVaeOptions {
   // CPU fp32: conv weights live in oneDNN's blocked layout (no per-call reorder; the module's
   // weight parameters become placeholders, state_dict() unpacks them).
   bool pack_weights = true;
+  // With packing, on a CPU with oneDNN's Winograd kernels: the causal 3×3×3 convs run on them as
+  // temporal taps (wan22-vae.md §4); false keeps the direct kernels (to compare).
+  bool winograd = true;
   // Decoding only (`vae decode`, `bench vae-decode`): the encoder's weights are dropped before they
   // are initialised, packed or moved, so they cost no memory; encode() is an error.
   bool decoder_only = false;

@@ -121,14 +121,14 @@ torch::Tensor CausalConv3dImpl::dense_weight() const {
   return plain;
 }
 
-void CausalConv3dImpl::pack() {
+void CausalConv3dImpl::pack(bool winograd) {
   if (packed_.defined() || kernel_ == Int3{1, 1, 1}) return;  // 1×1×1 convs are GEMMs already
   torch::NoGradGuard no_grad;
   torch::Tensor dense = weight.detach();
   // The causal 3×3×3 convs on Winograd's taps where the CPU and the channels allow: about a third
   // of the direct kernels' time at the released widths (docs/design/wan22-vae.md).
-  if (kernel_ == Int3{3, 3, 3} && stride_ == Int3{1, 1, 1} && padding_ == Int3{1, 1, 1} && packed_path(dense) &&
-      bias.defined())
+  if (winograd && kernel_ == Int3{3, 3, 3} && stride_ == Int3{1, 1, 1} && padding_ == Int3{1, 1, 1} &&
+      packed_path(dense) && bias.defined())
     if (auto layout = choose_packed_layout(dense, /*winograd=*/true); layout && layout_is_winograd(*layout)) {
       packed_ = dense.contiguous().clone();
       pack_(packed_, *layout);
@@ -392,10 +392,10 @@ void reset_streaming(torch::nn::Module& root) {
 
 namespace {
 
-void init_leaf(const std::shared_ptr<torch::nn::Module>& m, bool pack) {
+void init_leaf(const std::shared_ptr<torch::nn::Module>& m, bool pack, bool winograd) {
   if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) {
     c->init();
-    if (pack) c->pack();
+    if (pack) c->pack(winograd);
   } else if (auto cv = std::dynamic_pointer_cast<ConvImpl>(m)) {
     cv->init();
   } else if (auto n = std::dynamic_pointer_cast<RMSNormImpl>(m)) {
@@ -417,7 +417,7 @@ bool in_half(const std::string& name, Half skip) {
   return (skip == Half::encoder && is_encoder_module(name)) || (skip == Half::decoder && is_decoder_module(name));
 }
 
-void initialise_parameters(torch::nn::Module& root, bool pack, Half skip) {
+void initialise_parameters(torch::nn::Module& root, bool pack, Half skip, bool winograd) {
   // In module order, each conv packed right after its init: with uninitialised (untouched)
   // storage underneath, memory grows by one packed kernel at a time and the later layers are
   // not yet resident while the early ones pack.
@@ -431,22 +431,22 @@ void initialise_parameters(torch::nn::Module& root, bool pack, Half skip) {
     auto attn = std::dynamic_pointer_cast<AttentionBlockImpl>(m);
     if (resample || attn) {
       for (const auto& child : m->modules(/*include_self=*/false)) {
-        init_leaf(child, pack);
+        init_leaf(child, pack, winograd);
         done.insert(child.get());
       }
       if (attn) attn->zero_proj();
       if (resample && pack) std::dynamic_pointer_cast<ResampleImpl>(m)->pack();
       continue;
     }
-    init_leaf(m, pack);
+    init_leaf(m, pack, winograd);
   }
 }
 
-void pack_weights(torch::nn::Module& root, Half skip) {
+void pack_weights(torch::nn::Module& root, Half skip, bool winograd) {
   for (const auto& item : root.named_modules("", /*include_self=*/false)) {
     if (in_half(item.key(), skip)) continue;
     const auto& m = item.value();
-    if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) c->pack();
+    if (auto c = std::dynamic_pointer_cast<CausalConv3dImpl>(m)) c->pack(winograd);
     if (auto r = std::dynamic_pointer_cast<ResampleImpl>(m)) r->pack();
   }
 #ifdef __GLIBC__

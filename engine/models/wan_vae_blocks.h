@@ -49,7 +49,7 @@ class CausalConv3dImpl : public torch::nn::Module {
   // placeholder of the same shape (no second copy); unpack() restores it. A causal 3×3×3 conv
   // whose channels come in 16s, on a CPU with oneDNN's Winograd kernels, is kept as its three
   // temporal taps and runs on them (packed_conv_causal); any other in oneDNN's 3-D order.
-  void pack();
+  void pack(bool winograd = true);
   void unpack();
   bool is_packed() const { return packed_.defined(); }
   bool on_winograd_taps() const { return taps_ != nullptr; }
@@ -168,9 +168,9 @@ void reset_streaming(torch::nn::Module& root);
 // initialised, packed or moved.
 enum class Half { none, encoder, decoder };
 // Fresh initialisation (docs/design/wan22-vae.md §12) of every parameter under `root`, packing convs as it goes.
-void initialise_parameters(torch::nn::Module& root, bool pack, Half skip = Half::none);
+void initialise_parameters(torch::nn::Module& root, bool pack, Half skip = Half::none, bool winograd = true);
 // Packs / unpacks every conv under `root` for CPU inference (see CausalConv3dImpl::pack).
-void pack_weights(torch::nn::Module& root, Half skip = Half::none);
+void pack_weights(torch::nn::Module& root, Half skip = Half::none, bool winograd = true);
 // Whether a WanVAE submodule name (`encoder...`, the top-level `conv1`) belongs to the encoding path.
 bool is_encoder_module(const std::string& name);
 // Whether it belongs to the decoding path (`decoder...`, the top-level `conv2`).

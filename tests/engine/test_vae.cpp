@@ -365,6 +365,12 @@ class TestVae : public QObject {
       if (auto conv = std::dynamic_pointer_cast<ws::models::vae::CausalConv3dImpl>(m); conv && conv->on_winograd_taps())
         ++taps;
     qInfo("%d causal convs on Winograd taps", taps);
+    // `winograd` false keeps them on oneDNN's 3-D direct kernels.
+    ws::models::WanVaeOptions direct;
+    direct.winograd = false;
+    for (const auto& m : WanVae::random(c, 7, direct)->net().modules(false))
+      if (auto conv = std::dynamic_pointer_cast<ws::models::vae::CausalConv3dImpl>(m))
+        QVERIFY(!conv->on_winograd_taps());
     const auto sd = packed->state_dict(), want = dense->state_dict();
     QCOMPARE(sd.size(), want.size());
     for (const auto& [k, t] : want) QVERIFY2(torch::equal(sd.at(k), t), k.c_str());

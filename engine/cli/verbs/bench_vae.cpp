@@ -43,6 +43,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
           int_range(0, 1024));
   a.flag("tiled", "tiled decode (32x32 latent tiles)");
   a.flag("no_pack", "keep conv weights dense (oneDNN reorders them on every call)");
+  a.flag("direct_convs", "packed: oneDNN's direct conv kernels, not Winograd's temporal taps");
   a.flag("bf16", "bf16 weights and activations (on a GPU; the VAE runs on the first GPU when there is one)");
   a.flag("no_channels_last", "on a GPU, keep the convs in LibTorch's default (NCDHW) order");
   *help = !a.parse(argv);
@@ -59,6 +60,7 @@ VaeBench setup(const std::string& kind, const std::vector<std::string>& argv, bo
   opts.tiled_decode = a.boolean("tiled");
   opts.schedule.decode_frames = a.integer("decode_chunk", 1);
   opts.pack_weights = !a.boolean("no_pack");
+  opts.winograd = !a.boolean("direct_convs");
   opts.decoder_only = kind == "vae-decode";  // a decode needs only the decoder's weights
   opts.encoder_only = kind == "vae-encode";  // and an encode only the encoder's
   opts.channels_last = !a.boolean("no_channels_last");
@@ -98,6 +100,7 @@ nlohmann::json common(const std::string& kind, const VaeBench& b) {
   if (!c.wan21()) j["dec_dim"] = c.dec_dim;
   j.update({{"frames", b.frames}, {"height", b.height}, {"width", b.width}});
   j.update({{"reps", b.reps}, {"init_ms", b.init_ms}, {"packed", b.vae->options().pack_weights}});
+  j["winograd"] = b.vae->options().pack_weights && b.vae->options().winograd;
   j.update({{"device", b.vae->options().device}, {"bf16", b.vae->options().bf16}});
   // The layout only matters (and is applied) on a GPU.
   j["channels_last"] = b.vae->options().device != "cpu" && b.vae->options().channels_last;
