@@ -39,6 +39,8 @@ PackedLayoutPtr register_layout(std::shared_ptr<PackedLayout> layout);  // sets 
 inline dims_t dims_of(c10::IntArrayRef s) { return dims_t(s.begin(), s.end()); }
 md plain(const dims_t& d);
 md any(const dims_t& d);
+// Frames in 16-channel blocks ([F, C/16, H, W, 16]): any run of frames is a pointer and a count.
+md frames(int64_t count, int64_t C, int64_t H, int64_t W);
 
 // Copies between two orders of the same dims; src and dst must not overlap.
 void reorder(const md& from, const void* src, const md& to, void* dst, dnnl::stream& s);

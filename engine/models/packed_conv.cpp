@@ -50,6 +50,10 @@ md plain(const dims_t& d) {
 }
 md any(const dims_t& d) { return md(d, dnnl::memory::data_type::f32, dnnl::memory::format_tag::any); }
 
+md frames(int64_t count, int64_t C, int64_t H, int64_t W) {
+  return md({count, C, H, W}, dnnl::memory::data_type::f32, dnnl::memory::format_tag::aBcd16b);
+}
+
 void reorder(const md& from, const void* src, const md& to, void* dst, dnnl::stream& s) {
   dnnl::memory a(from, cpu(), const_cast<void*>(src)), b(to, cpu(), dst);
   dnnl::reorder(a, b).execute(s, a, b);

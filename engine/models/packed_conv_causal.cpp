@@ -18,12 +18,8 @@ using namespace onednn;
 
 namespace {
 
-using tag = dnnl::memory::format_tag;
 constexpr auto kF32 = dnnl::memory::data_type::f32;
 const dims_t kOnes{1, 1};
-
-// Frames in 16-channel blocks ([F, C/16, H, W, 16]): a run of frames is a pointer and a count.
-md blocked_frames(int64_t count, int64_t C, int64_t H, int64_t W) { return md({count, C, H, W}, kF32, tag::aBcd16b); }
 
 float* at(const Tensor& t, int64_t offset) { return t.data_ptr<float>() + offset; }
 
@@ -55,10 +51,9 @@ dnnl::convolution_forward::primitive_desc band_conv(const Shape& z, const Band& 
     attr.set_post_ops(ops);
   }
   const auto pd = [&](dnnl::algorithm alg, const md& wei) {
-    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, alg,
-                                      blocked_frames(count, z.C, b.in_rows, z.W), wei, bias ? plain({z.K}) : md(),
-                                      blocked_frames(count, z.K, b.rows, z.W), kOnes, dims_t{b.top, 1},
-                                      dims_t{b.bottom, 1});
+    dnnl::convolution_forward::desc d(dnnl::prop_kind::forward_training, alg, frames(count, z.C, b.in_rows, z.W), wei,
+                                      bias ? plain({z.K}) : md(), frames(count, z.K, b.rows, z.W), kOnes,
+                                      dims_t{b.top, 1}, dims_t{b.bottom, 1});
     return dnnl::convolution_forward::primitive_desc(d, attr, cpu());
   };
   if (winograd) try {
@@ -135,7 +130,7 @@ Tensor winograd_causal_conv(const Tensor& x_in, const Tensor& w, const Tensor& b
     const auto first = band_conv(z, band, T, true, false, winograd, layout->blocked);
     const auto rest = band_conv(z, band, T, false, true, winograd, layout->blocked);
     for (int64_t n = 0; n < N; ++n) {
-      reorder(x_rows, at(x, n * z.C * Tin * plane + band.in_r0 * z.W), blocked_frames(Tin, z.C, band.in_rows, z.W),
+      reorder(x_rows, at(x, n * z.C * Tin * plane + band.in_r0 * z.W), frames(Tin, z.C, band.in_rows, z.W),
               xb.data_ptr(), s);
       for (int k = 0; k < 3; ++k) {
         const auto& pd = k == 0 ? first : rest;
@@ -153,7 +148,7 @@ Tensor winograd_causal_conv(const Tensor& x_in, const Tensor& w, const Tensor& b
         if (k == 0) args[DNNL_ARG_BIAS] = dnnl::memory(plain({z.K}), cpu(), b.data_ptr());
         dnnl::convolution_forward(pd).execute(s, args);
       }
-      reorder(blocked_frames(T, z.K, band.rows, z.W), yb.data_ptr(), y_rows, at(y, n * z.K * T * plane + r0 * z.W), s);
+      reorder(frames(T, z.K, band.rows, z.W), yb.data_ptr(), y_rows, at(y, n * z.K * T * plane + r0 * z.W), s);
     }
   }
   s.wait();

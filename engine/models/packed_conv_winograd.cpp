@@ -32,8 +32,6 @@ constexpr auto kWinograd = dnnl::algorithm::convolution_winograd;
 constexpr auto kDirect = dnnl::algorithm::convolution_direct;
 const dims_t kOnes{1, 1};
 
-md frames(int64_t count, int64_t C, int64_t H, int64_t W) { return md({count, C, H, W}, kF32, tag::aBcd16b); }
-
 // One plain [C, T, H, W] sample seen as frames [T, C, H, W].
 md sample_as_frames(int64_t C, int64_t T, int64_t H, int64_t W) {
   return md({T, C, H, W}, kF32, dims_t{H * W, T * H * W, W, 1});
