@@ -88,7 +88,9 @@ void WorkerJob::cancel() {
   if (phase_ != Phase::Running || cancelRequested_) return;
   cancelRequested_ = true;
   if (cancelGraceMs_ > 0) cancelGrace_.start(cancelGraceMs_);
-  if (process_->state() == QProcess::Running && writeControlLine("cancel\n")) return;
+  // Not only Running: QProcess reports `started` through the event loop, and under load the
+  // worker's first events were seen to arrive before it, so a Cancel clicked then was lost.
+  if (process_->state() != QProcess::NotRunning && writeControlLine("cancel\n")) return;
   signalGroup(SIGTERM);
 }
 
@@ -111,7 +113,7 @@ void WorkerJob::onCancelGraceOver() {
 }
 
 bool WorkerJob::requestSave() {
-  if (phase_ != Phase::Running || cancelRequested_ || process_->state() != QProcess::Running) return false;
+  if (phase_ != Phase::Running || cancelRequested_ || process_->state() == QProcess::NotRunning) return false;
   return writeControlLine("save\n");
 }
 
@@ -137,9 +139,12 @@ void WorkerJob::detach() {
 }
 
 void WorkerJob::signalGroup(int signo) {
-  if (!process_ || pid_ <= 0 || process_->state() == QProcess::NotRunning) return;
+  if (!process_ || process_->state() == QProcess::NotRunning) return;
+  // QProcess knows the pid from fork on; pid_ only from the `started` signal.
+  const auto pid = static_cast<pid_t>(process_->processId());
+  if (pid <= 0) return;
   // The worker leads its own group (setpgid above); if that failed, signal just the process.
-  if (::kill(-static_cast<pid_t>(pid_), signo) != 0) ::kill(static_cast<pid_t>(pid_), signo);
+  if (::kill(-pid, signo) != 0) ::kill(pid, signo);
 }
 
 void WorkerJob::onStdout() {

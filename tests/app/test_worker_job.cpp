@@ -229,6 +229,42 @@ exit 7)")
     QCOMPARE(fake::readAll(got), QByteArray("cancel\n"));
   }
 
+  // QProcess says `started` through the event loop, and the worker's first events can come
+  // before it (seen under load): Cancel, Save and Kill must reach a worker that has not yet been
+  // reported started. Calling them right after start() makes that order certain.
+  void controlsReachAWorkerNotYetReportedStarted() {
+    const QString got = dir_.filePath(QStringLiteral("early_lines.txt"));
+    auto* job = new WorkerJob(this);
+    job->setProgram(fake::writeScript(dir_.path(), QStringLiteral("early.sh"),
+                                      QStringLiteral(R"(
+started 100; step 1
+while read -r line; do
+  echo "$line" >> "%1"
+  if [ "$line" = cancel ]; then finished cancelled 1; exit 130; fi
+done
+exit 7)")
+                                          .arg(got)));
+    QSignalSpy ended(job, &WorkerJob::ended);
+    job->start();
+    QCOMPARE(job->processId(), 0);  // not reported started yet
+    QVERIFY(job->requestSave());
+    job->cancel();
+    QVERIFY(ended.wait(10'000));
+    QCOMPARE(job->result().state, RunState::Cancelled);
+    QCOMPARE(job->result().exitCode, 130);
+    QCOMPARE(fake::readAll(got), QByteArray("save\ncancel\n"));
+
+    auto* stubborn = new WorkerJob(this);
+    stubborn->setProgram(fake::writeScript(dir_.path(), QStringLiteral("early_kill.sh"),
+                                           QStringLiteral("trap '' TERM INT; started 3; while :; do sleep 0.2; done")));
+    QSignalSpy ended2(stubborn, &WorkerJob::ended);
+    stubborn->start();
+    QCOMPARE(stubborn->processId(), 0);
+    stubborn->kill();
+    QVERIFY(ended2.wait(10'000));
+    QCOMPARE(stubborn->result().state, RunState::Cancelled);
+  }
+
   void killStopsTheGroup() {
     const QString pidFile = dir_.filePath(QStringLiteral("child.pid"));
     auto* job = new WorkerJob(this);
