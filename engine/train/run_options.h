@@ -51,6 +51,34 @@ struct DataOptions {
 
 // frame_extraction, frame_extraction_step, _windows and _fps: declared once for both trainers.
 void add_frame_extraction_options(io::OptionSchema& s);
+
+// video_sample_size (the trainer's default, floor and help), stride, frames, batch, decode threads,
+// buckets, then frame_extraction: what parse_data_options reads, declared once for both trainers.
+struct ClipSampling {
+  int64_t size = 512, size_min = 32;
+  const char* size_help = "";
+};
+void add_clip_sampling_options(io::OptionSchema& s, const ClipSampling& c);
+
+// The Training group's run folder, length, cadence and resume options (parse_run_options), in the
+// order both trainers show them; the texts a trainer words its own way are given.
+struct RunOptionTexts {
+  const char* output_dir = "";  // default folder name
+  const char* output_dir_help = "";
+  const char* max_steps_help = "";
+  const char* checkpointing_help = "";
+  const char* keep_best_help = "";
+};
+void add_run_options(io::OptionSchema& s, const RunOptionTexts& t);
+
+// AdamW's betas, weight decay and epsilon and the clip threshold (parse_optimizer_options), with the
+// trainer's defaults; `damping_help` adds the abnormal-norm damping pair (empty: not offered).
+struct AdamDefaults {
+  double weight_decay = 3e-2, epsilon = 1e-10, max_grad_norm = 0.05;
+  const char* clip_help = "clip threshold (≤ 0 or null: no clipping)";
+  const char* damping_help = "";  // abnormal_norm_clip_start's help
+};
+void add_adamw_options(io::OptionSchema& s, const AdamDefaults& a);
 // The keys above when frame_extraction is not random (a run's maths hash is unchanged by them otherwise).
 void add_frame_extraction_maths(const io::Config& cfg, nlohmann::json& maths);
 

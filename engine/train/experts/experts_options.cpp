@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/experts/experts_options.h"
 
-#include <algorithm>
-#include <thread>
-
 #include "train/lr_schedule.h"
 #include "train/run_options.h"
 
@@ -13,7 +10,6 @@ using io::OptType;
 
 io::OptionSchema experts_option_schema() {
   io::OptionSchema s = io::OptionSchema::for_job("experts");
-  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
 
   s.group("Model");
   s.path("config_path", nullptr, "VideoX-Fun model YAML (transformer_additional_kwargs, scheduler_kwargs, vae_kwargs)");
@@ -45,21 +41,7 @@ io::OptionSchema experts_option_schema() {
   s.choice("text_encoder_dtype", {"fp32", "bf16"}, "fp32", "precision of the caption encoding (Wan runs bf16)");
   s.path("latent_cache_dir", nullptr,
          "cached latents (computed on first use); without it latents are encoded each step");
-  s.integer("video_sample_size", 512, "sample edge S (bucket sizes scale with it)")
-      .min("video_sample_size", 32)
-      .max("video_sample_size", 4096);
-  s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
-  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1")
-      .max("video_sample_n_frames", 1025)
-      .shape("video_sample_n_frames", contract::frames_rule());
-  s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1).max("train_batch_size", 1024);
-  s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads")
-      .min("dataloader_num_workers", 0)
-      .max("dataloader_num_workers", 64);
-  s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
-  s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
-
-  add_frame_extraction_options(s);
+  add_clip_sampling_options(s, {512, 32, "sample edge S (bucket sizes scale with it)"});
   s.group("Routing");
   s.real("boundary_ratio", nullptr,
          "high expert for t ≥ round(ratio·1000) (default: the model YAML's boundary, else 0.875)")
@@ -73,32 +55,13 @@ io::OptionSchema experts_option_schema() {
   s.choice("timestep_weighting", {"none", "bsmntw"}, "none", "loss weight per timestep (bsmntw: the 1000-entry table)");
 
   s.group("Training");
-  s.path("output_dir", "output_dir_wan_experts", "run folder (checkpoints, logs, events)");
-  s.string("logging_dir", "logs", "TensorBoard folder inside output_dir");
-  s.integer("seed", 42, "seed of every random stream").min("seed", 0).max("seed", 9007199254740991.0);
-  s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)")
-      .min("num_train_epochs", 1)
-      .max("num_train_epochs", 1000000);
-  s.integer("max_train_steps", nullptr, "total optimizer steps (both experts)")
-      .min("max_train_steps", 1)
-      .max("max_train_steps", 1000000000);
-  s.integer("max_nonfinite_steps", 10, "updates skipped in a row for NaN/inf gradients before the run stops")
-      .min("max_nonfinite_steps", 1)
-      .max("max_nonfinite_steps", 1000000);
-  s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step")
-      .min("gradient_accumulation_steps", 1)
-      .max("gradient_accumulation_steps", 1024);
-  s.integer("checkpointing_steps", 500, "save every N global steps")
-      .min("checkpointing_steps", 1)
-      .max("checkpointing_steps", 1000000000);
-  s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints")
-      .min("checkpoints_total_limit", 1)
-      .max("checkpoints_total_limit", 1000000);
-  s.boolean("keep_best", false, "also keep the checkpoint with the lowest eval loss (eval_data_meta)");
-  s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
-  s.boolean("force", false, "start even when the memory estimate says the run will not fit this machine");
-  s.boolean("overwrite_output_dir", false,
-            "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
+  RunOptionTexts run;
+  run.output_dir = "output_dir_wan_experts";
+  run.output_dir_help = "run folder (checkpoints, logs, events)";
+  run.max_steps_help = "total optimizer steps (both experts)";
+  run.checkpointing_help = "save every N global steps";
+  run.keep_best_help = "also keep the checkpoint with the lowest eval loss (eval_data_meta)";
+  add_run_options(s, run);
   s.boolean("gradient_checkpointing", true, "recompute each block's activations in backward");
   s.boolean("gradient_checkpointing_offload", false,
             "keep each block's input (what checkpointing holds per block) in host memory until backward needs it "
@@ -140,19 +103,9 @@ io::OptionSchema experts_option_schema() {
       .min("lr_warmup_steps_low", 0)
       .max("lr_warmup_steps_low", 1000000000);
   s.choice("lr_schedule_basis", {"expert_steps", "global_steps"}, "expert_steps", "what the schedule counts");
-  s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
-  s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
-  s.real("adam_weight_decay", 3e-2, "decoupled weight decay").min("adam_weight_decay", 0).max("adam_weight_decay", 10);
-  s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
-  s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)")
-      .min("max_grad_norm", -1)
-      .max("max_grad_norm", 1e12);
-  s.real("abnormal_norm_clip_start", 1000, "expert step after which abnormal gradient norms are damped")
-      .min("abnormal_norm_clip_start", 0)
-      .max("abnormal_norm_clip_start", 1e9);
-  s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm")
-      .min("initial_grad_norm_ratio", 0)
-      .max("initial_grad_norm_ratio", 1e6);
+  AdamDefaults adam;
+  adam.damping_help = "expert step after which abnormal gradient norms are damped";
+  add_adamw_options(s, adam);
 
   s.group("LoRA");
   s.boolean("lora", false, "train LoRA adapters on both experts; the base weights stay frozen");

@@ -1,9 +1,6 @@
 // SPDX-License-Identifier: Apache-2.0
 #include "train/upsampler/upsampler_options.h"
 
-#include <algorithm>
-#include <thread>
-
 #include "train/lr_schedule.h"
 #include "train/run_options.h"
 
@@ -13,7 +10,6 @@ using io::OptType;
 
 io::OptionSchema upsampler_option_schema() {
   io::OptionSchema s = io::OptionSchema::for_job("upsampler");
-  const int64_t cores = std::max(1u, std::thread::hardware_concurrency());
 
   s.group("Model");
   s.path("config_path", nullptr, "VideoX-Fun model YAML (latent_upsampler_kwargs, vae_kwargs, scheduler_kwargs)");
@@ -33,20 +29,7 @@ io::OptionSchema upsampler_option_schema() {
   s.path("train_data_dir", nullptr, "folder that file_path entries are relative to (default: the metadata's folder)");
   s.string("demo_data", nullptr,
            "'auto': write the built-in demo dataset at train_data_dir when train_data_meta is missing");
-  s.integer("video_sample_size", 640, "high-res sample edge S (bucket sizes scale with it)")
-      .min("video_sample_size", 48)
-      .max("video_sample_size", 4096);
-  s.integer("video_sample_stride", 2, "frame stride").min("video_sample_stride", 1).max("video_sample_stride", 1000);
-  s.integer("video_sample_n_frames", 81, "frames per clip, 4k+1")
-      .max("video_sample_n_frames", 1025)
-      .shape("video_sample_n_frames", contract::frames_rule());
-  s.integer("train_batch_size", 1, "clips per micro-batch").min("train_batch_size", 1).max("train_batch_size", 1024);
-  s.integer("dataloader_num_workers", std::min<int64_t>(4, std::max<int64_t>(1, cores - 1)), "decode threads")
-      .min("dataloader_num_workers", 0)
-      .max("dataloader_num_workers", 64);
-  s.boolean("enable_bucket", true, "aspect-ratio buckets (off: one square bucket)");
-  s.boolean("random_hw_adapt", true, "random bucket downscale per batch (no effect below S = 768)");
-  add_frame_extraction_options(s);
+  add_clip_sampling_options(s, {640, 48, "high-res sample edge S (bucket sizes scale with it)"});
   s.boolean("enable_degradation", false, "degrade the low-res input (blur, resize, noise, JPEG)");
   s.list("degradation_ops_range", OptType::Int, json::array({1, 4}), "min and max number of degradation ops")
       .min("degradation_ops_range", 0)
@@ -62,32 +45,13 @@ io::OptionSchema upsampler_option_schema() {
   s.boolean("random_ratio_crop", false, "accepted for compatibility; no effect");
 
   s.group("Training");
-  s.path("output_dir", "output_dir_wan_upsampler", "run folder (checkpoints, samples, logs, events)");
-  s.string("logging_dir", "logs", "TensorBoard folder inside output_dir");
-  s.integer("seed", 42, "seed of every random stream").min("seed", 0).max("seed", 9007199254740991.0);
-  s.integer("num_train_epochs", 100, "epochs (max_train_steps wins when set)")
-      .min("num_train_epochs", 1)
-      .max("num_train_epochs", 1000000);
-  s.integer("max_train_steps", nullptr, "total optimizer steps")
-      .min("max_train_steps", 1)
-      .max("max_train_steps", 1000000000);
-  s.integer("max_nonfinite_steps", 10, "updates skipped in a row for NaN/inf gradients before the run stops")
-      .min("max_nonfinite_steps", 1)
-      .max("max_nonfinite_steps", 1000000);
-  s.integer("gradient_accumulation_steps", 1, "micro-batches per optimizer step")
-      .min("gradient_accumulation_steps", 1)
-      .max("gradient_accumulation_steps", 1024);
-  s.integer("checkpointing_steps", 500, "save every N steps")
-      .min("checkpointing_steps", 1)
-      .max("checkpointing_steps", 1000000000);
-  s.integer("checkpoints_total_limit", 3, "keep at most N checkpoints")
-      .min("checkpoints_total_limit", 1)
-      .max("checkpoints_total_limit", 1000000);
-  s.boolean("keep_best", false, "also keep the checkpoint with the best mean validation PSNR (validation_paths)");
-  s.string("resume_from_checkpoint", nullptr, "'latest' or a checkpoint folder");
-  s.boolean("force", false, "start even when the memory estimate says the run will not fit this machine");
-  s.boolean("overwrite_output_dir", false,
-            "start a new run in an output_dir that holds another run (removes its checkpoints and events)");
+  RunOptionTexts run;
+  run.output_dir = "output_dir_wan_upsampler";
+  run.output_dir_help = "run folder (checkpoints, samples, logs, events)";
+  run.max_steps_help = "total optimizer steps";
+  run.checkpointing_help = "save every N steps";
+  run.keep_best_help = "also keep the checkpoint with the best mean validation PSNR (validation_paths)";
+  add_run_options(s, run);
   s.boolean("gradient_checkpointing", true, "recompute ResBlock activations in backward");
   s.choice("mixed_precision", {"no", "fp16", "bf16"}, "bf16", "bf16 on GPU builds; fp32 with a warning on CPU");
   s.boolean("winograd_convs", true,
@@ -104,19 +68,9 @@ io::OptionSchema upsampler_option_schema() {
   s.boolean("scale_lr", false, "lr ×= accumulation · batch · processes");
   s.choice("lr_scheduler", lr_schedule_names(), "constant_with_warmup", "learning-rate schedule");
   s.integer("lr_warmup_steps", 100, "warmup steps").min("lr_warmup_steps", 0).max("lr_warmup_steps", 1000000000);
-  s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
-  s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
-  s.real("adam_weight_decay", 3e-2, "decoupled weight decay").min("adam_weight_decay", 0).max("adam_weight_decay", 10);
-  s.real("adam_epsilon", 1e-10, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
-  s.real("max_grad_norm", 0.05, "clip threshold (≤ 0 or null: no clipping)")
-      .min("max_grad_norm", -1)
-      .max("max_grad_norm", 1e12);
-  s.real("abnormal_norm_clip_start", 1000, "step after which abnormal gradient norms are damped")
-      .min("abnormal_norm_clip_start", 0)
-      .max("abnormal_norm_clip_start", 1e9);
-  s.real("initial_grad_norm_ratio", 5, "the threshold starts at this × max_grad_norm")
-      .min("initial_grad_norm_ratio", 0)
-      .max("initial_grad_norm_ratio", 1e6);
+  AdamDefaults adam;
+  adam.damping_help = "step after which abnormal gradient norms are damped";
+  add_adamw_options(s, adam);
   s.boolean("use_8bit_adam", false, "not supported (true is an error)");
   s.boolean("use_came", false, "not supported (true is an error)");
 

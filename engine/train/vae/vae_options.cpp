@@ -2,6 +2,7 @@
 #include "train/vae/vae_options.h"
 
 #include "train/lr_schedule.h"
+#include "train/run_options.h"
 
 namespace ws::train {
 
@@ -61,13 +62,12 @@ io::OptionSchema vae_option_schema() {
   s.real("learning_rate", 5e-4, "peak learning rate").min("learning_rate", 0).max("learning_rate", 10);
   s.choice("lr_scheduler", lr_schedule_names(), "constant_with_warmup", "learning-rate schedule");
   s.integer("lr_warmup_steps", 20, "warmup steps").min("lr_warmup_steps", 0).max("lr_warmup_steps", 1000000000);
-  s.real("adam_beta1", 0.9, "AdamW beta1").min("adam_beta1", 0).max("adam_beta1", 1);
-  s.real("adam_beta2", 0.999, "AdamW beta2").min("adam_beta2", 0).max("adam_beta2", 1);
-  s.real("adam_weight_decay", 1e-2, "decoupled weight decay").min("adam_weight_decay", 0).max("adam_weight_decay", 10);
-  s.real("adam_epsilon", 1e-8, "AdamW epsilon").min("adam_epsilon", 0).max("adam_epsilon", 1);
-  s.real("max_grad_norm", 1.0, "clip the global gradient norm (≤ 0: no clipping)")
-      .min("max_grad_norm", -1)
-      .max("max_grad_norm", 1e12);
+  AdamDefaults adam;
+  adam.weight_decay = 1e-2;
+  adam.epsilon = 1e-8;
+  adam.max_grad_norm = 1.0;
+  adam.clip_help = "clip the global gradient norm (≤ 0: no clipping)";
+  add_adamw_options(s, adam);
   return s;
 }
 
