@@ -8,6 +8,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 #include "core/fs.h"
 #include "io/weights.h"
 #include "models/grad_checkpoint.h"
@@ -55,30 +56,18 @@ void LatentUpsamplerConfig::validate() const {
 LatentUpsamplerConfig LatentUpsamplerConfig::from_json(const json& j, const std::string& source) {
   if (!j.is_object()) throw Error(source + ": expected a JSON object");
   LatentUpsamplerConfig c;
-  auto get_int = [&](const char* key, int64_t& out) {
-    if (!j.contains(key)) return;
-    if (!j[key].is_number_integer()) throw Error(source + ": '" + key + "' must be an integer");
-    out = j[key].get<int64_t>();
-  };
-  auto get_bool = [&](const char* key, bool& out) {
-    if (!j.contains(key)) return;
-    if (!j[key].is_boolean()) throw Error(source + ": '" + key + "' must be true or false");
-    out = j[key].get<bool>();
-  };
-  get_int("in_channels", c.in_channels);
-  get_int("mid_channels", c.mid_channels);
-  get_int("num_blocks_per_stage", c.num_blocks_per_stage);
-  get_int("dims", c.dims);
-  get_bool("spatial_upsample", c.spatial_upsample);
-  get_bool("temporal_upsample", c.temporal_upsample);
-  get_bool("use_rational_resampler", c.use_rational_resampler);
+  const io::JsonFields f(j, source);
+  f.get("in_channels", c.in_channels);
+  f.get("mid_channels", c.mid_channels);
+  f.get("num_blocks_per_stage", c.num_blocks_per_stage);
+  f.get("dims", c.dims);
+  f.get("spatial_upsample", c.spatial_upsample);
+  f.get("temporal_upsample", c.temporal_upsample);
+  f.get("use_rational_resampler", c.use_rational_resampler);
   // LTX-2 checkpoints spell two keys differently.
-  get_bool("rational_resampler", c.use_rational_resampler);
-  for (const char* key : {"rational_spatial_scale", "spatial_scale"}) {
-    if (!j.contains(key) || j[key].is_null()) continue;
-    if (!j[key].is_number()) throw Error(source + ": '" + std::string(key) + "' must be a number");
-    c.rational_spatial_scale = j[key].get<double>();
-  }
+  f.get("rational_resampler", c.use_rational_resampler);
+  f.get("rational_spatial_scale", c.rational_spatial_scale);
+  f.get("spatial_scale", c.rational_spatial_scale);
   c.validate();
   return c;
 }

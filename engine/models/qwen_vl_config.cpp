@@ -4,74 +4,26 @@
 #include <string>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 
 namespace ws::models {
 namespace {
 
 using json = nlohmann::json;
 
-// Reads the keys of one JSON object into typed fields; every message names the key's path.
-class Reader {
- public:
-  Reader(const json& j, std::string where, std::string prefix)
-      : j_(j), where_(std::move(where)), prefix_(std::move(prefix)) {}
+using Reader = io::JsonFields;
 
-  bool has(const char* k) const { return j_.contains(k) && !j_[k].is_null(); }
-  [[noreturn]] void fail(const char* k, const std::string& what) const {
-    throw Error(where_ + ": Qwen2.5-VL config: " + prefix_ + k + " " + what);
+// An integer or a list of integers (eos_token_id), always kept as a list.
+void get_ids(const Reader& r, const char* k, std::vector<int64_t>& v) {
+  if (!r.has(k)) return;
+  if (!r.value(k).is_array()) {
+    int64_t id = 0;
+    r.get(k, id);
+    v = {id};
+    return;
   }
-  void get(const char* k, int64_t& v) const {
-    if (!has(k)) return;
-    if (!j_[k].is_number_integer()) fail(k, "must be an integer");
-    v = j_[k].get<int64_t>();
-  }
-  void get(const char* k, double& v) const {
-    if (!has(k)) return;
-    if (!j_[k].is_number()) fail(k, "must be a number");
-    v = j_[k].get<double>();
-  }
-  void get(const char* k, bool& v) const {
-    if (!has(k)) return;
-    if (!j_[k].is_boolean()) fail(k, "must be true or false");
-    v = j_[k].get<bool>();
-  }
-  void get(const char* k, std::vector<int64_t>& v) const {
-    if (!has(k)) return;
-    if (!j_[k].is_array()) fail(k, "must be a list of integers");
-    std::vector<int64_t> out;
-    for (const auto& e : j_[k]) {
-      if (!e.is_number_integer()) fail(k, "must be a list of integers");
-      out.push_back(e.get<int64_t>());
-    }
-    v = std::move(out);
-  }
-  // An integer or a list of integers (eos_token_id), always kept as a list.
-  void get_ids(const char* k, std::vector<int64_t>& v) const {
-    if (!has(k)) return;
-    if (j_[k].is_number_integer()) {
-      v = {j_[k].get<int64_t>()};
-      return;
-    }
-    if (!j_[k].is_array()) fail(k, "must be an integer or a list of integers");
-    get(k, v);
-  }
-  std::string str(const char* k) const {
-    if (!has(k)) return {};
-    if (!j_[k].is_string()) fail(k, "must be a string");
-    return j_[k].get<std::string>();
-  }
-  // A nested object, or nullptr when the key is absent.
-  const json* object(const char* k) const {
-    if (!has(k)) return nullptr;
-    if (!j_[k].is_object()) fail(k, "must be an object");
-    return &j_[k];
-  }
-  Reader child(const json& o, const char* k) const { return Reader(o, where_, prefix_ + k + "."); }
-
- private:
-  const json& j_;
-  std::string where_, prefix_;
-};
+  r.get(k, v);
+}
 
 void read_vision(const Reader& r, QwenVisionConfig& v) {
   r.get("depth", v.depth);
@@ -133,15 +85,15 @@ void read_text(const Reader& r, QwenTextConfig& t) {
 QwenVlConfig QwenVlConfig::from_json(const json& j, const std::string& where) {
   if (!j.is_object()) throw Error(where + ": Qwen2.5-VL config is not a JSON object");
   QwenVlConfig c;
-  const Reader top(j, where, "");
+  const Reader top(j, where + ": Qwen2.5-VL config");
   // Released layout: the text keys at the top level; transformers 5: under text_config.
   read_text(top, c.text);
   if (const json* tj = top.object("text_config")) {
     const Reader text = top.child(*tj, "text_config");
     read_text(text, c.text);
-    text.get_ids("eos_token_id", c.eos_token_ids);
+    get_ids(text, "eos_token_id", c.eos_token_ids);
   }
-  top.get_ids("eos_token_id", c.eos_token_ids);
+  get_ids(top, "eos_token_id", c.eos_token_ids);
   if (const json* vj = top.object("vision_config")) read_vision(top.child(*vj, "vision_config"), c.vision);
   top.get("image_token_id", c.image_token_id);
   top.get("video_token_id", c.video_token_id);

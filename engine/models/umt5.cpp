@@ -5,6 +5,7 @@
 #include <limits>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 #include "core/fs.h"
 #include "io/weights.h"
 #include "models/cpu_gemm.h"
@@ -49,27 +50,17 @@ void Umt5Config::validate(const std::string& where) const {
 Umt5Config Umt5Config::from_json(const json& j, const std::string& where) {
   Umt5Config c;
   if (!j.is_object()) throw Error(where + ": UMT5 config is not an object");
-  auto get = [&](const char* k, int64_t& v) {
-    if (!j.contains(k)) return;
-    if (!j[k].is_number_integer()) throw Error(where + ": UMT5 config: " + k + " must be an integer");
-    v = j[k].get<int64_t>();
-  };
-  get("vocab", c.vocab);
-  get("dim", c.dim);
-  get("dim_attn", c.dim_attn);
-  get("dim_ffn", c.dim_ffn);
-  get("num_heads", c.num_heads);
-  get("num_layers", c.num_layers);
-  get("num_buckets", c.num_buckets);
-  get("max_dist", c.max_dist);
-  if (j.contains("eps")) {
-    if (!j["eps"].is_number()) throw Error(where + ": UMT5 config: eps must be a number");
-    c.eps = j["eps"].get<double>();
-  }
-  if (j.contains("shared_pos")) {
-    if (!j["shared_pos"].is_boolean()) throw Error(where + ": UMT5 config: shared_pos must be true or false");
-    c.shared_pos = j["shared_pos"].get<bool>();
-  }
+  const io::JsonFields f(j, where + ": UMT5 config");
+  f.get("vocab", c.vocab);
+  f.get("dim", c.dim);
+  f.get("dim_attn", c.dim_attn);
+  f.get("dim_ffn", c.dim_ffn);
+  f.get("num_heads", c.num_heads);
+  f.get("num_layers", c.num_layers);
+  f.get("num_buckets", c.num_buckets);
+  f.get("max_dist", c.max_dist);
+  f.get("eps", c.eps);
+  f.get("shared_pos", c.shared_pos);
   c.validate(where);
   return c;
 }

@@ -5,6 +5,7 @@
 
 #include "core/json_depth.h"
 #include "core/error.h"
+#include "io/json_fields.h"
 #include "core/yaml_limits.h"
 #include "io/model_yaml.h"
 #include "core/fs.h"
@@ -81,49 +82,23 @@ WanConfig WanConfig::from_json(const json& in, const std::string& source) {
       in.value("_class_name", std::string()) == "WanTransformer3DModel" || in.contains("num_attention_heads");
   const json j = diffusers ? from_diffusers(in, source) : in;
   WanConfig c;
-  auto get_int = [&](const char* key, int64_t& out, bool required) {
-    if (!j.contains(key) || j[key].is_null()) {
-      if (required) throw Error(source + ": missing required key '" + key + "'");
-      return;
-    }
-    if (!j[key].is_number_integer()) throw Error(source + ": '" + key + "' must be an integer");
-    out = j[key].get<int64_t>();
-  };
-  auto get_bool = [&](const char* key, bool& out) {
-    if (!j.contains(key)) return;
-    if (!j[key].is_boolean()) throw Error(source + ": '" + key + "' must be true or false");
-    out = j[key].get<bool>();
-  };
-  auto get_ints = [&](const char* key, std::vector<int64_t>& out) {
-    if (!j.contains(key)) return;
-    const auto& a = j[key];
-    bool ok = a.is_array();
-    if (ok)
-      for (const auto& e : a) ok = ok && e.is_number_integer();
-    if (!ok) throw Error(source + ": '" + key + "' must be a list of integers");
-    out = a.get<std::vector<int64_t>>();
-  };
-  if (j.contains("model_type")) {
-    if (!j["model_type"].is_string()) throw Error(source + ": 'model_type' must be a string");
-    c.model_type = j["model_type"].get<std::string>();
-  }
-  get_ints("patch_size", c.patch_size);
-  get_int("text_len", c.text_len, false);
-  get_int("in_dim", c.in_dim, true);
-  get_int("dim", c.dim, true);
-  get_int("ffn_dim", c.ffn_dim, true);
-  get_int("freq_dim", c.freq_dim, false);
-  get_int("text_dim", c.text_dim, false);
-  get_int("out_dim", c.out_dim, true);
-  get_int("num_heads", c.num_heads, true);
-  get_int("num_layers", c.num_layers, true);
-  get_ints("window_size", c.window_size);
-  get_bool("qk_norm", c.qk_norm);
-  get_bool("cross_attn_norm", c.cross_attn_norm);
-  if (j.contains("eps")) {
-    if (!j["eps"].is_number()) throw Error(source + ": 'eps' must be a number");
-    c.eps = j["eps"].get<double>();
-  }
+  const io::JsonFields f(j, source);
+  f.get("model_type", c.model_type);
+  f.get("patch_size", c.patch_size);
+  for (const char* k : {"in_dim", "dim", "ffn_dim", "out_dim", "num_heads", "num_layers"}) f.require(k);
+  f.get("text_len", c.text_len);
+  f.get("in_dim", c.in_dim);
+  f.get("dim", c.dim);
+  f.get("ffn_dim", c.ffn_dim);
+  f.get("freq_dim", c.freq_dim);
+  f.get("text_dim", c.text_dim);
+  f.get("out_dim", c.out_dim);
+  f.get("num_heads", c.num_heads);
+  f.get("num_layers", c.num_layers);
+  f.get("window_size", c.window_size);
+  f.get("qk_norm", c.qk_norm);
+  f.get("cross_attn_norm", c.cross_attn_norm);
+  f.get("eps", c.eps);
   c.validate(source);
   return c;
 }

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "core/error.h"
+#include "io/json_fields.h"
 #include "core/fs.h"
 #include "core/yaml_limits.h"
 #include "io/model_yaml.h"
@@ -14,37 +15,6 @@ namespace ws::models {
 namespace {
 
 using json = nlohmann::json;
-
-int64_t get_int(const json& j, const char* key, const std::string& source) {
-  const auto& v = j.at(key);
-  if (v.is_number_integer() || v.is_number_unsigned()) return v.get<int64_t>();
-  // 4.0 is an integer written by a float-minded tool; 4.5 is not.
-  if (v.is_number_float() && v.get<double>() == static_cast<double>(static_cast<int64_t>(v.get<double>())))
-    return static_cast<int64_t>(v.get<double>());
-  throw Error(source + ": '" + key + "' must be an integer, got " + v.dump());
-}
-
-std::vector<int64_t> get_int_list(const json& j, const char* key, const std::string& source) {
-  const auto& v = j.at(key);
-  if (!v.is_array()) throw Error(source + ": '" + key + "' must be a list of integers, got " + v.dump());
-  std::vector<int64_t> out;
-  for (const auto& e : v) {
-    if (!e.is_number()) throw Error(source + ": '" + key + "' must be a list of integers, got " + v.dump());
-    out.push_back(e.is_number_float() ? static_cast<int64_t>(e.get<double>()) : e.get<int64_t>());
-  }
-  return out;
-}
-
-std::vector<bool> get_bool_list(const json& j, const char* key, const std::string& source) {
-  const auto& v = j.at(key);
-  if (!v.is_array()) throw Error(source + ": '" + key + "' must be a list of booleans, got " + v.dump());
-  std::vector<bool> out;
-  for (const auto& e : v) {
-    if (!e.is_boolean()) throw Error(source + ": '" + key + "' must be a list of booleans, got " + v.dump());
-    out.push_back(e.get<bool>());
-  }
-  return out;
-}
 
 const char* const kKeys[] = {
     "dim", "dec_dim", "z_dim", "dim_mult", "num_res_blocks", "attn_scales", "temperal_downsample", "dropout"};
@@ -191,30 +161,26 @@ int64_t WanVaeConfig::parameter_count() const {
 WanVaeConfig WanVaeConfig::from_json(const json& j, const std::string& source, const WanVaeConfig& base) {
   if (!j.is_object()) throw Error(source + ": VAE config must be an object, got " + j.dump());
   WanVaeConfig c = base;
-  auto has = [&](const char* k) { return j.contains(k) && !j.at(k).is_null(); };
-  if (has("dim")) c.dim = get_int(j, "dim", source);
-  if (has("dec_dim")) {
-    if (c.wan21()) throw Error(source + ": 'dec_dim' is a Wan2.2 VAE key; the Wan2.1 VAE decodes at 'dim'");
-    c.dec_dim = get_int(j, "dec_dim", source);
-  }
-  if (has("z_dim")) c.z_dim = get_int(j, "z_dim", source);
-  if (has("dim_mult")) c.dim_mult = get_int_list(j, "dim_mult", source);
-  if (has("num_res_blocks")) c.num_res_blocks = get_int(j, "num_res_blocks", source);
-  if (has("attn_scales")) {
-    const auto& v = j.at("attn_scales");
-    if (!v.is_array()) throw Error(source + ": 'attn_scales' must be a list, got " + v.dump());
+  const io::JsonFields f(j, source);
+  f.get("dim", c.dim);
+  if (f.has("dec_dim") && c.wan21())
+    throw Error(source + ": 'dec_dim' is a Wan2.2 VAE key; the Wan2.1 VAE decodes at 'dim'");
+  f.get("dec_dim", c.dec_dim);
+  f.get("z_dim", c.z_dim);
+  f.get("dim_mult", c.dim_mult);
+  f.get("num_res_blocks", c.num_res_blocks);
+  if (f.has("attn_scales")) {
+    // Numbers, not necessarily whole: the reference lists floats (empty in every release).
+    const auto& v = f.value("attn_scales");
+    if (!v.is_array()) f.fail("attn_scales", "must be a list of numbers");
     c.attn_scales.clear();
     for (const auto& e : v) {
-      if (!e.is_number()) throw Error(source + ": 'attn_scales' must be a list of numbers, got " + v.dump());
+      if (!e.is_number()) f.fail("attn_scales", "must be a list of numbers");
       c.attn_scales.push_back(static_cast<int64_t>(e.get<double>()));
     }
   }
-  if (has("temperal_downsample")) c.temperal_downsample = get_bool_list(j, "temperal_downsample", source);
-  if (has("dropout")) {
-    if (!j.at("dropout").is_number())
-      throw Error(source + ": 'dropout' must be a number, got " + j.at("dropout").dump());
-    c.dropout = j.at("dropout").get<double>();
-  }
+  f.get("temperal_downsample", c.temperal_downsample);
+  f.get("dropout", c.dropout);
   return c;
 }
 
