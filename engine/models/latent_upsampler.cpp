@@ -8,8 +8,8 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/json_fields.h"
 #include "core/fs.h"
+#include "io/json_fields.h"
 #include "io/weights.h"
 #include "models/grad_checkpoint.h"
 

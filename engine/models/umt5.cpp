@@ -5,8 +5,8 @@
 #include <limits>
 
 #include "core/error.h"
-#include "io/json_fields.h"
 #include "core/fs.h"
+#include "io/json_fields.h"
 #include "io/weights.h"
 #include "models/cpu_gemm.h"
 

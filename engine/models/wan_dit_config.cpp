@@ -5,8 +5,8 @@
 
 #include "core/json_depth.h"
 #include "core/error.h"
-#include "io/json_fields.h"
 #include "core/yaml_limits.h"
+#include "io/json_fields.h"
 #include "io/model_yaml.h"
 #include "core/fs.h"
 

@@ -6,9 +6,9 @@
 #include <sstream>
 
 #include "core/error.h"
-#include "io/json_fields.h"
 #include "core/fs.h"
 #include "core/yaml_limits.h"
+#include "io/json_fields.h"
 #include "io/model_yaml.h"
 
 namespace ws::models {
@@ -163,8 +163,7 @@ WanVaeConfig WanVaeConfig::from_json(const json& j, const std::string& source, c
   WanVaeConfig c = base;
   const io::JsonFields f(j, source);
   f.get("dim", c.dim);
-  if (f.has("dec_dim") && c.wan21())
-    throw Error(source + ": 'dec_dim' is a Wan2.2 VAE key; the Wan2.1 VAE decodes at 'dim'");
+  if (f.has("dec_dim") && c.wan21()) f.fail("dec_dim", "is a Wan2.2 VAE key; the Wan2.1 VAE decodes at 'dim'");
   f.get("dec_dim", c.dec_dim);
   f.get("z_dim", c.z_dim);
   f.get("dim_mult", c.dim_mult);

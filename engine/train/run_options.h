@@ -52,6 +52,9 @@ struct DataOptions {
 // frame_extraction, frame_extraction_step, _windows and _fps: declared once for both trainers.
 void add_frame_extraction_options(io::OptionSchema& s);
 
+// The keys above when frame_extraction is not random (a run's maths hash is unchanged by them otherwise).
+void add_frame_extraction_maths(const io::Config& cfg, nlohmann::json& maths);
+
 // video_sample_size (the trainer's default, floor and help), stride, frames, batch, decode threads,
 // buckets, then frame_extraction: what parse_data_options reads, declared once for both trainers.
 struct ClipSampling {
@@ -79,8 +82,6 @@ struct AdamDefaults {
   const char* damping_help = "";  // abnormal_norm_clip_start's help
 };
 void add_adamw_options(io::OptionSchema& s, const AdamDefaults& a);
-// The keys above when frame_extraction is not random (a run's maths hash is unchanged by them otherwise).
-void add_frame_extraction_maths(const io::Config& cfg, nlohmann::json& maths);
 
 // AdamW, clipping and the learning-rate schedule (its training_steps is known once the data is).
 struct OptimizerOptions {
